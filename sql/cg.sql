@@ -1,0 +1,13 @@
+-- name: cg
+-- title: Cumulative gain
+-- definition: sum of rel_i over the first k positions.
+-- cutoff: optional
+-- aggregate: mean
+-- ties_average: yes
+-- aliases:
+-- references: seeds 000, 003
+SELECT
+  user_id,
+  SUM(CASE WHEN pos <= $k THEN gain ELSE 0 END) AS cg
+FROM judged
+GROUP BY user_id, n_relevant, list_length

@@ -1,0 +1,13 @@
+-- name: map
+-- title: Mean average precision
+-- definition: sum over positions i <= k holding a relevant item of (hits in 1..i) / i, divided by |R_u|.
+-- cutoff: optional
+-- aggregate: mean
+-- ties_average: no
+-- aliases: ap, map_cut
+-- references: seeds 000, 001, 003; trec_eval `map`, `map_cut`; ranx `map`
+SELECT
+  user_id,
+  SUM(CASE WHEN pos <= $k AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / n_relevant AS map
+FROM judged
+GROUP BY user_id, n_relevant, list_length

@@ -1,0 +1,14 @@
+-- name: map_min
+-- title: Mean average precision, divided by min(|R_u|, k)
+-- definition: the AP sum of `map` divided by min(|R_u|, k); without a cutoff, by min(|R_u|, list length).
+-- cutoff: optional
+-- aggregate: mean
+-- ties_average: no
+-- aliases: map_spark
+-- references: Spark `meanAveragePrecisionAt`; MS Recommenders `map_at_k`; RePlay `MAP`; RecBole `MAP`
+SELECT
+  user_id,
+  SUM(CASE WHEN pos <= $k AND hit = 1 THEN hits_so_far / pos ELSE 0 END)
+  / NULLIF(LEAST(n_relevant, $k), 0) AS map_min
+FROM judged
+GROUP BY user_id, n_relevant, list_length

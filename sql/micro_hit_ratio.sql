@@ -1,0 +1,14 @@
+-- name: micro_hit_ratio
+-- title: Hit ratio over all interactions (micro average)
+-- definition: sum over users of H / sum over users of |R_u|.
+-- cutoff: optional
+-- aggregate: micro
+-- ties_average: yes
+-- aliases: hr_micro
+-- references: seed 000 "HR@K = hits / GT"
+SELECT
+  user_id,
+  SUM(CASE WHEN pos <= $k THEN hit ELSE 0 END) AS numerator,
+  n_relevant AS denominator
+FROM judged
+GROUP BY user_id, n_relevant, list_length

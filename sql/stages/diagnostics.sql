@@ -1,0 +1,52 @@
+-- Counts reported beside the metrics: who is in which input, what the lists look like.
+-- With a rank column, null_scores counts NULL ranks and tied_score_groups repeated ranks.
+WITH listed AS (
+  SELECT
+    user_id,
+    COUNT(*) AS list_length,
+    COUNT(*) - COUNT(DISTINCT item_id) AS duplicate_rows,
+    COUNT(*) - COUNT(score) AS null_scores
+  FROM input_recommendations
+  GROUP BY user_id
+),
+
+tied AS (
+  SELECT
+    user_id,
+    COUNT(*) AS tie_groups
+  FROM (
+    SELECT
+      user_id,
+      score
+    FROM input_recommendations
+    WHERE score IS NOT NULL
+    GROUP BY user_id, score
+    HAVING COUNT(*) > 1
+  ) AS tied_scores
+  GROUP BY user_id
+),
+
+interacted AS (
+  SELECT
+    user_id,
+    MAX(CASE WHEN relevance > $threshold THEN 1 ELSE 0 END) AS has_relevant
+  FROM input_interactions
+  GROUP BY user_id
+)
+
+SELECT
+  COUNT(interacted.user_id) AS users_in_interactions,
+  COUNT(listed.user_id) AS users_with_recommendations,
+  SUM(
+    CASE WHEN interacted.has_relevant = 1 AND listed.user_id IS NULL THEN 1 ELSE 0 END
+  ) AS population_without_recommendations,
+  SUM(
+    CASE WHEN listed.user_id IS NOT NULL AND COALESCE(interacted.has_relevant, 0) = 0 THEN 1 ELSE 0 END
+  ) AS recommended_without_relevant,
+  SUM(CASE WHEN listed.list_length < $max_k THEN 1 ELSE 0 END) AS lists_shorter_than_k,
+  COALESCE(SUM(listed.duplicate_rows), 0) AS duplicate_recommendations,
+  COALESCE(SUM(listed.null_scores), 0) AS null_scores,
+  COALESCE(SUM(tied.tie_groups), 0) AS tied_score_groups
+FROM listed
+FULL OUTER JOIN interacted ON listed.user_id = interacted.user_id
+LEFT JOIN tied ON listed.user_id = tied.user_id

@@ -1,0 +1,24 @@
+-- What the metric files read. Per row: pos, hit (0/1), gain (rel), exp_gain (2^rel - 1),
+-- relevance and ideal_pos (for the ideal DCG), hits_so_far (hits at positions 1..pos),
+-- scored_ideal_pos (position among the recommended items by relevance). Per user: n_relevant
+-- (|R_u|) and list_length (0 without recommendations). Unused columns are pruned per query.
+SELECT
+  user_id,
+  pos,
+  CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
+  relevance AS gain,
+  POWER(2, relevance) - 1 AS exp_gain,
+  relevance,
+  ideal_pos,
+  SUM(CASE WHEN relevance > 0 THEN 1 ELSE 0 END) OVER (
+    PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+  ) AS hits_so_far,
+  CASE
+    WHEN pos IS NOT NULL
+      THEN ROW_NUMBER() OVER (
+        PARTITION BY user_id ORDER BY CASE WHEN pos IS NULL THEN 1 ELSE 0 END, relevance DESC
+      )
+  END AS scored_ideal_pos,
+  MAX(n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
+  COALESCE(MAX(list_length) OVER (PARTITION BY user_id), 0) AS list_length
+FROM joined

@@ -1,0 +1,25 @@
+-- ties="average": the expected value over every order of equally scored items. For metrics that
+-- add up per-position terms, that equals giving each position its tie group's mean hit and gain.
+SELECT
+  input_recommendations.user_id,
+  input_recommendations.item_id,
+  ROW_NUMBER() OVER (
+    PARTITION BY input_recommendations.user_id
+    ORDER BY input_recommendations.score DESC NULLS LAST, input_recommendations.item_id DESC
+  ) AS pos,
+  COUNT(*) OVER (PARTITION BY input_recommendations.user_id) AS list_length,
+  AVG(CASE WHEN truth.item_id IS NULL THEN 0 ELSE 1 END) OVER (
+    PARTITION BY input_recommendations.user_id, input_recommendations.score
+  ) AS hit,
+  AVG(COALESCE(truth.relevance, 0)) OVER (
+    PARTITION BY input_recommendations.user_id, input_recommendations.score
+  ) AS gain,
+  AVG(POWER(2, COALESCE(truth.relevance, 0)) - 1) OVER (
+    PARTITION BY input_recommendations.user_id, input_recommendations.score
+  ) AS exp_gain
+FROM input_recommendations
+LEFT JOIN truth
+  ON
+    input_recommendations.user_id = truth.user_id
+    AND input_recommendations.item_id = truth.item_id
+QUALIFY pos <= $cutoff

@@ -1,0 +1,10 @@
+"""sqlmetrics: recommender and ranking metrics as SQL, run on DuckDB or in your warehouse."""
+
+from __future__ import annotations
+
+from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.run import evaluate, read_diagnostics
+
+__version__ = "0.1.0"
+__all__ = ["SqlmetricsError", "describe_metrics", "evaluate", "read_diagnostics", "to_sql"]

@@ -1,0 +1,123 @@
+"""SQL for your warehouse, and the metric catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from sqlmetrics.catalog import metrics, parse_requests
+from sqlmetrics.compose import Group, Inputs, Options, compose
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.run import COLUMN_ROLES, DEFAULT_COLUMNS
+
+
+def table_name(name: str, dialect: str, role: str) -> exp.Table:
+    """A table name as the target dialect reads it; anything else is refused, never quoted."""
+    try:
+        table = exp.maybe_parse(name, into=exp.Table, dialect=dialect)
+    except ParseError:
+        table = None
+    if not isinstance(table, exp.Table) or table.sql(dialect=dialect) != exp.maybe_parse(
+        table.sql(dialect=dialect), into=exp.Table, dialect=dialect
+    ).sql(dialect=dialect):
+        table = None
+    if table is None or not table.name:
+        raise SqlmetricsError(
+            f"{role}: {name!r} is not a table name in {dialect} (write it as you would in SQL, "
+            'like analytics.recs or "My Schema"."Recs")'
+        )
+    return table
+
+
+def column_name(name: str, dialect: str, role: str) -> exp.Identifier:
+    """A column name as the target dialect reads it: ``UserId`` folds as the dialect folds,
+    ``"UserId"`` stays quoted."""
+    try:
+        identifier = exp.parse_identifier(name, dialect=dialect)
+    except ParseError:
+        identifier = None
+    if not isinstance(identifier, exp.Identifier) or not identifier.name:
+        raise SqlmetricsError(
+            f"the {role} column {name!r} is not a column name in {dialect}; quote it as the "
+            'dialect does (e.g. "my column")'
+        )
+    return identifier
+
+
+def to_sql(
+    metrics: Sequence[str] | str,
+    recommendations: str = "recommendations",
+    interactions: str = "interactions",
+    *,
+    group_by: Sequence[str] | str = (),
+    interactions_group_by: Sequence[str] | None = None,
+    per_user: bool = False,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    dialect: str = "duckdb",
+    pretty: bool = True,
+) -> str:
+    """The SQL computing ``metrics`` over two tables, ready to paste into a console.
+
+    Table and column names are written as in the target dialect. ``group_by`` columns are
+    taken to be in both tables unless ``interactions_group_by`` names the ones that are (the
+    others are then evaluated against the whole population, like a model column).
+    ``columns={"relevance": None}`` gives every interaction relevance 1.
+    """
+    requests = parse_requests(list(metrics) if not isinstance(metrics, str) else metrics)
+    options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
+    unknown = set(columns or {}) - set(COLUMN_ROLES)
+    if unknown:
+        raise SqlmetricsError(
+            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
+        )
+    names = {**DEFAULT_COLUMNS, **dict(columns or {})}
+    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    shared = set(group_by if interactions_group_by is None else interactions_group_by)
+    if not shared <= set(group_by):
+        raise SqlmetricsError("interactions_group_by must name columns of group_by")
+
+    def named(role: str) -> exp.Identifier | None:
+        value = names[role]
+        return None if value is None else column_name(value, dialect, role)
+
+    user, item = named("user"), named("item")
+    if user is None or item is None:
+        raise SqlmetricsError("the user and item columns cannot be None")
+    rank = named("rank")
+    inputs = Inputs(
+        recommendations=table_name(recommendations, dialect, "recommendations"),
+        interactions=table_name(interactions, dialect, "interactions"),
+        user=user,
+        item=item,
+        score=None if rank is not None else named("score"),
+        rank=rank,
+        relevance=named("relevance"),
+        groups=tuple(
+            Group(name, column_name(name, dialect, "group_by"), name in shared) for name in group_by
+        ),
+    )
+    query = compose(requests, inputs, options, per_user=per_user)
+    return query.sql(dialect=dialect, pretty=pretty)
+
+
+def describe_metrics() -> list[dict[str, str]]:
+    """Every metric with its definition, cutoff, aggregation, aliases and references."""
+    return [
+        {
+            "name": metric.name,
+            "title": metric.title,
+            "cutoff": "@k optional" if metric.takes_cutoff else "none",
+            "aggregate": "micro (sum / sum)" if metric.micro else "mean over users",
+            "ties_average": "yes" if metric.ties_average else "no",
+            "aliases": ", ".join(metric.aliases),
+            "definition": metric.definition,
+            "references": metric.references,
+        }
+        for metric in metrics().values()
+    ]

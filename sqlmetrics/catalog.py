@@ -1,0 +1,154 @@
+"""Discovers the metric files in ``sql/`` and parses their headers.
+
+A metric file is a per-user query over the shared ``judged`` stage (see ``compose.py``), preceded
+by ``-- key: value`` header lines. Dropping a new file into ``sql/`` is all it takes to add a
+metric: nothing here lists them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from sqlmetrics.errors import SqlmetricsError
+
+HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
+REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric file: its header and its per-user expressions over ``judged``."""
+
+    name: str
+    title: str
+    definition: str
+    references: str
+    aliases: tuple[str, ...]
+    takes_cutoff: bool
+    micro: bool  # aggregate: sum of numerators / sum of denominators instead of a mean of users
+    ties_average: bool  # has an exact closed form under ties="average"
+    reads_whole_list: bool  # needs every position, whatever the cutoff
+    query: exp.Select  # the file's SQL, header stripped
+
+    def expressions(self) -> dict[str, exp.Expression]:
+        """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
+        return {
+            projection.alias_or_name: projection.unalias().copy()
+            for projection in self.query.expressions
+            if projection.alias_or_name != "user_id"
+        }
+
+
+def sql_folder() -> Path:
+    """The metric files: packaged inside the wheel, or the repository's ``sql/`` in a checkout."""
+    packaged = Path(str(resources.files("sqlmetrics"))) / "sql"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "sql"
+
+
+def parse_metric_file(path: Path) -> Metric:
+    header: dict[str, str] = {}
+    body: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = HEADER_LINE.match(line)
+        if match and not body:
+            header[match.group(1)] = match.group(2).strip()
+        else:
+            body.append(line)
+    missing = [key for key in REQUIRED_KEYS if key not in header]
+    if missing:
+        raise SqlmetricsError(f"{path.name}: header is missing {', '.join(missing)}")
+    if header["name"] != path.stem:
+        raise SqlmetricsError(f"{path.name}: header name {header['name']!r} differs from the file")
+    # The header is stripped before parsing, or sqlglot would carry it into every output.
+    query = sqlglot.parse_one("\n".join(body), read="duckdb")
+    if not isinstance(query, exp.Select):
+        raise SqlmetricsError(f"{path.name}: expected one SELECT over judged")
+    return Metric(
+        name=header["name"],
+        title=header["title"],
+        definition=header["definition"],
+        references=header["references"],
+        aliases=tuple(a.strip().lower() for a in header.get("aliases", "").split(",") if a.strip()),
+        takes_cutoff=header["cutoff"] == "optional",
+        micro=header["aggregate"] == "micro",
+        ties_average=header["ties_average"] == "yes",
+        reads_whole_list=header.get("reads_whole_list") == "yes",
+        query=query,
+    )
+
+
+@functools.cache
+def metrics() -> dict[str, Metric]:
+    """Every metric by canonical name, in name order."""
+    found = (parse_metric_file(path) for path in sorted(sql_folder().glob("*.sql")))
+    return {metric.name: metric for metric in found}
+
+
+@functools.cache
+def _names() -> dict[str, Metric]:
+    names: dict[str, Metric] = {}
+    for metric in metrics().values():
+        for name in (metric.name, *metric.aliases):
+            names[name] = metric
+    return names
+
+
+@dataclass(frozen=True)
+class MetricRequest:
+    """One requested metric: ``ndcg@10`` is ndcg with k=10, labelled as the user typed it."""
+
+    metric: Metric
+    k: int | None
+    label: str
+
+
+
+
+def parse_request(text: str) -> MetricRequest:
+    """Parses ``name@k`` (or a trec_eval spelling) into a metric and its cutoff."""
+    label = text.strip()
+    lowered = label.lower()
+    name, sep, cutoff = lowered.partition("@")
+    if not sep:
+        # trec_eval spellings: P_10, P.10, ndcg_cut_10, map_cut.10, success_5
+        match = re.fullmatch(r"(?P<name>.+?)[._](?P<k>\d+)", lowered)
+        if match and match.group("name") in _names() and lowered not in _names():
+            name, cutoff = match.group("name"), match.group("k")
+    metric = _names().get(name)
+    if metric is None:
+        close = difflib.get_close_matches(name, list(_names()), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise SqlmetricsError(
+            f"unknown metric {label!r}.{hint} Run `sqlmetrics metrics` for the list."
+        )
+    if not cutoff and not sep:
+        return MetricRequest(metric, None, label)
+    if not metric.takes_cutoff:
+        raise SqlmetricsError(f"metric {metric.name!r} takes no cutoff: write {metric.name!r}")
+    if not re.fullmatch(r"\d+", cutoff) or int(cutoff) <= 0:
+        raise SqlmetricsError(
+            f"cutoff in {label!r} must be a whole number of at least 1, like {metric.name}@10"
+        )
+    return MetricRequest(metric, int(cutoff), label)
+
+
+def parse_requests(texts: list[str] | tuple[str, ...] | str) -> list[MetricRequest]:
+    if isinstance(texts, str):
+        texts = [texts]
+    if not texts:
+        raise SqlmetricsError("no metrics requested: pass at least one, like ndcg@10")
+    requests: dict[str, MetricRequest] = {}
+    for text in texts:
+        request = parse_request(text)
+        requests.setdefault(request.label, request)
+    return list(requests.values())

@@ -1,0 +1,234 @@
+"""The ``sqlmetrics`` command: one subcommand per public function, errors as one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+EXAMPLE_METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "hit_rate@10", "f1@10"]
+
+
+def _metric_list(values: Sequence[str] | None) -> list[str]:
+    """``-m a -m b`` and ``-m a,b`` both work."""
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-m", "--metric", action="append", dest="metrics", metavar="METRIC",
+                        help="a metric like ndcg@10; repeat or separate with commas")
+    parser.add_argument("--group-by", action="append", default=[], metavar="COLUMN",
+                        help="evaluate each value of this column separately; repeatable")
+    parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
+    for role in ("user", "item", "score", "rank", "relevance"):
+        parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
+    parser.add_argument("--no-relevance", action="store_true",
+                        help="every interaction has relevance 1, whatever the columns")
+    parser.add_argument("--ties", choices=TIES, default="id",
+                        help="how equal scores are ordered (default: id = item id descending)")
+    parser.add_argument("--threshold", type=float, default=0.0,
+                        help="relevant means relevance above this (default 0)")
+    parser.add_argument("--population", choices=POPULATIONS, default="all",
+                        help="all users with a relevant interaction, or only those also recommended")
+    parser.add_argument("--duplicates", choices=DUPLICATES, default="error",
+                        help="repeated (user, item) recommendations: fail, or keep the best-placed")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _columns(args: argparse.Namespace) -> dict[str, str | None]:
+    columns: dict[str, str | None] = {
+        role: getattr(args, f"{role}_column")
+        for role in ("user", "item", "score", "rank", "relevance")
+        if getattr(args, f"{role}_column")
+    }
+    if args.no_relevance:
+        columns["relevance"] = None
+    return columns
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sqlmetrics",
+        description="Recommender and ranking metrics as SQL, on DuckDB or in your warehouse.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    evaluate = commands.add_parser("evaluate", help="compute metrics on DuckDB")
+    evaluate.add_argument("recommendations", help="Parquet/CSV file, glob or folder")
+    evaluate.add_argument("interactions", help="Parquet/CSV file, glob or folder")
+    _add_common(evaluate)
+    evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    evaluate.add_argument("-q", "--quiet", action="store_true",
+                          help="no progress bar and no diagnostics on stderr")
+
+    sql = commands.add_parser("sql", help="print the SQL for your warehouse")
+    sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
+    sql.add_argument("--interactions", default="interactions", metavar="TABLE")
+    sql.add_argument("--interactions-group-by", action="append", metavar="COLUMN",
+                     help="the --group-by columns the interactions table has too "
+                          "(default: all of them)")
+    sql.add_argument("--dialect", default="duckdb", help="target dialect, e.g. snowflake")
+    _add_common(sql)
+
+    listing = commands.add_parser("metrics", help="every metric with its definition")
+    listing.add_argument("--format", choices=("table", "json"), default="table")
+
+    example = commands.add_parser("example", help="evaluate the bundled example data")
+    example.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    example.add_argument("-q", "--quiet", action="store_true")
+    return parser
+
+
+def _render(frame: pd.DataFrame, fmt: str) -> str:
+    if fmt == "csv":
+        return str(frame.to_csv(index=False, float_format="%.17g"))
+    if fmt == "json":
+        rows = [
+            {str(key): _json_value(value) for key, value in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
+        return json.dumps(rows, indent=2) + "\n"
+    return str(frame.to_string(index=False, float_format=lambda value: f"{value:.6f}")) + "\n"
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value
+
+
+def _write(text: str, output: str | None) -> None:
+    """Writes stdout, or the file atomically: an interrupted run leaves no partial file."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    target = Path(output)
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _show_diagnostics(frame: pd.DataFrame) -> None:
+    diagnostics = frame.attrs.get("diagnostics")
+    if diagnostics is not None and len(diagnostics):
+        sys.stderr.write("diagnostics:\n" + diagnostics.to_string(index=False) + "\n")
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from sqlmetrics.run import evaluate
+
+    metrics = _metric_list(args.metrics)
+    if not metrics:
+        raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
+    result = evaluate(
+        args.recommendations,
+        args.interactions,
+        metrics,
+        group_by=args.group_by,
+        per_user=args.per_user,
+        columns=_columns(args),
+        ties=args.ties,
+        threshold=args.threshold,
+        population=args.population,
+        duplicates=args.duplicates,
+        progress=not args.quiet and sys.stdout.isatty(),
+    )
+    _write(_render(result, args.format), args.output)
+    if not args.quiet:
+        _show_diagnostics(result)
+
+
+def _example(args: argparse.Namespace) -> None:
+    from sqlmetrics.catalog import sql_folder
+    from sqlmetrics.run import evaluate
+
+    folder = sql_folder().parent / "examples"
+    result = evaluate(
+        str(folder / "recommendations.parquet"),
+        str(folder / "interactions.parquet"),
+        EXAMPLE_METRICS,
+        group_by=["model"],
+    )
+    _write(_render(result, args.format), None)
+    if not args.quiet:
+        _show_diagnostics(result)
+
+
+def _sql(args: argparse.Namespace) -> None:
+    metrics = _metric_list(args.metrics)
+    if not metrics:
+        raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
+    text = to_sql(
+        metrics,
+        args.recommendations,
+        args.interactions,
+        group_by=args.group_by,
+        interactions_group_by=args.interactions_group_by,
+        per_user=args.per_user,
+        columns=_columns(args),
+        ties=args.ties,
+        threshold=args.threshold,
+        population=args.population,
+        duplicates=args.duplicates,
+        dialect=args.dialect,
+    )
+    _write(text + ";\n", args.output)
+
+
+def _metrics(args: argparse.Namespace) -> None:
+    rows = describe_metrics()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    for row in rows:
+        sys.stdout.write(
+            f"{row['name']}  ({row['cutoff']}; {row['aggregate']}; ties=average: "
+            f"{row['ties_average']})\n"
+            f"    {row['title']}: {row['definition']}\n"
+            + (f"    aliases: {row['aliases']}\n" if row["aliases"] else "")
+            + f"    references: {row['references']}\n"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"evaluate": _evaluate, "sql": _sql, "metrics": _metrics, "example": _example}
+    try:
+        handlers[args.command](args)
+    except SqlmetricsError as error:
+        sys.stderr.write(f"sqlmetrics: error: {error}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("sqlmetrics: interrupted; nothing was written\n")
+        return 130
+    except Exception as error:  # an engine error: one line, not a traceback
+        if type(error).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
+            raise
+        first = str(error).strip().splitlines()[0]
+        sys.stderr.write(f"sqlmetrics: error: DuckDB: {first}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

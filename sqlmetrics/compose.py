@@ -1,0 +1,388 @@
+"""Fuses the requested metrics into one query over the shared stages in ``sql/stages/``.
+
+The stages rank each list once (down to the deepest cutoff requested), join it to the relevant
+interactions once, and every metric is one or two aggregate expressions in ``per_user``: twenty
+metrics at five cutoffs are still one scan of each input. Everything is built on sqlglot trees;
+user-supplied names arrive as identifier nodes and values as literals, never as SQL text.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest, sql_folder
+from sqlmetrics.errors import SqlmetricsError
+
+TIES = ("id", "optimistic", "pessimistic", "average")
+POPULATIONS = ("all", "common")
+DUPLICATES = ("error", "first")
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group_by column: its output name, its identifier in the inputs, where it lives."""
+
+    name: str
+    column: exp.Identifier
+    in_interactions: bool
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The two inputs as relations to select from, and the identifiers of their columns."""
+
+    recommendations: exp.Expression
+    interactions: exp.Expression
+    user: exp.Identifier
+    item: exp.Identifier
+    score: exp.Identifier | None = None  # one of score and rank orders the lists
+    rank: exp.Identifier | None = None
+    relevance: exp.Identifier | None = None  # None: every interaction has relevance 1
+    groups: tuple[Group, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Options:
+    ties: str = "id"
+    threshold: float = 0.0
+    population: str = "all"
+    duplicates: str = "error"  # "error" is enforced before the query runs (see diagnostics)
+
+    def __post_init__(self) -> None:
+        _check_choice("ties", self.ties, TIES)
+        _check_choice("population", self.population, POPULATIONS)
+        _check_choice("duplicates", self.duplicates, DUPLICATES)
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")
+        if not threshold >= 0:  # also rejects NaN
+            raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")
+
+
+def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
+    if value not in choices:
+        raise SqlmetricsError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+@functools.cache
+def _stage_text(name: str) -> str:
+    return (sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8")
+
+
+def stage(name: str) -> exp.Select:
+    """A fresh tree of one stage file (comments dropped, so outputs stay clean)."""
+    tree = sqlglot.parse_one(_stage_text(name), read="duckdb")
+    for node in tree.walk():
+        node.comments = None
+    assert isinstance(tree, exp.Select)
+    return tree
+
+
+def group_key(index: int) -> str:
+    """Internal name of the index-th group column: stage column names never clash with it."""
+    return f"group_{index + 1}"
+
+
+def _is_user_key(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Column) and node.name == "user_id"
+
+
+def _renamed(node: exp.Expression, name: str) -> exp.Expression:
+    """A copy of node with every user_id column (and alias) renamed to ``name``."""
+    copy = node.copy()
+    for column in list(copy.find_all(exp.Column)):
+        if column.name == "user_id":
+            column.set("this", exp.to_identifier(name))
+    if isinstance(copy, exp.Alias) and copy.alias == "user_id":
+        copy.set("alias", exp.to_identifier(name))
+    return copy
+
+
+def widen_keys(tree: exp.Expression, keys: Sequence[str]) -> exp.Expression:
+    """Makes (keys..., user_id) the key wherever a stage keys on user_id.
+
+    Partitions, GROUP BY lists and projections get the group columns before user_id; join
+    conditions ``a.user_id = b.user_id`` get one equality per group column.
+    """
+    if not keys:
+        return tree
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Window):
+            node.set("partition_by", _widened_list(node.args.get("partition_by") or [], keys))
+        elif isinstance(node, exp.Group):
+            node.set("expressions", _widened_list(node.expressions, keys))
+        elif isinstance(node, exp.Select):
+            node.set("expressions", _widened_list(node.expressions, keys, projections=True))
+        elif isinstance(node, exp.EQ) and _is_user_key(node.this) and _is_user_key(node.expression):
+            conditions = [_renamed(node, key) for key in keys] + [node.copy()]
+            node.replace(exp.and_(*conditions))
+    return tree
+
+
+def _widened_list(
+    items: list[exp.Expression], keys: Sequence[str], projections: bool = False
+) -> list[exp.Expression]:
+    widened: list[exp.Expression] = []
+    for item in items:
+        is_key = item.alias_or_name == "user_id" if projections else _is_user_key(item)
+        if is_key:
+            widened.extend(_renamed(item, key) for key in keys)
+        widened.append(item)
+    return widened
+
+
+def bind_recommendations(inputs: Inputs) -> exp.Select:
+    columns: list[exp.Expression] = [
+        exp.alias_(exp.column(group.column), group_key(i)) for i, group in enumerate(inputs.groups)
+    ]
+    columns += [
+        exp.alias_(exp.column(inputs.user), "user_id"),
+        exp.alias_(exp.column(inputs.item), "item_id"),
+    ]
+    if inputs.rank is not None:
+        columns.append(exp.alias_(exp.column(inputs.rank), "pos"))
+    elif inputs.score is not None:
+        columns.append(exp.alias_(exp.column(inputs.score), "score"))
+    else:
+        raise SqlmetricsError("recommendations need a score column or a rank column")
+    return exp.select(*columns).from_(inputs.recommendations.copy())
+
+
+def bind_interactions(inputs: Inputs) -> exp.Select:
+    columns: list[exp.Expression] = []
+    arms: list[str] = []
+    for i, group in enumerate(inputs.groups):
+        if group.in_interactions:
+            columns.append(exp.alias_(exp.column(group.column), group_key(i)))
+        else:
+            columns.append(exp.column(group_key(i), "arms"))
+            arms.append(group_key(i))
+    relevance: exp.Expression = (
+        exp.column(inputs.relevance) if inputs.relevance is not None else exp.Literal.number(1)
+    )
+    columns += [
+        exp.alias_(exp.column(inputs.user), "user_id"),
+        exp.alias_(exp.column(inputs.item), "item_id"),
+        exp.alias_(relevance, "relevance"),
+    ]
+    bound = exp.select(*columns).from_(exp.alias_(inputs.interactions.copy(), "interactions"))
+    if arms:
+        # A column only the recommendations have (a model, an experiment arm): each of its
+        # values is evaluated against the whole population of the interactions.
+        values = exp.select(*arms).distinct().from_("input_recommendations")
+        bound = bound.join(exp.alias_(exp.paren(values), "arms"), join_type="cross")
+    # Qualify the interaction columns: the arms subquery must not capture them.
+    for column in bound.selects:
+        target = column.this if isinstance(column, exp.Alias) else column
+        if isinstance(target, exp.Column) and not target.table:
+            target.set("table", exp.to_identifier("interactions"))
+    return bound
+
+
+def _cutoff_literal(tree: exp.Expression, cutoff: int | None) -> exp.Expression:
+    """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY."""
+    if cutoff is None:
+        tree.set("qualify", None)
+        return tree
+    return exp.replace_placeholders(tree, cutoff=exp.Literal.number(cutoff))
+
+
+def _bind_k(expression: exp.Expression, k: int | None) -> exp.Expression:
+    """``x <= $k`` keeps positions within k; ``$k`` elsewhere is the list size k.
+
+    Without a cutoff the whole list counts: ``x <= $k`` becomes ``x IS NOT NULL`` and ``$k``
+    becomes the user's list length (precision without @k is hits / list length).
+    """
+    for placeholder in list(expression.find_all(exp.Placeholder)):
+        if placeholder.name != "k":
+            raise SqlmetricsError(f"unknown parameter ${placeholder.name} in a metric file")
+        if k is not None:
+            placeholder.replace(exp.Literal.number(k))
+        elif isinstance(placeholder.parent, exp.LTE) and placeholder.arg_key == "expression":
+            comparison = placeholder.parent
+            comparison.replace(exp.Not(this=exp.Is(this=comparison.this, expression=exp.Null())))
+        else:
+            placeholder.replace(exp.column("list_length"))
+    return expression
+
+
+def _prune(select: exp.Select, needed: set[str]) -> set[str]:
+    """Drops projections nobody reads; returns the column names the rest read."""
+    select.set("expressions", [p for p in select.expressions if p.alias_or_name in needed])
+    return {column.name for column in select.find_all(exp.Column)}
+
+
+@dataclass(frozen=True)
+class MetricColumn:
+    """Where a request's per-user value lives in ``per_user``."""
+
+    request: MetricRequest
+    value: str | None  # a mean metric's column
+    numerator: str | None = None  # a micro metric's columns
+    denominator: str | None = None
+
+
+def compose(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool = False,
+) -> exp.Select:
+    """One query computing every request: a summary row per group, or a row per user."""
+    if options.ties == "average":
+        refused = [r.label for r in requests if not r.metric.ties_average]
+        if refused:
+            raise SqlmetricsError(
+                f"ties='average' has no exact closed form for {', '.join(refused)}; "
+                "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
+            )
+    if inputs.rank is not None and options.ties != "id":
+        raise SqlmetricsError(
+            "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
+        )
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+
+    # Per-user metric columns, each a copy of its file's expressions with k bound.
+    per_user_stage = stage("per_user")
+    columns: list[MetricColumn] = []
+    for index, request in enumerate(requests):
+        expressions = request.metric.expressions()
+        name = f"m{index + 1}"
+        if request.metric.micro:
+            numerator, denominator = f"{name}_numerator", f"{name}_denominator"
+            for alias in ("numerator", "denominator"):
+                bound = _bind_k(expressions[alias], request.k)
+                per_user_stage.select(exp.alias_(bound, f"{name}_{alias}"), copy=False)
+            columns.append(MetricColumn(request, None, numerator, denominator))
+        else:
+            bound = _bind_k(expressions[request.metric.name], request.k)
+            # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
+            value = exp.func("COALESCE", bound, exp.Literal.number(0))
+            per_user_stage.select(exp.alias_(value, name), copy=False)
+            columns.append(MetricColumn(request, name))
+    if options.population == "common":
+        having = per_user_stage.args["having"]
+        having.set("this", exp.and_(having.this, exp.column("list_length") > 0))
+
+    whole_list = any(r.k is None or r.metric.reads_whole_list for r in requests)
+    cutoff = None if whole_list else max(r.k for r in requests if r.k is not None)
+
+    # Prune judged -> joined -> truth to the columns the metrics read.
+    needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
+    judged = stage("judged")
+    joined = stage("joined")
+    truth = stage("truth")
+    if options.ties == "average":
+        # The tie-averaged quantities come from ranked_average instead of judged's formulas.
+        for projection in judged.expressions:
+            if projection.alias_or_name in ("hit", "gain", "exp_gain"):
+                projection.replace(exp.column(projection.alias_or_name))
+        for name in ("hit", "gain", "exp_gain"):
+            joined.select(exp.column(name, "ranked"), copy=False)
+    needed = _prune(judged, needed) | {"user_id"}
+    needed = _prune(joined, needed) | {"user_id", "item_id"}
+
+    if inputs.rank is not None:
+        ranked = stage("ranked_given")
+    elif options.ties == "id":
+        ranked = stage("ranked")
+    elif options.ties == "average":
+        ranked = stage("ranked_average")
+    else:
+        ranked = stage("ranked_by_relevance")
+        if options.ties == "pessimistic":
+            for ordered in ranked.find_all(exp.Ordered):
+                if isinstance(ordered.this, exp.Coalesce):
+                    ordered.set("desc", False)
+    needed |= {column.name for column in ranked.find_all(exp.Column)}
+    _prune(truth, needed | {"item_id"})
+    truth = exp.replace_placeholders(truth, threshold=exp.convert(options.threshold))
+    ranked = _cutoff_literal(ranked, cutoff)
+
+    # The inputs already carry the group columns; the stages get them by widening.
+    bound = [
+        ("input_recommendations", bind_recommendations(inputs)),
+        ("input_interactions", bind_interactions(inputs)),
+    ]
+    ctes: list[tuple[str, exp.Expression]] = []
+    if options.duplicates == "first":
+        first = stage("first_recommendations")
+        if inputs.rank is not None:
+            first.find(exp.Window).set("order", exp.Order(expressions=[exp.column("pos")]))
+        ctes.append(("first_recommendations", first))
+        ranked = ranked.transform(
+            lambda node: exp.to_table("first_recommendations")
+            if isinstance(node, exp.Table) and node.name == "input_recommendations"
+            else node
+        )
+        for column in ranked.find_all(exp.Column):
+            if column.table == "input_recommendations":
+                column.set("table", exp.to_identifier("first_recommendations"))
+    ctes += [
+        ("truth", truth),
+        ("ranked", ranked),
+        ("joined", joined),
+        ("judged", judged),
+        ("per_user", per_user_stage),
+    ]
+    stages = [(name, widen_keys(cte, keys)) for name, cte in ctes]
+    return with_ctes(_final(columns, inputs, per_user), [*bound, *stages])
+
+
+def _final(columns: list[MetricColumn], inputs: Inputs, per_user: bool) -> exp.Select:
+    groups = [
+        exp.alias_(exp.column(group_key(i)), exp.to_identifier(g.name, quoted=True))
+        for i, g in enumerate(inputs.groups)
+    ]
+    order = [exp.column(group_key(i)) for i in range(len(inputs.groups))]
+    if per_user:
+        values = []
+        for column in columns:
+            if column.value is not None:
+                value: exp.Expression = exp.column(column.value)
+            else:
+                value = exp.Div(
+                    this=exp.column(column.numerator),
+                    expression=exp.func("NULLIF", exp.column(column.denominator), 0),
+                )
+            values.append(exp.alias_(value, exp.to_identifier(column.request.label, quoted=True)))
+        user = exp.alias_(exp.column("user_id"), exp.to_identifier(inputs.user.name, quoted=True))
+        query = exp.select(*groups, user, *values).from_("per_user")
+        return query.order_by(*order, exp.column("user_id"))
+    aggregates = []
+    for column in columns:
+        if column.value is not None:
+            value = exp.func("AVG", exp.column(column.value))
+        else:
+            value = exp.Div(
+                this=exp.func("SUM", exp.column(column.numerator)),
+                expression=exp.func("NULLIF", exp.func("SUM", exp.column(column.denominator)), 0),
+            )
+        aggregates.append(exp.alias_(value, exp.to_identifier(column.request.label, quoted=True)))
+    users = exp.alias_(exp.func("COUNT", exp.Star()), "users")
+    query = exp.select(*groups, users, *aggregates).from_("per_user")
+    if order:
+        query = query.group_by(*order).order_by(*order)
+    return query
+
+
+def with_ctes(query: exp.Select, ctes: Sequence[tuple[str, exp.Expression]]) -> exp.Select:
+    """Puts ``ctes`` first in the query's WITH clause, before the CTEs it already has."""
+    existing = query.args.get("with_")
+    new = [
+        exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name))) for name, body in ctes
+    ]
+    query.set("with_", exp.With(expressions=new + (existing.expressions if existing else [])))
+    return query
+
+
+def stage_names() -> list[str]:
+    return sorted(path.stem for path in (sql_folder() / "stages").glob("*.sql"))
+
+
+__all__ = ["Group", "Inputs", "Options", "compose", "stage", "stage_names", "widen_keys", "with_ctes"]

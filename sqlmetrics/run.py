@@ -1,0 +1,381 @@
+"""Runs the composed SQL on DuckDB over files, DataFrames, Arrow tables or existing tables.
+
+Files are queried in place (``read_parquet('…')`` as a string literal), never loaded into pandas.
+"""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from sqlmetrics.catalog import MetricRequest, parse_requests
+from sqlmetrics.compose import (
+    Group,
+    Inputs,
+    Options,
+    bind_interactions,
+    bind_recommendations,
+    compose,
+    group_key,
+    stage,
+    widen_keys,
+    with_ctes,
+)
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+COLUMN_ROLES = ("user", "item", "score", "rank", "relevance")
+DEFAULT_COLUMNS: dict[str, str | None] = {
+    "user": "user_id",
+    "item": "item_id",
+    "score": "score",
+    "rank": None,
+    "relevance": "relevance",
+}
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                 "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+_registered = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input as a relation in the connection, with its column names and types."""
+
+    role: str  # "recommendations" or "interactions", for messages
+    relation: exp.Expression
+    columns: dict[str, str]  # name -> DuckDB type
+
+
+def connect(connection: duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    return connection if connection is not None else duckdb.connect()
+
+
+def bind_source(
+    value: object, role: str, connection: duckdb.DuckDBPyConnection, own_connection: bool
+) -> Source:
+    """A path, glob, directory, DataFrame, Arrow table or table name, as a relation."""
+    relation: exp.Expression
+    if isinstance(value, (str, os.PathLike)):
+        relation = _path_or_table(os.fspath(value), role, connection, own_connection)
+    else:
+        name = f"sqlmetrics_{role}_{next(_registered)}"
+        try:
+            connection.register(name, value)
+        except Exception as error:  # duckdb raises several types for unsupported objects
+            raise SqlmetricsError(
+                f"{role}: cannot read a {type(value).__name__}; pass a pandas DataFrame, a pyarrow "
+                "Table, a Parquet or CSV path, or a table name in `connection`"
+            ) from error
+        relation = exp.to_table(name)
+    probe = exp.select("*").from_(relation.copy()).limit(0)
+    try:
+        description = connection.execute(probe.sql("duckdb")).description
+    except Exception as error:
+        raise SqlmetricsError(f"{role}: cannot read {value!r}: {_first_line(error)}") from error
+    columns = {str(name): str(kind).upper() for name, kind, *_ in description}
+    return Source(role, relation, columns)
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _path_or_table(
+    text: str, role: str, connection: duckdb.DuckDBPyConnection, own_connection: bool
+) -> exp.Expression:
+    lowered = text.lower()
+    is_glob = any(char in text for char in "*?[")
+    is_remote = "://" in text
+    if os.path.isdir(text):
+        pattern = os.path.join(text, "**", "*.parquet")
+        if not glob.glob(pattern, recursive=True):
+            raise SqlmetricsError(f"{role}: folder {text!r} holds no .parquet files")
+        return exp.func("read_parquet", exp.Literal.string(pattern))
+    if lowered.endswith(PARQUET_SUFFIXES) or lowered.endswith(CSV_SUFFIXES) or is_glob:
+        if not is_remote and not glob.glob(text, recursive=True):
+            what = "no file matches" if is_glob else "no such file"
+            raise SqlmetricsError(f"{role}: {what} {text!r}")
+        reader = "read_csv" if lowered.endswith(CSV_SUFFIXES) else "read_parquet"
+        if not lowered.endswith(PARQUET_SUFFIXES + CSV_SUFFIXES):
+            raise SqlmetricsError(
+                f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
+                f"nor CSV ({', '.join(CSV_SUFFIXES)})"
+            )
+        return exp.func(reader, exp.Literal.string(text))
+    if os.path.exists(text):
+        raise SqlmetricsError(
+            f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
+            f"nor CSV ({', '.join(CSV_SUFFIXES)})"
+        )
+    # Not a file: a table or view in the connection, parsed strictly so junk is refused.
+    try:
+        table = exp.maybe_parse(text, into=exp.Table, dialect="duckdb")
+    except ParseError:
+        table = None
+    if table is None or own_connection:
+        raise SqlmetricsError(
+            f"{role}: no such file {text!r}"
+            + ("" if own_connection else " and it is not a table name")
+            + "; pass a Parquet or CSV path, a DataFrame, or a table name with `connection=`"
+        )
+    return table
+
+
+def _suggest(name: str, columns: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(columns), n=1, cutoff=0.5)
+    if not close:
+        close = [c for c in columns if c.lower() == name.lower()]
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _column(source: Source, name: str, role: str) -> exp.Identifier:
+    if name not in source.columns:
+        matches = [c for c in source.columns if c.lower() == name.lower()]
+        if len(matches) == 1:
+            name = matches[0]
+        else:
+            raise SqlmetricsError(
+                f"{source.role} has no column {name!r} (the {role} column).{_suggest(name, list(source.columns))} "
+                f"Its columns: {', '.join(source.columns)}. Name yours with "
+                f"columns={{{role!r}: ...}} (CLI: --{role}-column)."
+            )
+    return exp.to_identifier(name, quoted=True)
+
+
+def _check_numeric(source: Source, column: exp.Identifier, role: str) -> None:
+    kind = source.columns[column.name]
+    if not kind.startswith(NUMERIC_TYPES):
+        raise SqlmetricsError(
+            f"{source.role}.{column.name} (the {role} column) is {kind}, not a number; "
+            "cast it to a numeric type first"
+        )
+
+
+def _id_family(kind: str) -> str:
+    return "number" if kind.startswith(NUMERIC_TYPES) else "text" if "CHAR" in kind else kind
+
+
+def resolve_inputs(
+    recommendations: Source,
+    interactions: Source,
+    columns: Mapping[str, str | None] | None,
+    group_by: Sequence[str],
+) -> Inputs:
+    """Checks the column mapping against both inputs and returns the bound inputs."""
+    unknown = set(columns or {}) - set(COLUMN_ROLES)
+    if unknown:
+        raise SqlmetricsError(
+            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
+        )
+    given = dict(columns or {})
+    names = {**DEFAULT_COLUMNS, **given}
+    user = _column(recommendations, str(names["user"]), "user")
+    item = _column(recommendations, str(names["item"]), "item")
+    for role, column in (("user", user), ("item", item)):
+        counterpart = _column(interactions, column.name, role)
+        rec_kind = recommendations.columns[column.name]
+        truth_kind = interactions.columns[counterpart.name]
+        if _id_family(rec_kind) != _id_family(truth_kind):
+            raise SqlmetricsError(
+                f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
+                "cast one so both have the same type"
+            )
+        if rec_kind in ("FLOAT", "DOUBLE", "REAL"):
+            raise SqlmetricsError(
+                f"recommendations.{column.name} (the {role} column) is {rec_kind}; ids must be "
+                "integers or strings: cast it"
+            )
+    rank = score = None
+    if names["rank"] is not None or (
+        "score" not in given and names["score"] not in recommendations.columns
+        and "rank" in recommendations.columns
+    ):
+        rank = _column(recommendations, str(names["rank"] or "rank"), "rank")
+        _check_numeric(recommendations, rank, "rank")
+    else:
+        score = _column(recommendations, str(names["score"]), "score")
+        _check_numeric(recommendations, score, "score")
+    relevance = None
+    if names["relevance"] is not None and (
+        "relevance" in given or names["relevance"] in interactions.columns
+    ):
+        relevance = _column(interactions, str(names["relevance"]), "relevance")
+        _check_numeric(interactions, relevance, "relevance")
+    groups = []
+    for name in group_by:
+        if name not in recommendations.columns:
+            raise SqlmetricsError(
+                f"group_by column {name!r} is not in recommendations."
+                f"{_suggest(name, list(recommendations.columns))} "
+                f"Its columns: {', '.join(recommendations.columns)}"
+            )
+        if name in ("users",):
+            raise SqlmetricsError(f"group_by column {name!r} clashes with the output column 'users'")
+        groups.append(
+            Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
+        )
+    return Inputs(
+        recommendations=recommendations.relation,
+        interactions=interactions.relation,
+        user=user,
+        item=item,
+        score=score,
+        rank=rank,
+        relevance=relevance,
+        groups=tuple(groups),
+    )
+
+
+def diagnostics_query(inputs: Inputs, options: Options, max_k: int | None) -> exp.Select:
+    """The diagnostics of ``sql/stages/diagnostics.sql`` per group, on the same bound inputs."""
+    query = stage("diagnostics")
+    if inputs.rank is not None:
+        for column in query.find_all(exp.Column):
+            if column.name == "score":
+                column.set("this", exp.to_identifier("pos"))
+    query = exp.replace_placeholders(
+        query,
+        threshold=exp.convert(options.threshold),
+        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
+    )
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+    for cte in query.args["with_"].expressions:
+        widen_keys(cte.this, keys)
+    widen_keys(query, keys)  # the join conditions of the final SELECT
+    groups = [
+        exp.alias_(
+            exp.func("COALESCE", exp.column(key, "listed"), exp.column(key, "interacted")),
+            exp.to_identifier(group.name, quoted=True),
+        )
+        for key, group in zip(keys, inputs.groups)
+    ]
+    if groups:
+        query.set("expressions", groups + query.expressions)
+        positions = [exp.Literal.number(i + 1) for i in range(len(groups))]
+        query = query.group_by(*positions).order_by(*positions)
+    return with_ctes(
+        query,
+        [
+            ("input_recommendations", bind_recommendations(inputs)),
+            ("input_interactions", bind_interactions(inputs)),
+        ],
+    )
+
+
+def _duplicate_example(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs
+) -> tuple[Any, ...] | None:
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    query = (
+        exp.select(user, item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.recommendations.copy())
+        .group_by(user, item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = connection.execute(query.sql("duckdb")).fetchone()
+    return tuple(row) if row is not None else None
+
+
+def evaluate(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    *,
+    group_by: Sequence[str] | str = (),
+    per_user: bool = False,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    connection: duckdb.DuckDBPyConnection | None = None,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Evaluates recommendations against interactions on DuckDB.
+
+    Args:
+        recommendations: Parquet/CSV path, glob or folder, DataFrame, Arrow table, or a table
+            name in ``connection``. Columns user_id, item_id and score (or rank).
+        interactions: the ground truth, in any of the same forms. Columns user_id, item_id and
+            optionally relevance (1 when absent).
+        metrics: names with optional cutoffs, like ``["ndcg@10", "map@10", "recall@20"]``.
+        group_by: columns to evaluate separately (see METRICS.md for the population rule).
+        per_user: one row per (group, user) instead of one per group.
+        columns: your column names, e.g. ``{"user": "customer_id", "score": "pred"}``.
+        ties: "id" (score desc, then item id desc), "optimistic", "pessimistic" or "average".
+        threshold: an interaction is relevant when its relevance is above this.
+        population: "all" users with a relevant interaction, or "common" (also recommended).
+        duplicates: "error" on repeated (user, item) recommendations, or "first" to keep the
+            best-placed one.
+        connection: a DuckDB connection holding tables named in the inputs.
+        progress: show DuckDB's progress bar.
+
+    Returns:
+        A DataFrame: the group columns, ``users``, and one column per metric named as requested.
+        ``result.attrs["diagnostics"]`` holds the counts of METRICS.md "Results" per group.
+    """
+    requests = parse_requests(list(metrics) if not isinstance(metrics, str) else metrics)
+    options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
+    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    own_connection = connection is None
+    con = connect(connection)
+    try:
+        con.execute("SET enable_progress_bar = true" if progress else "SET enable_progress_bar = false")
+        recs = bind_source(recommendations, "recommendations", con, own_connection)
+        truth = bind_source(interactions, "interactions", con, own_connection)
+        inputs = resolve_inputs(recs, truth, columns, group_by)
+        _check_labels(requests, group_by, inputs)
+        max_k = max((r.k for r in requests if r.k is not None), default=None)
+        diagnostics = con.execute(diagnostics_query(inputs, options, max_k).sql("duckdb")).df()
+        counts = diagnostics.columns[len(inputs.groups):]
+        diagnostics[counts] = diagnostics[counts].fillna(0).astype("int64")
+        duplicated = int(diagnostics["duplicate_recommendations"].sum())
+        if duplicated and options.duplicates == "error":
+            example = _duplicate_example(con, inputs)
+            raise SqlmetricsError(
+                f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in "
+                f"{duplicated} row(s), e.g. {example[:2] if example else '?'} appears "
+                f"{example[2] if example else 'several'} times; deduplicate them, or pass "
+                "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
+            )
+        query = compose(requests, inputs, options, per_user=per_user)
+        result = con.execute(query.sql("duckdb")).df()
+    finally:
+        if own_connection:
+            con.close()
+    result.attrs["diagnostics"] = diagnostics
+    return result
+
+
+def _check_labels(requests: Sequence[MetricRequest], group_by: Sequence[str], inputs: Inputs) -> None:
+    taken = {*group_by, "users", inputs.user.name}
+    for request in requests:
+        if request.label in taken:
+            raise SqlmetricsError(f"metric label {request.label!r} clashes with an output column")
+
+
+def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
+    """The diagnostics that ``evaluate`` attached to its result."""
+    value = frame.attrs.get("diagnostics")
+    if value is None:
+        raise SqlmetricsError("this DataFrame carries no diagnostics; it did not come from evaluate")
+    return value  # type: ignore[no-any-return]
+
+
+__all__ = ["evaluate", "read_diagnostics"]
