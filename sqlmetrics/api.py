@@ -102,7 +102,7 @@ def to_sql(
             Group(name, column_name(name, dialect, "group_by"), name in shared) for name in group_by
         ),
     )
-    query = compose(requests, inputs, options, per_user=per_user)
+    query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)
     return query.sql(dialect=dialect, pretty=pretty)
 
 

@@ -232,6 +232,7 @@ def compose(
     inputs: Inputs,
     options: Options,
     per_user: bool = False,
+    dialect: str = "duckdb",
 ) -> exp.Select:
     """One query computing every request: a summary row per group, or a row per user."""
     if options.ties == "average":
@@ -331,10 +332,13 @@ def compose(
         ("per_user", per_user_stage),
     ]
     stages = [(name, widen_keys(cte, keys)) for name, cte in ctes]
-    return with_ctes(_final(columns, inputs, per_user), [*bound, *stages])
+    final = _final(columns, inputs, per_user, ordered_sums=dialect == "duckdb")
+    return with_ctes(final, [*bound, *stages])
 
 
-def _final(columns: list[MetricColumn], inputs: Inputs, per_user: bool) -> exp.Select:
+def _final(
+    columns: list[MetricColumn], inputs: Inputs, per_user: bool, ordered_sums: bool
+) -> exp.Select:
     groups = [
         exp.alias_(exp.column(group_key(i)), exp.to_identifier(g.name, quoted=True))
         for i, g in enumerate(inputs.groups)
@@ -354,14 +358,22 @@ def _final(columns: list[MetricColumn], inputs: Inputs, per_user: bool) -> exp.S
         user = exp.alias_(exp.column("user_id"), exp.to_identifier(inputs.user.name, quoted=True))
         query = exp.select(*groups, user, *values).from_("per_user")
         return query.order_by(*order, exp.column("user_id"))
+    def summed(function: str, name: str | None) -> exp.Expression:
+        # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
+        # mean could change between runs; summing in user order makes every run identical.
+        argument: exp.Expression = exp.column(name)
+        if ordered_sums:
+            argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id")])
+        return exp.func(function, argument)
+
     aggregates = []
     for column in columns:
         if column.value is not None:
-            value = exp.func("AVG", exp.column(column.value))
+            value = summed("AVG", column.value)
         else:
             value = exp.Div(
-                this=exp.func("SUM", exp.column(column.numerator)),
-                expression=exp.func("NULLIF", exp.func("SUM", exp.column(column.denominator)), 0),
+                this=summed("SUM", column.numerator),
+                expression=exp.func("NULLIF", summed("SUM", column.denominator), 0),
             )
         aggregates.append(exp.alias_(value, exp.to_identifier(column.request.label, quoted=True)))
     users = exp.alias_(exp.func("COUNT", exp.Star()), "users")

@@ -1,0 +1,217 @@
+"""The Python API: every input form, column names, options, and the one-scan promise."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import sqlmetrics
+from sqlmetrics import SqlmetricsError
+from tests.conftest import EXAMPLES
+
+# small(): u1 list 10,11,12 with 11 relevant of {11, 13}; u2 list 20,21 with 20 (rel 2) of {20};
+# u3 relevant {30} and no list.  precision@2 = (1/2 + 1/2 + 0) / 3; recall@3 = (1/2 + 1 + 0) / 3
+PRECISION_2 = (0.5 + 0.5 + 0) / 3
+RECALL_3 = (0.5 + 1 + 0) / 3
+
+
+def test_summary_row_names_columns_as_requested(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    recs, truth = small
+    result = sqlmetrics.evaluate(recs, truth, ["P@2", "recall@3"])
+    assert list(result.columns) == ["users", "P@2", "recall@3"]
+    assert result["users"].tolist() == [3]
+    assert math.isclose(result["P@2"][0], PRECISION_2, abs_tol=1e-12)
+    assert math.isclose(result["recall@3"][0], RECALL_3, abs_tol=1e-12)
+
+
+def test_per_user_rows_average_to_the_summary(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    recs, truth = small
+    metrics = ["ndcg@3", "map@2", "mrr", "micro_hit_ratio@3"]
+    per_user = sqlmetrics.evaluate(recs, truth, metrics, per_user=True)
+    summary = sqlmetrics.evaluate(recs, truth, metrics)
+    assert per_user["user_id"].tolist() == [1, 2, 3]
+    for metric in ["ndcg@3", "map@2", "mrr"]:
+        assert math.isclose(per_user[metric].mean(), summary[metric][0], abs_tol=1e-12)
+    # micro: 2 hits over 4 relevant interactions, not the mean of per-user ratios
+    assert math.isclose(summary["micro_hit_ratio@3"][0], 2 / 4, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("form", ["parquet", "glob", "folder", "csv", "arrow", "table"])
+def test_every_input_form_gives_the_same_numbers(
+    form: str, small: tuple[pd.DataFrame, pd.DataFrame], tmp_path: Path
+) -> None:
+    recs, truth = small
+    connection = None
+    if form in ("parquet", "glob", "folder"):
+        (tmp_path / "recs").mkdir()
+        recs.iloc[:3].to_parquet(tmp_path / "recs" / "part-0.parquet")
+        recs.iloc[3:].to_parquet(tmp_path / "recs" / "part-1.parquet")
+        truth.to_parquet(tmp_path / "truth.parquet")
+        recs_in: object = {
+            "parquet": str(tmp_path / "recs" / "part-0.parquet"),
+            "glob": str(tmp_path / "recs" / "*.parquet"),
+            "folder": str(tmp_path / "recs"),
+        }[form]
+        truth_in: object = tmp_path / "truth.parquet"
+        if form == "parquet":  # one file holds only user 1's list
+            recs.to_parquet(tmp_path / "all.parquet")
+            recs_in = str(tmp_path / "all.parquet")
+    elif form == "csv":
+        recs.to_csv(tmp_path / "recs.csv", index=False)
+        truth.to_csv(tmp_path / "truth.csv", index=False)
+        recs_in, truth_in = str(tmp_path / "recs.csv"), str(tmp_path / "truth.csv")
+    elif form == "arrow":
+        recs_in, truth_in = pa.Table.from_pandas(recs), pa.Table.from_pandas(truth)
+    else:
+        connection = duckdb.connect()
+        connection.register("recs_frame", recs)
+        connection.register("truth_frame", truth)
+        connection.execute("CREATE TABLE main.recs AS SELECT * FROM recs_frame")
+        connection.execute("CREATE TABLE main.truth AS SELECT * FROM truth_frame")
+        recs_in, truth_in = "main.recs", "truth"
+    result = sqlmetrics.evaluate(recs_in, truth_in, ["precision@2"], connection=connection)
+    assert math.isclose(result["precision@2"][0], PRECISION_2, abs_tol=1e-12)
+
+
+def test_custom_column_names_and_no_relevance_column() -> None:
+    recs = pd.DataFrame({"customer": ["a", "a"], "sku": ["x", "y"], "pred": [0.2, 0.9]})
+    truth = pd.DataFrame({"customer": ["a"], "sku": ["x"]})
+    result = sqlmetrics.evaluate(
+        recs, truth, ["mrr@2", "dcg@2"], columns={"user": "customer", "item": "sku", "score": "pred"}
+    )
+    assert result["mrr@2"][0] == 0.5  # y is first, x second
+    assert math.isclose(result["dcg@2"][0], 1 / math.log2(3), abs_tol=1e-12)  # relevance 1
+    per_user = sqlmetrics.evaluate(
+        recs, truth, ["mrr@2"], per_user=True,
+        columns={"user": "customer", "item": "sku", "score": "pred"},
+    )
+    assert list(per_user.columns) == ["customer", "mrr@2"]
+
+
+def test_rank_column_is_used_as_given() -> None:
+    recs = pd.DataFrame({"user_id": [1, 1, 1], "item_id": [1, 2, 3], "rank": [3, 1, 2]})
+    truth = pd.DataFrame({"user_id": [1], "item_id": [1], "relevance": [1]})
+    result = sqlmetrics.evaluate(recs, truth, ["mrr", "hits@2"])
+    assert math.isclose(result["mrr"][0], 1 / 3, abs_tol=1e-12)
+    assert result["hits@2"][0] == 0
+
+
+def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    recs, truth = small
+    recs = pd.concat(
+        [recs, pd.DataFrame({"user_id": [4, 4, 4], "item_id": [1, 2, 3], "score": [0.5, 0.5, None]})]
+    )
+    result = sqlmetrics.evaluate(recs, truth, ["ndcg@3"])
+    diagnostics = sqlmetrics.read_diagnostics(result).iloc[0].to_dict()
+    assert diagnostics == {
+        "users_in_interactions": 3,
+        "users_with_recommendations": 3,
+        "population_without_recommendations": 1,  # user 3
+        "recommended_without_relevant": 1,  # user 4
+        "lists_shorter_than_k": 1,  # user 2 has 2 items
+        "duplicate_recommendations": 0,
+        "null_scores": 1,
+        "tied_score_groups": 1,  # user 4's two 0.5 scores
+    }
+
+
+def test_many_metrics_and_cutoffs_scan_each_input_once(tmp_path: Path) -> None:
+    metrics = [f"{name}@{k}" for name in ("ndcg", "map", "mrr", "precision", "recall", "hit_rate")
+               for k in (1, 5, 10, 20)]
+    sql = sqlmetrics.to_sql(
+        metrics, "recs", "truth", group_by=["model"], interactions_group_by=[]
+    )
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE recs AS SELECT * FROM read_parquet(?)",
+                       [str(EXAMPLES / "recommendations.parquet")])
+    connection.execute("CREATE TABLE truth AS SELECT * FROM read_parquet(?)",
+                       [str(EXAMPLES / "interactions.parquet")])
+    plan = connection.execute("EXPLAIN " + sql).fetchall()[0][1]
+    scans = [name.split(".")[-1] for name in re.findall(r"Table: ([\w.]+)", plan)]
+    assert sorted(scans) == ["recs", "truth"], plan
+
+
+def test_to_sql_of_one_metric_runs_as_pasted() -> None:
+    sql = sqlmetrics.to_sql(
+        "ndcg@10", "recs", "truth", group_by=["model"], interactions_group_by=[]
+    )
+    assert sql.count("ndcg@10") == 1 and "sqlmetrics" not in sql
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE recs AS SELECT * FROM read_parquet(?)",
+                       [str(EXAMPLES / "recommendations.parquet")])
+    connection.execute("CREATE TABLE truth AS SELECT * FROM read_parquet(?)",
+                       [str(EXAMPLES / "interactions.parquet")])
+    pasted = connection.execute(sql).fetchall()
+    evaluated = sqlmetrics.evaluate(
+        "recs", "truth", ["ndcg@10"], group_by="model", connection=connection
+    )
+    assert pasted == list(evaluated.itertuples(index=False, name=None))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"metrics": ["ndgc@10"]}, "unknown metric 'ndgc@10'. Did you mean 'ndcg'?"),
+        ({"metrics": ["ndcg@0"]}, "cutoff in 'ndcg@0' must be a whole number of at least 1"),
+        ({"metrics": ["ndcg@-3"]}, "cutoff in 'ndcg@-3' must be a whole number of at least 1"),
+        ({"metrics": ["r_precision@5"]}, "metric 'r_precision' takes no cutoff"),
+        ({"metrics": []}, "no metrics requested"),
+        ({"columns": {"user": "usr_id"}}, "recommendations has no column 'usr_id' (the user column)."
+                                           " Did you mean 'user_id'?"),
+        ({"columns": {"colour": "x"}}, "unknown column role(s) colour"),
+        ({"group_by": ["modle"]}, "group_by column 'modle' is not in recommendations."),
+        ({"ties": "random"}, "ties must be one of id, optimistic, pessimistic, average"),
+        ({"threshold": -1}, "threshold must be a number >= 0"),
+        ({"population": "everyone"}, "population must be one of all, common"),
+        ({"metrics": ["map@10"], "ties": "average"}, "ties='average' has no exact closed form for"),
+    ],
+)
+def test_bad_arguments_get_one_clear_message(
+    kwargs: dict[str, object], message: str, small: tuple[pd.DataFrame, pd.DataFrame]
+) -> None:
+    recs, truth = small
+    arguments: dict[str, object] = {"metrics": ["ndcg@10"], **kwargs}
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs, truth, **arguments)  # type: ignore[arg-type]
+    assert message in str(raised.value)
+
+
+def test_missing_files_and_wrong_formats(tmp_path: Path) -> None:
+    truth = tmp_path / "truth.parquet"
+    pd.DataFrame({"user_id": [1], "item_id": [1]}).to_parquet(truth)
+    with pytest.raises(SqlmetricsError, match="recommendations: no such file"):
+        sqlmetrics.evaluate(str(tmp_path / "nope.parquet"), truth, ["ndcg@3"])
+    with pytest.raises(SqlmetricsError, match="no file matches"):
+        sqlmetrics.evaluate(str(tmp_path / "*.csv"), truth, ["ndcg@3"])
+    (tmp_path / "recs.json").write_text("{}")
+    with pytest.raises(SqlmetricsError, match="is neither Parquet"):
+        sqlmetrics.evaluate(str(tmp_path / "recs.json"), truth, ["ndcg@3"])
+
+
+def test_duplicate_recommendations_are_an_error_unless_first_is_asked() -> None:
+    recs = pd.DataFrame({"user_id": [1, 1, 1], "item_id": [5, 6, 5], "score": [0.9, 0.8, 0.1]})
+    truth = pd.DataFrame({"user_id": [1], "item_id": [6], "relevance": [1]})
+    with pytest.raises(SqlmetricsError, match=re.escape("(1, 5) appears 2 times")):
+        sqlmetrics.evaluate(recs, truth, ["mrr@3"])
+    kept = sqlmetrics.evaluate(recs, truth, ["mrr@3"], duplicates="first")
+    assert kept["mrr@3"][0] == 0.5  # item 5 keeps its 0.9 row, item 6 is second
+
+
+def test_ids_of_different_types_are_refused() -> None:
+    recs = pd.DataFrame({"user_id": [1], "item_id": [5], "score": [0.9]})
+    truth = pd.DataFrame({"user_id": ["1"], "item_id": [5]})
+    with pytest.raises(SqlmetricsError, match="user_id is BIGINT in recommendations but VARCHAR"):
+        sqlmetrics.evaluate(recs, truth, ["mrr@3"])
+
+
+def test_string_scores_are_refused() -> None:
+    recs = pd.DataFrame({"user_id": [1], "item_id": [5], "score": ["high"]})
+    truth = pd.DataFrame({"user_id": [1], "item_id": [5]})
+    with pytest.raises(SqlmetricsError, match="recommendations.score .the score column. is VARCHAR"):
+        sqlmetrics.evaluate(recs, truth, ["mrr@3"])
