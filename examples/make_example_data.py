@@ -28,7 +28,9 @@ def main() -> None:
             continue  # a user the models have no list for
         for model, skill in (("popularity", 0.0), ("two_tower", 0.35)):
             pool = list(liked) if rng.random() < skill else []
-            candidates = list(dict.fromkeys(pool + rng.choices(range(ITEMS), weights=popularity, k=60)))
+            candidates = list(
+                dict.fromkeys(pool + rng.choices(range(ITEMS), weights=popularity, k=60))
+            )
             for position, item in enumerate(candidates[:LIST_LENGTH]):
                 score = round(1 - position / LIST_LENGTH + rng.uniform(-0.02, 0.02), 3)
                 recommendations.append((model, user, f"item_{item:03d}", score))
@@ -36,6 +38,7 @@ def main() -> None:
     truth = pd.DataFrame(interactions, columns=["user_id", "item_id", "relevance"])
     for name, frame in (("recommendations", recs), ("interactions", truth)):
         duckdb.from_df(frame).order("ALL").write_parquet(str(HERE / f"{name}.parquet"))
+
 
 if __name__ == "__main__":
     main()

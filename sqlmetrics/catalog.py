@@ -38,7 +38,7 @@ class Metric:
     reads_whole_list: bool  # needs every position, whatever the cutoff
     query: exp.Select  # the file's SQL, header stripped
 
-    def expressions(self) -> dict[str, exp.Expression]:
+    def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
         return {
             projection.alias_or_name: projection.unalias().copy()
@@ -110,8 +110,6 @@ class MetricRequest:
     metric: Metric
     k: int | None
     label: str
-
-
 
 
 def parse_request(text: str) -> MetricRequest:

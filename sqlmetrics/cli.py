@@ -19,7 +19,15 @@ from sqlmetrics.errors import SqlmetricsError
 if TYPE_CHECKING:
     import pandas as pd
 
-EXAMPLE_METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "hit_rate@10", "f1@10"]
+EXAMPLE_METRICS = [
+    "ndcg@10",
+    "map@10",
+    "mrr@10",
+    "precision@5",
+    "recall@20",
+    "hit_rate@10",
+    "f1@10",
+]
 
 
 def _metric_list(values: Sequence[str] | None) -> list[str]:
@@ -28,23 +36,53 @@ def _metric_list(values: Sequence[str] | None) -> list[str]:
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-m", "--metric", action="append", dest="metrics", metavar="METRIC",
-                        help="a metric like ndcg@10; repeat or separate with commas")
-    parser.add_argument("--group-by", action="append", default=[], metavar="COLUMN",
-                        help="evaluate each value of this column separately; repeatable")
+    parser.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="a metric like ndcg@10; repeat or separate with commas",
+    )
+    parser.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="evaluate each value of this column separately; repeatable",
+    )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
     for role in ("user", "item", "score", "rank", "relevance"):
         parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
-    parser.add_argument("--no-relevance", action="store_true",
-                        help="every interaction has relevance 1, whatever the columns")
-    parser.add_argument("--ties", choices=TIES, default="id",
-                        help="how equal scores are ordered (default: id = item id descending)")
-    parser.add_argument("--threshold", type=float, default=0.0,
-                        help="relevant means relevance above this (default 0)")
-    parser.add_argument("--population", choices=POPULATIONS, default="all",
-                        help="all users with a relevant interaction, or only those also recommended")
-    parser.add_argument("--duplicates", choices=DUPLICATES, default="error",
-                        help="repeated (user, item) recommendations: fail, or keep the best-placed")
+    parser.add_argument(
+        "--no-relevance",
+        action="store_true",
+        help="every interaction has relevance 1, whatever the columns",
+    )
+    parser.add_argument(
+        "--ties",
+        choices=TIES,
+        default="id",
+        help="how equal scores are ordered (default: id = item id descending)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.0,
+        help="relevant means relevance above this (default 0)",
+    )
+    parser.add_argument(
+        "--population",
+        choices=POPULATIONS,
+        default="all",
+        help="all users with a relevant interaction, or only those also recommended",
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=DUPLICATES,
+        default="error",
+        help="repeated (user, item) recommendations: fail, or keep the best-placed",
+    )
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
@@ -71,15 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("interactions", help="Parquet/CSV file, glob or folder")
     _add_common(evaluate)
     evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
-    evaluate.add_argument("-q", "--quiet", action="store_true",
-                          help="no progress bar and no diagnostics on stderr")
+    evaluate.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
+    )
 
     sql = commands.add_parser("sql", help="print the SQL for your warehouse")
     sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
     sql.add_argument("--interactions", default="interactions", metavar="TABLE")
-    sql.add_argument("--interactions-group-by", action="append", metavar="COLUMN",
-                     help="the --group-by columns the interactions table has too "
-                          "(default: all of them)")
+    sql.add_argument(
+        "--interactions-group-by",
+        action="append",
+        metavar="COLUMN",
+        help="the --group-by columns the interactions table has too (default: all of them)",
+    )
     sql.add_argument("--dialect", default="duckdb", help="target dialect, e.g. snowflake")
     _add_common(sql)
 

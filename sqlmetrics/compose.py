@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -36,8 +37,8 @@ class Group:
 class Inputs:
     """The two inputs as relations to select from, and the identifiers of their columns."""
 
-    recommendations: exp.Expression
-    interactions: exp.Expression
+    recommendations: exp.Expr
+    interactions: exp.Expr
     user: exp.Identifier
     item: exp.Identifier
     score: exp.Identifier | None = None  # one of score and rank orders the lists
@@ -79,7 +80,8 @@ def stage(name: str) -> exp.Select:
     tree = sqlglot.parse_one(_stage_text(name), read="duckdb")
     for node in tree.walk():
         node.comments = None
-    assert isinstance(tree, exp.Select)
+    if not isinstance(tree, exp.Select):
+        raise SqlmetricsError(f"sql/stages/{name}.sql must hold one SELECT")
     return tree
 
 
@@ -88,11 +90,11 @@ def group_key(index: int) -> str:
     return f"group_{index + 1}"
 
 
-def _is_user_key(node: exp.Expression) -> bool:
+def _is_user_key(node: exp.Expr) -> bool:
     return isinstance(node, exp.Column) and node.name == "user_id"
 
 
-def _renamed(node: exp.Expression, name: str) -> exp.Expression:
+def _renamed(node: exp.Expr, name: str) -> exp.Expr:
     """A copy of node with every user_id column (and alias) renamed to ``name``."""
     copy = node.copy()
     for column in list(copy.find_all(exp.Column)):
@@ -103,7 +105,7 @@ def _renamed(node: exp.Expression, name: str) -> exp.Expression:
     return copy
 
 
-def widen_keys(tree: exp.Expression, keys: Sequence[str]) -> exp.Expression:
+def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     """Makes (keys..., user_id) the key wherever a stage keys on user_id.
 
     Partitions, GROUP BY lists and projections get the group columns before user_id; join
@@ -125,9 +127,9 @@ def widen_keys(tree: exp.Expression, keys: Sequence[str]) -> exp.Expression:
 
 
 def _widened_list(
-    items: list[exp.Expression], keys: Sequence[str], projections: bool = False
-) -> list[exp.Expression]:
-    widened: list[exp.Expression] = []
+    items: list[exp.Expr], keys: Sequence[str], projections: bool = False
+) -> list[exp.Expr]:
+    widened: list[exp.Expr] = []
     for item in items:
         is_key = item.alias_or_name == "user_id" if projections else _is_user_key(item)
         if is_key:
@@ -137,7 +139,7 @@ def _widened_list(
 
 
 def bind_recommendations(inputs: Inputs) -> exp.Select:
-    columns: list[exp.Expression] = [
+    columns: list[exp.Expr] = [
         exp.alias_(exp.column(group.column), group_key(i)) for i, group in enumerate(inputs.groups)
     ]
     columns += [
@@ -154,7 +156,7 @@ def bind_recommendations(inputs: Inputs) -> exp.Select:
 
 
 def bind_interactions(inputs: Inputs) -> exp.Select:
-    columns: list[exp.Expression] = []
+    columns: list[exp.Expr] = []
     arms: list[str] = []
     for i, group in enumerate(inputs.groups):
         if group.in_interactions:
@@ -162,7 +164,7 @@ def bind_interactions(inputs: Inputs) -> exp.Select:
         else:
             columns.append(exp.column(group_key(i), "arms"))
             arms.append(group_key(i))
-    relevance: exp.Expression = (
+    relevance: exp.Expr = (
         exp.column(inputs.relevance) if inputs.relevance is not None else exp.Literal.number(1)
     )
     columns += [
@@ -184,15 +186,20 @@ def bind_interactions(inputs: Inputs) -> exp.Select:
     return bound
 
 
-def _cutoff_literal(tree: exp.Expression, cutoff: int | None) -> exp.Expression:
+def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
+    """``$name`` placeholders replaced by literal nodes (never by SQL text)."""
+    return cast(exp.Select, exp.replace_placeholders(tree, **values))
+
+
+def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
     """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY."""
     if cutoff is None:
         tree.set("qualify", None)
         return tree
-    return exp.replace_placeholders(tree, cutoff=exp.Literal.number(cutoff))
+    return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
 
 
-def _bind_k(expression: exp.Expression, k: int | None) -> exp.Expression:
+def _bind_k(expression: exp.Expr, k: int | None) -> exp.Expr:
     """``x <= $k`` keeps positions within k; ``$k`` elsewhere is the list size k.
 
     Without a cutoff the whole list counts: ``x <= $k`` becomes ``x IS NOT NULL`` and ``$k``
@@ -219,12 +226,11 @@ def _prune(select: exp.Select, needed: set[str]) -> set[str]:
 
 @dataclass(frozen=True)
 class MetricColumn:
-    """Where a request's per-user value lives in ``per_user``."""
+    """Where a request's per-user value lives in ``per_user``: one column for a mean metric,
+    a numerator and a denominator column for a micro metric."""
 
     request: MetricRequest
-    value: str | None  # a mean metric's column
-    numerator: str | None = None  # a micro metric's columns
-    denominator: str | None = None
+    names: tuple[str, ...]
 
 
 def compose(
@@ -254,18 +260,19 @@ def compose(
     for index, request in enumerate(requests):
         expressions = request.metric.expressions()
         name = f"m{index + 1}"
+        names: tuple[str, ...]
         if request.metric.micro:
-            numerator, denominator = f"{name}_numerator", f"{name}_denominator"
-            for alias in ("numerator", "denominator"):
-                bound = _bind_k(expressions[alias], request.k)
-                per_user_stage.select(exp.alias_(bound, f"{name}_{alias}"), copy=False)
-            columns.append(MetricColumn(request, None, numerator, denominator))
+            names = (f"{name}_numerator", f"{name}_denominator")
+            for alias, part in zip(("numerator", "denominator"), names, strict=True):
+                per_user_stage.select(
+                    exp.alias_(_bind_k(expressions[alias], request.k), part), copy=False
+                )
         else:
-            bound = _bind_k(expressions[request.metric.name], request.k)
+            names = (name,)
             # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
-            value = exp.func("COALESCE", bound, exp.Literal.number(0))
+            value = exp.func("COALESCE", _bind_k(expressions[request.metric.name], request.k), 0)
             per_user_stage.select(exp.alias_(value, name), copy=False)
-            columns.append(MetricColumn(request, name))
+        columns.append(MetricColumn(request, names))
     if options.population == "common":
         having = per_user_stage.args["having"]
         having.set("this", exp.and_(having.this, exp.column("list_length") > 0))
@@ -302,28 +309,22 @@ def compose(
                     ordered.set("desc", False)
     needed |= {column.name for column in ranked.find_all(exp.Column)}
     _prune(truth, needed | {"item_id"})
-    truth = exp.replace_placeholders(truth, threshold=exp.convert(options.threshold))
+    truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     ranked = _cutoff_literal(ranked, cutoff)
 
     # The inputs already carry the group columns; the stages get them by widening.
-    bound = [
+    bound: list[tuple[str, exp.Expr]] = [
         ("input_recommendations", bind_recommendations(inputs)),
         ("input_interactions", bind_interactions(inputs)),
     ]
-    ctes: list[tuple[str, exp.Expression]] = []
     if options.duplicates == "first":
         first = stage("first_recommendations")
         if inputs.rank is not None:
-            first.find(exp.Window).set("order", exp.Order(expressions=[exp.column("pos")]))
-        ctes.append(("first_recommendations", first))
-        ranked = ranked.transform(
-            lambda node: exp.to_table("first_recommendations")
-            if isinstance(node, exp.Table) and node.name == "input_recommendations"
-            else node
-        )
-        for column in ranked.find_all(exp.Column):
-            if column.table == "input_recommendations":
-                column.set("table", exp.to_identifier("first_recommendations"))
+            for window in first.find_all(exp.Window):
+                window.set("order", exp.Order(expressions=[exp.column("pos")]))
+        bound[0] = ("all_recommendations", bound[0][1])
+        bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
+    ctes: list[tuple[str, exp.Expr]] = []
     ctes += [
         ("truth", truth),
         ("ranked", ranked),
@@ -336,6 +337,10 @@ def compose(
     return with_ctes(final, [*bound, *stages])
 
 
+def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
+    return exp.Div(this=numerator, expression=exp.func("NULLIF", denominator, 0))
+
+
 def _final(
     columns: list[MetricColumn], inputs: Inputs, per_user: bool, ordered_sums: bool
 ) -> exp.Select:
@@ -344,38 +349,35 @@ def _final(
         for i, g in enumerate(inputs.groups)
     ]
     order = [exp.column(group_key(i)) for i in range(len(inputs.groups))]
+
+    def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
+        return exp.alias_(value, exp.to_identifier(column.request.label, quoted=True))
+
     if per_user:
-        values = []
-        for column in columns:
-            if column.value is not None:
-                value: exp.Expression = exp.column(column.value)
-            else:
-                value = exp.Div(
-                    this=exp.column(column.numerator),
-                    expression=exp.func("NULLIF", exp.column(column.denominator), 0),
-                )
-            values.append(exp.alias_(value, exp.to_identifier(column.request.label, quoted=True)))
+        values = [
+            label(column, _ratio(*map(exp.column, column.names)))
+            if column.request.metric.micro
+            else label(column, exp.column(column.names[0]))
+            for column in columns
+        ]
         user = exp.alias_(exp.column("user_id"), exp.to_identifier(inputs.user.name, quoted=True))
         query = exp.select(*groups, user, *values).from_("per_user")
         return query.order_by(*order, exp.column("user_id"))
-    def summed(function: str, name: str | None) -> exp.Expression:
+
+    def summed(function: str, name: str) -> exp.Expr:
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
         # mean could change between runs; summing in user order makes every run identical.
-        argument: exp.Expression = exp.column(name)
+        argument: exp.Expr = exp.column(name)
         if ordered_sums:
             argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id")])
         return exp.func(function, argument)
 
-    aggregates = []
-    for column in columns:
-        if column.value is not None:
-            value = summed("AVG", column.value)
-        else:
-            value = exp.Div(
-                this=summed("SUM", column.numerator),
-                expression=exp.func("NULLIF", summed("SUM", column.denominator), 0),
-            )
-        aggregates.append(exp.alias_(value, exp.to_identifier(column.request.label, quoted=True)))
+    aggregates = [
+        label(column, _ratio(*(summed("SUM", name) for name in column.names)))
+        if column.request.metric.micro
+        else label(column, summed("AVG", column.names[0]))
+        for column in columns
+    ]
     users = exp.alias_(exp.func("COUNT", exp.Star()), "users")
     query = exp.select(*groups, users, *aggregates).from_("per_user")
     if order:
@@ -383,11 +385,12 @@ def _final(
     return query
 
 
-def with_ctes(query: exp.Select, ctes: Sequence[tuple[str, exp.Expression]]) -> exp.Select:
+def with_ctes(query: exp.Select, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Select:
     """Puts ``ctes`` first in the query's WITH clause, before the CTEs it already has."""
     existing = query.args.get("with_")
     new = [
-        exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name))) for name, body in ctes
+        exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
+        for name, body in ctes
     ]
     query.set("with_", exp.With(expressions=new + (existing.expressions if existing else [])))
     return query
@@ -397,4 +400,13 @@ def stage_names() -> list[str]:
     return sorted(path.stem for path in (sql_folder() / "stages").glob("*.sql"))
 
 
-__all__ = ["Group", "Inputs", "Options", "compose", "stage", "stage_names", "widen_keys", "with_ctes"]
+__all__ = [
+    "Group",
+    "Inputs",
+    "Options",
+    "compose",
+    "stage",
+    "stage_names",
+    "widen_keys",
+    "with_ctes",
+]

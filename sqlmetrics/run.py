@@ -22,6 +22,7 @@ from sqlmetrics.compose import (
     Inputs,
     Options,
     bind_interactions,
+    bind_placeholders,
     bind_recommendations,
     compose,
     group_key,
@@ -45,8 +46,22 @@ DEFAULT_COLUMNS: dict[str, str | None] = {
 }
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
-NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
-                 "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+NUMERIC_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "FLOAT",
+    "DOUBLE",
+    "DECIMAL",
+    "REAL",
+)
 _registered = itertools.count(1)
 
 
@@ -55,7 +70,7 @@ class Source:
     """An input as a relation in the connection, with its column names and types."""
 
     role: str  # "recommendations" or "interactions", for messages
-    relation: exp.Expression
+    relation: exp.Expr
     columns: dict[str, str]  # name -> DuckDB type
 
 
@@ -69,7 +84,7 @@ def bind_source(
     value: object, role: str, connection: duckdb.DuckDBPyConnection, own_connection: bool
 ) -> Source:
     """A path, glob, directory, DataFrame, Arrow table or table name, as a relation."""
-    relation: exp.Expression
+    relation: exp.Expr
     if isinstance(value, (str, os.PathLike)):
         relation = _path_or_table(os.fspath(value), role, connection, own_connection)
     else:
@@ -97,7 +112,7 @@ def _first_line(error: BaseException) -> str:
 
 def _path_or_table(
     text: str, role: str, connection: duckdb.DuckDBPyConnection, own_connection: bool
-) -> exp.Expression:
+) -> exp.Expr:
     lowered = text.lower()
     is_glob = any(char in text for char in "*?[")
     is_remote = "://" in text
@@ -150,7 +165,8 @@ def _column(source: Source, name: str, role: str) -> exp.Identifier:
             name = matches[0]
         else:
             raise SqlmetricsError(
-                f"{source.role} has no column {name!r} (the {role} column).{_suggest(name, list(source.columns))} "
+                f"{source.role} has no column {name!r} (the {role} column)."
+                f"{_suggest(name, list(source.columns))} "
                 f"Its columns: {', '.join(source.columns)}. Name yours with "
                 f"columns={{{role!r}: ...}} (CLI: --{role}-column)."
             )
@@ -202,7 +218,8 @@ def resolve_inputs(
             )
     rank = score = None
     if names["rank"] is not None or (
-        "score" not in given and names["score"] not in recommendations.columns
+        "score" not in given
+        and names["score"] not in recommendations.columns
         and "rank" in recommendations.columns
     ):
         rank = _column(recommendations, str(names["rank"] or "rank"), "rank")
@@ -225,7 +242,9 @@ def resolve_inputs(
                 f"Its columns: {', '.join(recommendations.columns)}"
             )
         if name in ("users",):
-            raise SqlmetricsError(f"group_by column {name!r} clashes with the output column 'users'")
+            raise SqlmetricsError(
+                f"group_by column {name!r} clashes with the output column 'users'"
+            )
         groups.append(
             Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
         )
@@ -248,7 +267,7 @@ def diagnostics_query(inputs: Inputs, options: Options, max_k: int | None) -> ex
         for column in query.find_all(exp.Column):
             if column.name == "score":
                 column.set("this", exp.to_identifier("pos"))
-    query = exp.replace_placeholders(
+    query = bind_placeholders(
         query,
         threshold=exp.convert(options.threshold),
         max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
@@ -262,7 +281,7 @@ def diagnostics_query(inputs: Inputs, options: Options, max_k: int | None) -> ex
             exp.func("COALESCE", exp.column(key, "listed"), exp.column(key, "interacted")),
             exp.to_identifier(group.name, quoted=True),
         )
-        for key, group in zip(keys, inputs.groups)
+        for key, group in zip(keys, inputs.groups, strict=True)
     ]
     if groups:
         query.set("expressions", groups + query.expressions)
@@ -336,14 +355,16 @@ def evaluate(
     own_connection = connection is None
     con = connect(connection)
     try:
-        con.execute("SET enable_progress_bar = true" if progress else "SET enable_progress_bar = false")
+        con.execute(
+            "SET enable_progress_bar = true" if progress else "SET enable_progress_bar = false"
+        )
         recs = bind_source(recommendations, "recommendations", con, own_connection)
         truth = bind_source(interactions, "interactions", con, own_connection)
         inputs = resolve_inputs(recs, truth, columns, group_by)
         _check_labels(requests, group_by, inputs)
         max_k = max((r.k for r in requests if r.k is not None), default=None)
         diagnostics = con.execute(diagnostics_query(inputs, options, max_k).sql("duckdb")).df()
-        counts = diagnostics.columns[len(inputs.groups):]
+        counts = diagnostics.columns[len(inputs.groups) :]
         diagnostics[counts] = diagnostics[counts].fillna(0).astype("int64")
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":
@@ -363,7 +384,9 @@ def evaluate(
     return result
 
 
-def _check_labels(requests: Sequence[MetricRequest], group_by: Sequence[str], inputs: Inputs) -> None:
+def _check_labels(
+    requests: Sequence[MetricRequest], group_by: Sequence[str], inputs: Inputs
+) -> None:
     taken = {*group_by, "users", inputs.user.name}
     for request in requests:
         if request.label in taken:
@@ -374,7 +397,9 @@ def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
     """The diagnostics that ``evaluate`` attached to its result."""
     value = frame.attrs.get("diagnostics")
     if value is None:
-        raise SqlmetricsError("this DataFrame carries no diagnostics; it did not come from evaluate")
+        raise SqlmetricsError(
+            "this DataFrame carries no diagnostics; it did not come from evaluate"
+        )
     return value  # type: ignore[no-any-return]
 
 

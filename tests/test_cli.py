@@ -25,8 +25,18 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_json_output_equals_the_api_exactly() -> None:
-    run = cli("evaluate", RECS, TRUTH, "-m", ",".join(METRICS), "--group-by", "model",
-              "--format", "json", "--quiet")
+    run = cli(
+        "evaluate",
+        RECS,
+        TRUTH,
+        "-m",
+        ",".join(METRICS),
+        "--group-by",
+        "model",
+        "--format",
+        "json",
+        "--quiet",
+    )
     assert run.returncode == 0, run.stderr
     rows = json.loads(run.stdout)
     frame = sqlmetrics.evaluate(RECS, TRUTH, METRICS, group_by=["model"])
@@ -37,8 +47,18 @@ def test_json_output_equals_the_api_exactly() -> None:
 
 def test_csv_output_round_trips_every_digit(tmp_path: Path) -> None:
     out = tmp_path / "metrics.csv"
-    run = cli("evaluate", RECS, TRUTH, *[f"-m{m}" for m in METRICS], "--group-by", "model",
-              "--format", "csv", "--output", str(out))
+    run = cli(
+        "evaluate",
+        RECS,
+        TRUTH,
+        *[f"-m{m}" for m in METRICS],
+        "--group-by",
+        "model",
+        "--format",
+        "csv",
+        "--output",
+        str(out),
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
     assert "diagnostics:" in run.stderr  # diagnostics go to stderr, the numbers to the file
@@ -60,8 +80,10 @@ def test_table_output_and_per_user() -> None:
     [
         (["-m", "ndgc@10"], "sqlmetrics: error: unknown metric 'ndgc@10'. Did you mean 'ndcg'?"),
         (["-m", "ndcg@0"], "sqlmetrics: error: cutoff in 'ndcg@0' must be a whole number"),
-        (["-m", "ndcg@10", "--user-column", "customer"],
-         "sqlmetrics: error: recommendations has no column 'customer' (the user column)."),
+        (
+            ["-m", "ndcg@10", "--user-column", "customer"],
+            "sqlmetrics: error: recommendations has no column 'customer' (the user column).",
+        ),
         ([], "sqlmetrics: error: no metrics requested"),
     ],
 )
@@ -81,8 +103,17 @@ def test_missing_file_is_one_line() -> None:
 
 
 def test_sql_subcommand_prints_a_runnable_query() -> None:
-    run = cli("sql", "-m", "ndcg@10", "-m", "map@10", "--recommendations", "analytics.recs",
-              "--interactions", "analytics.truth")
+    run = cli(
+        "sql",
+        "-m",
+        "ndcg@10",
+        "-m",
+        "map@10",
+        "--recommendations",
+        "analytics.recs",
+        "--interactions",
+        "analytics.truth",
+    )
     assert run.returncode == 0, run.stderr
     assert "FROM analytics.recs" in run.stdout and run.stdout.rstrip().endswith(";")
     assert 'AS "ndcg@10"' in run.stdout and 'AS "map@10"' in run.stdout

@@ -11,17 +11,24 @@ from sqlmetrics import to_sql
 from sqlmetrics.catalog import metrics, sql_folder
 from sqlmetrics.compose import stage
 
-JUDGED_COLUMNS = {
-    column.alias_or_name for column in stage("judged").expressions
-}
+JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
 METRICS = sorted(metrics())
 
 
 def test_judged_offers_the_documented_columns() -> None:
-    assert JUDGED_COLUMNS == {
-        "user_id", "pos", "hit", "gain", "exp_gain", "relevance", "ideal_pos", "hits_so_far",
-        "scored_ideal_pos", "n_relevant", "list_length",
-    }
+    assert {
+        "user_id",
+        "pos",
+        "hit",
+        "gain",
+        "exp_gain",
+        "relevance",
+        "ideal_pos",
+        "hits_so_far",
+        "scored_ideal_pos",
+        "n_relevant",
+        "list_length",
+    } == JUDGED_COLUMNS
 
 
 @pytest.mark.parametrize("name", METRICS)
@@ -30,7 +37,9 @@ def test_metric_file_is_a_per_user_query_over_judged(name: str) -> None:
     query = metric.query
     assert [table.name for table in query.find_all(exp.Table)] == ["judged"]
     outputs = [projection.alias_or_name for projection in query.expressions]
-    assert outputs == (["user_id", "numerator", "denominator"] if metric.micro else ["user_id", name])
+    assert outputs == (
+        ["user_id", "numerator", "denominator"] if metric.micro else ["user_id", name]
+    )
     group = [column.name for column in query.args["group"].expressions]
     assert group == ["user_id", "n_relevant", "list_length"]
     assert {column.name for column in query.find_all(exp.Column)} <= JUDGED_COLUMNS
