@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(sql)
 
     listing = commands.add_parser("metrics", help="every metric with its definition")
-    listing.add_argument("--format", choices=("table", "json"), default="table")
+    listing.add_argument("--format", choices=("table", "json", "markdown"), default="table")
 
     example = commands.add_parser("example", help="evaluate the bundled example data")
     example.add_argument("--format", choices=("table", "csv", "json"), default="table")
@@ -242,6 +242,9 @@ def _metrics(args: argparse.Namespace) -> None:
     if args.format == "json":
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
+    if args.format == "markdown":
+        sys.stdout.write(metrics_markdown(rows))
+        return
     for row in rows:
         sys.stdout.write(
             f"{row['name']}  ({row['cutoff']}; {row['aggregate']}; ties=average: "
@@ -250,6 +253,18 @@ def _metrics(args: argparse.Namespace) -> None:
             + (f"    aliases: {row['aliases']}\n" if row["aliases"] else "")
             + f"    references: {row['references']}\n"
         )
+
+
+def metrics_markdown(rows: list[dict[str, str]]) -> str:
+    """The README's metric table."""
+    lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
+    for row in rows:
+        aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
+        cutoff = "yes" if row["cutoff"] != "none" else "no"
+        averaged = "over interactions" if row["aggregate"].startswith("micro") else "over users"
+        definition = row["definition"].replace("|", "\\|")
+        lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -138,3 +138,16 @@ def test_example_runs_the_bundled_data() -> None:
     rows = json.loads(run.stdout)
     assert [row["model"] for row in rows] == ["popularity", "two_tower"]
     assert rows[1]["ndcg@10"] > rows[0]["ndcg@10"]
+
+
+def test_readme_metric_table_is_the_generated_one() -> None:
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    start = readme.index("<!-- metrics-table")
+    table = readme[readme.index("\n", start) + 1 : readme.index("<!-- end metrics-table -->")]
+    assert table == cli("metrics", "--format", "markdown").stdout
+
+
+def test_readme_example_output_is_what_make_example_prints() -> None:
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    run = cli("evaluate", RECS, TRUTH, "-m", ",".join(METRICS), "--group-by", "model", "-q")
+    assert run.stdout.strip() in readme
