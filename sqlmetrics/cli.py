@@ -182,6 +182,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     metrics = _metric_list(args.metrics)
     if not metrics:
         raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
+    progress = not args.quiet and sys.stdout.isatty()
     result = evaluate(
         args.recommendations,
         args.interactions,
@@ -193,8 +194,10 @@ def _evaluate(args: argparse.Namespace) -> None:
         threshold=args.threshold,
         population=args.population,
         duplicates=args.duplicates,
-        progress=not args.quiet and sys.stdout.isatty(),
+        progress=progress,
     )
+    if progress:
+        sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
     _write(_render(result, args.format), args.output)
     if not args.quiet:
         _show_diagnostics(result)
