@@ -12,8 +12,18 @@ from tests.conftest import REPO
 
 def test_wheel_ships_sql_and_examples(tmp_path: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "--wheel-dir", str(tmp_path), str(REPO)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--wheel-dir",
+            str(tmp_path),
+            str(REPO),
+        ],
         check=True,
     )
     (wheel,) = tmp_path.glob("sqlmetrics-*.whl")

@@ -1,0 +1,449 @@
+"""Independent pure-Python oracle for the ranking metrics of METRICS.md.
+
+Why it exists: the SQL engine is checked against something that shares none of its code or
+structure. Everything here is plain loops over small lists; speed is not a goal, readability is.
+Tie averaging (``ties="average"``) is computed by brute force over the orderings of each tie group,
+so it does not rely on any closed form the SQL may use.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+# Metrics whose expectation over tie orderings is supported (ties="average").
+AVERAGE_CAPABLE = frozenset(
+    {
+        "hits",
+        "precision",
+        "recall",
+        "f1",
+        "r_precision",
+        "cg",
+        "dcg",
+        "ndcg",
+        "dcg_exp",
+        "ndcg_exp",
+        "micro_hit_ratio",
+        "micro_mrr",
+    }
+)
+ALL_METRICS = frozenset(
+    AVERAGE_CAPABLE
+    | {"hit_rate", "mrr", "map", "map_min", "map_hits", "ndcg_scored", "ndcg_exp_scored"}
+)
+# Micro metrics aggregate as sum of numerators / sum of denominators.
+MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
+TIE_POLICIES = ("id", "optimistic", "pessimistic", "average")
+POPULATIONS = ("all", "common")
+
+# Above this many joint orderings of a user's tie groups, the expectation is taken group by group
+# (valid because every average-capable metric is affine in per-position terms).
+_MAX_JOINT_ORDERINGS = 5000
+_MAX_TIE_GROUP = 7
+
+
+@dataclass(frozen=True)
+class UserList:
+    """One user's ranked list, reduced to what the metrics need.
+
+    ``rels[i]`` is the gain-relevance of the item at ``positions[i]`` (0 when not relevant);
+    ``ideal`` holds the user's relevant relevances from the interactions, sorted descending.
+    """
+
+    positions: tuple[int, ...]
+    rels: tuple[float, ...]
+    ideal: tuple[float, ...]
+
+
+# ----------------------------------------------------------------------------------------------
+# Input preparation
+# ----------------------------------------------------------------------------------------------
+
+
+def _truth_by_user(interactions: Iterable[dict], threshold: float) -> dict[object, dict]:
+    """Map user -> {item: relevance} of relevant items, dedup keeping the max relevance."""
+    best: dict[object, dict[object, float]] = {}
+    for row in interactions:
+        rel = float(row.get("relevance", 1))
+        items = best.setdefault(row["user_id"], {})
+        item = row["item_id"]
+        if item not in items or rel > items[item]:
+            items[item] = rel
+    return {
+        user: {item: rel for item, rel in items.items() if rel > threshold}
+        for user, items in best.items()
+    }
+
+
+def _recs_by_user(recommendations: Iterable[dict]) -> dict[object, list[dict]]:
+    out: dict[object, list[dict]] = {}
+    for row in recommendations:
+        out.setdefault(row["user_id"], []).append(row)
+    return out
+
+
+def _score_key(row: dict) -> tuple[int, float]:
+    """Sort key for 'score DESC, NULL last' used with reverse=True: NULL sorts lowest."""
+    score = row.get("score")
+    if score is None or (isinstance(score, float) and math.isnan(score)):
+        return (0, 0.0)
+    return (1, float(score))
+
+
+def _tie_groups_by_score(rows: list[dict]) -> list[list[dict]]:
+    """Split rows into groups of equal score (NULL scores form one group), best group first."""
+    groups: dict[tuple[int, float], list[dict]] = {}
+    for row in rows:
+        groups.setdefault(_score_key(row), []).append(row)
+    return [groups[key] for key in sorted(groups, reverse=True)]
+
+
+def _order_rows(rows: list[dict], relevant: dict, ties: str) -> list[list[dict]]:
+    """Order one user's rows into tie groups, each group ordered by the policy's in-group key.
+
+    For ``ties="average"`` the in-group order returned is the id order; the caller permutes it.
+    """
+    ordered_groups = []
+    for group in _tie_groups_by_score(rows):
+        # item_id DESC first (stable sorts), then the relevance key on top for the policies.
+        group = sorted(group, key=lambda r: r["item_id"], reverse=True)
+        if ties == "optimistic":
+            group = sorted(group, key=lambda r: relevant.get(r["item_id"], 0.0), reverse=True)
+        elif ties == "pessimistic":
+            group = sorted(group, key=lambda r: relevant.get(r["item_id"], 0.0))
+        ordered_groups.append(group)
+    return ordered_groups
+
+
+# ----------------------------------------------------------------------------------------------
+# Per-user metric values on a fixed ordering
+# ----------------------------------------------------------------------------------------------
+
+
+def _log_discount(position: int) -> float:
+    return math.log2(position + 1)
+
+
+def _exp_gain(rel: float) -> float:
+    return 2.0**rel - 1.0
+
+
+def _dcg(pairs: Sequence[tuple[int, float]], gain: Callable[[float], float]) -> float:
+    return sum(gain(rel) / _log_discount(pos) for pos, rel in pairs if rel > 0)
+
+
+def _ideal_dcg(rels: Sequence[float], cut: int | None, gain: Callable[[float], float]) -> float:
+    best = sorted(rels, reverse=True)
+    if cut is not None:
+        best = best[:cut]
+    return sum(gain(rel) / _log_discount(i) for i, rel in enumerate(best, start=1) if rel > 0)
+
+
+def _linear(rel: float) -> float:
+    return rel
+
+
+def _ap_sum(top: Sequence[tuple[int, float]]) -> float:
+    """Sum over hit positions of precision at that position (ranks as given)."""
+    total = 0.0
+    hits = 0
+    for pos, rel in top:
+        if rel > 0:
+            hits += 1
+            total += hits / pos
+    return total
+
+
+def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
+    """Per-user value as (numerator, denominator); the value is num/den (0 when den is 0).
+
+    Only the micro metrics need the split for aggregation; the other metrics return (value, 1).
+    """
+    pairs = list(zip(ul.positions, ul.rels, strict=True))
+    top = [(pos, rel) for pos, rel in pairs if k is None or pos <= k]
+    n_list = len(pairs)
+    n_rel = len(ul.ideal)
+    hits = sum(1 for _, rel in top if rel > 0)
+
+    if metric == "micro_hit_ratio":
+        return float(hits), float(n_rel)
+    if metric == "micro_mrr":
+        return sum(1.0 / pos for pos, rel in top if rel > 0), float(n_rel)
+
+    value: float
+    if metric == "hits":
+        value = float(hits)
+    elif metric == "hit_rate":
+        value = 1.0 if hits > 0 else 0.0
+    elif metric in ("precision", "recall", "f1"):
+        p_den = k if k is not None else n_list
+        precision = hits / p_den if p_den > 0 else 0.0
+        recall = hits / n_rel
+        if metric == "precision":
+            value = precision
+        elif metric == "recall":
+            value = recall
+        else:
+            both = precision + recall
+            value = 0.0 if both == 0 else 2 * precision * recall / both
+    elif metric == "r_precision":
+        value = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0) / n_rel
+    elif metric == "mrr":
+        first = min((pos for pos, rel in top if rel > 0), default=None)
+        value = 0.0 if first is None else 1.0 / first
+    elif metric == "map":
+        value = _ap_sum(top) / n_rel
+    elif metric == "map_min":
+        den = min(n_rel, k if k is not None else n_list)
+        value = _ap_sum(top) / den if den > 0 else 0.0
+    elif metric == "map_hits":
+        value = _ap_sum(top) / hits if hits > 0 else 0.0
+    elif metric == "cg":
+        value = sum(rel for _, rel in top)
+    elif metric in ("dcg", "dcg_exp"):
+        value = _dcg(top, _linear if metric == "dcg" else _exp_gain)
+    elif metric in ("ndcg", "ndcg_exp"):
+        gain = _linear if metric == "ndcg" else _exp_gain
+        ideal = _ideal_dcg(ul.ideal, k, gain)
+        value = _dcg(top, gain) / ideal if ideal > 0 else 0.0
+    elif metric in ("ndcg_scored", "ndcg_exp_scored"):
+        gain = _linear if metric == "ndcg_scored" else _exp_gain
+        ideal = _ideal_dcg(ul.rels, k, gain)
+        value = _dcg(top, gain) / ideal if ideal > 0 else 0.0
+    else:  # pragma: no cover - guarded by _check_args
+        raise ValueError(f"unknown metric {metric!r}")
+    return value, 1.0
+
+
+# ----------------------------------------------------------------------------------------------
+# Tie averaging by brute force
+# ----------------------------------------------------------------------------------------------
+
+
+def _distinct_orderings(rels: Sequence[float]) -> Counter[tuple[float, ...]]:
+    """Every ordering of a tie group's relevances, with how many permutations give it."""
+    if len(rels) > _MAX_TIE_GROUP:
+        raise ValueError(f"tie group of {len(rels)} items is too large to enumerate")
+    return Counter(itertools.permutations(rels))
+
+
+def _expected_num_den(
+    specs: Sequence[tuple[str, int | None]],
+    groups: list[list[float]],
+    ideal: tuple[float, ...],
+) -> list[tuple[float, float]]:
+    """Expected (numerator, denominator) per spec over uniform orderings inside each tie group."""
+    base = [rel for group in groups for rel in group]
+    positions = tuple(range(1, len(base) + 1))
+
+    def evaluate(rels: Sequence[float]) -> list[float]:
+        ul = UserList(positions, tuple(rels), ideal)
+        return [_num_den(metric, ul, k)[0] for metric, k in specs]
+
+    starts = list(itertools.accumulate([0] + [len(g) for g in groups]))
+    # Groups whose items all share one relevance cannot change anything: skip them.
+    varying = [(starts[i], _distinct_orderings(g)) for i, g in enumerate(groups) if len(set(g)) > 1]
+    base_ul = UserList(positions, tuple(base), ideal)
+    base_pairs = [_num_den(metric, base_ul, k) for metric, k in specs]
+    dens = [den for _, den in base_pairs]  # denominators do not depend on the order
+    base_nums = [num for num, _ in base_pairs]
+    if not varying:
+        return base_pairs
+
+    joint = math.prod(sum(c.values()) for _, c in varying)
+    if joint <= _MAX_JOINT_ORDERINGS:
+        # Exact: enumerate every joint ordering of all tie groups.
+        totals = [0.0] * len(specs)
+        count = 0
+        for combo in itertools.product(*(c.items() for _, c in varying)):
+            rels = list(base)
+            weight = 1
+            for (start, _), (ordering, mult) in zip(varying, combo, strict=True):
+                rels[start : start + len(ordering)] = ordering
+                weight *= mult
+            for j, num in enumerate(evaluate(rels)):
+                totals[j] += weight * num
+            count += weight
+        return [(total / count, den) for total, den in zip(totals, dens, strict=True)]
+
+    # Group by group: E[f] = f(base) + sum_g (E_g[f] - f(base)), exact for affine metrics.
+    expected = list(base_nums)
+    for start, orderings in varying:
+        totals = [0.0] * len(specs)
+        count = 0
+        for ordering, mult in orderings.items():
+            rels = list(base)
+            rels[start : start + len(ordering)] = ordering
+            for j, num in enumerate(evaluate(rels)):
+                totals[j] += mult * num
+            count += mult
+        for j in range(len(specs)):
+            expected[j] += totals[j] / count - base_nums[j]
+    return list(zip(expected, dens, strict=True))
+
+
+# ----------------------------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------------------------
+
+
+def _check_args(metric: str, k: int | None, ties: str, population: str) -> None:
+    if metric not in ALL_METRICS:
+        raise ValueError(f"unknown metric {metric!r}")
+    if k is not None and (not isinstance(k, int) or k < 1):
+        raise ValueError(f"k must be a positive int or None, got {k!r}")
+    if metric == "r_precision" and k is not None:
+        raise ValueError("r_precision takes no cutoff")
+    if ties not in TIE_POLICIES:
+        raise ValueError(f"unknown tie policy {ties!r}")
+    if ties == "average" and metric not in AVERAGE_CAPABLE:
+        raise ValueError(f"{metric} has no tie-averaged form")
+    if population not in POPULATIONS:
+        raise ValueError(f"unknown population {population!r}")
+
+
+def _per_user_num_den(
+    recommendations: list[dict],
+    interactions: list[dict],
+    specs: Sequence[tuple[str, int | None]],
+    *,
+    ties: str,
+    threshold: float,
+    population: str,
+    rank_column: bool,
+) -> dict[object, list[tuple[float, float]]]:
+    """user -> [(numerator, denominator) per spec] for the population users."""
+    for metric, k in specs:
+        _check_args(metric, k, ties, population)
+    truth = _truth_by_user(interactions, threshold)
+    recs = _recs_by_user(recommendations)
+    out: dict[object, list[tuple[float, float]]] = {}
+    for user, relevant in truth.items():
+        if not relevant:
+            continue  # not in the population
+        ideal = tuple(sorted(relevant.values(), reverse=True))
+        rows = recs.get(user, [])
+        if not rows and population == "common":
+            continue
+        if rank_column:
+            ranked = sorted(rows, key=lambda r: r["rank"])
+            ul = UserList(
+                tuple(int(r["rank"]) for r in ranked),
+                tuple(relevant.get(r["item_id"], 0.0) for r in ranked),
+                ideal,
+            )
+            out[user] = [_num_den(metric, ul, k) for metric, k in specs]
+            continue
+        groups = _order_rows(rows, relevant, ties)
+        rel_groups = [[relevant.get(r["item_id"], 0.0) for r in g] for g in groups]
+        if ties == "average":
+            out[user] = _expected_num_den(specs, rel_groups, ideal)
+        else:
+            flat = tuple(rel for g in rel_groups for rel in g)
+            ul = UserList(tuple(range(1, len(flat) + 1)), flat, ideal)
+            out[user] = [_num_den(metric, ul, k) for metric, k in specs]
+    return out
+
+
+@dataclass(frozen=True)
+class OracleResult:
+    """One metric's per-user values and its aggregate over the population."""
+
+    per_user: dict[object, float]
+    mean: float
+
+
+def oracle_evaluate(
+    recommendations: list[dict],
+    interactions: list[dict],
+    specs: Sequence[tuple[str, int | None]],
+    *,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    rank_column: bool = False,
+) -> dict[tuple[str, int | None], OracleResult]:
+    """Many (metric, k) at once, sharing the input preparation and the tie enumeration.
+
+    The aggregate is the mean of per-user values, or sum num / sum den for the micro metrics;
+    NaN when the population is empty.
+    """
+    num_den = _per_user_num_den(
+        recommendations,
+        interactions,
+        specs,
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        rank_column=rank_column,
+    )
+    results = {}
+    for j, (metric, k) in enumerate(specs):
+        pairs = {user: values[j] for user, values in num_den.items()}
+        per_user = {user: (num / den if den > 0 else 0.0) for user, (num, den) in pairs.items()}
+        mean: float
+        if not pairs:
+            mean = math.nan
+        elif metric in MICRO_METRICS:
+            num = sum(n for n, _ in pairs.values())
+            den = sum(d for _, d in pairs.values())
+            mean = num / den if den > 0 else 0.0
+        else:
+            mean = sum(per_user.values()) / len(per_user)
+        results[(metric, k)] = OracleResult(per_user, mean)
+    return results
+
+
+def oracle_per_user(
+    recommendations: list[dict],
+    interactions: list[dict],
+    metric: str,
+    k: int | None,
+    *,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    rank_column: bool = False,
+) -> dict[object, float]:
+    """Per-user metric values for the population users (see METRICS.md)."""
+    result = oracle_evaluate(
+        recommendations,
+        interactions,
+        [(metric, k)],
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        rank_column=rank_column,
+    )
+    return result[(metric, k)].per_user
+
+
+def oracle_mean(
+    recommendations: list[dict],
+    interactions: list[dict],
+    metric: str,
+    k: int | None,
+    *,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    rank_column: bool = False,
+) -> float:
+    """Aggregate over the population: mean of per-user values, or sum num / sum den for micro.
+
+    NaN when the population is empty.
+    """
+    result = oracle_evaluate(
+        recommendations,
+        interactions,
+        [(metric, k)],
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        rank_column=rank_column,
+    )
+    return result[(metric, k)].mean
