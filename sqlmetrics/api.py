@@ -8,9 +8,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog import metrics, parse_requests
-from sqlmetrics.compose import Group, Inputs, Options, compose
+from sqlmetrics.compose import Group, Inputs, Options, column_names, compose
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.run import COLUMN_ROLES, DEFAULT_COLUMNS
 
 
 def table_name(name: str, dialect: str, role: str) -> exp.Table:
@@ -69,14 +68,9 @@ def to_sql(
     others are then evaluated against the whole population, like a model column).
     ``columns={"relevance": None}`` gives every interaction relevance 1.
     """
-    requests = parse_requests(list(metrics) if not isinstance(metrics, str) else metrics)
+    requests = parse_requests(metrics)
     options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
-    unknown = set(columns or {}) - set(COLUMN_ROLES)
-    if unknown:
-        raise SqlmetricsError(
-            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
-        )
-    names = {**DEFAULT_COLUMNS, **dict(columns or {})}
+    names = column_names(columns)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     shared = set(group_by if interactions_group_by is None else interactions_group_by)
     if not shared <= set(group_by):

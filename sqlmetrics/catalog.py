@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -140,7 +141,8 @@ def parse_request(text: str) -> MetricRequest:
     return MetricRequest(metric, int(cutoff), label)
 
 
-def parse_requests(texts: list[str] | tuple[str, ...] | str) -> list[MetricRequest]:
+def parse_requests(texts: Sequence[str] | str) -> list[MetricRequest]:
+    """Requests in order, a label asked twice kept once."""
     if isinstance(texts, str):
         texts = [texts]
     if not texts:

@@ -176,25 +176,33 @@ def _show_diagnostics(frame: pd.DataFrame) -> None:
         sys.stderr.write("diagnostics:\n" + diagnostics.to_string(index=False) + "\n")
 
 
-def _evaluate(args: argparse.Namespace) -> None:
-    from sqlmetrics.run import evaluate
-
+def _requested(args: argparse.Namespace) -> list[str]:
     metrics = _metric_list(args.metrics)
     if not metrics:
         raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
+    return metrics
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments evaluate and to_sql share."""
+    return {
+        "group_by": args.group_by,
+        "per_user": args.per_user,
+        "columns": _columns(args),
+        "ties": args.ties,
+        "threshold": args.threshold,
+        "population": args.population,
+        "duplicates": args.duplicates,
+    }
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    from sqlmetrics.run import evaluate
+
+    metrics = _requested(args)
     progress = not args.quiet and sys.stdout.isatty()
     result = evaluate(
-        args.recommendations,
-        args.interactions,
-        metrics,
-        group_by=args.group_by,
-        per_user=args.per_user,
-        columns=_columns(args),
-        ties=args.ties,
-        threshold=args.threshold,
-        population=args.population,
-        duplicates=args.duplicates,
-        progress=progress,
+        args.recommendations, args.interactions, metrics, **_options(args), progress=progress
     )
     if progress:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
@@ -220,21 +228,12 @@ def _example(args: argparse.Namespace) -> None:
 
 
 def _sql(args: argparse.Namespace) -> None:
-    metrics = _metric_list(args.metrics)
-    if not metrics:
-        raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
     text = to_sql(
-        metrics,
+        _requested(args),
         args.recommendations,
         args.interactions,
-        group_by=args.group_by,
+        **_options(args),
         interactions_group_by=args.interactions_group_by,
-        per_user=args.per_user,
-        columns=_columns(args),
-        ties=args.ties,
-        threshold=args.threshold,
-        population=args.population,
-        duplicates=args.duplicates,
         dialect=args.dialect,
     )
     _write(text + ";\n", args.output)

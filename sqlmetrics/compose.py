@@ -9,7 +9,7 @@ user-supplied names arrive as identifier nodes and values as literals, never as 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -22,6 +22,26 @@ from sqlmetrics.errors import SqlmetricsError
 TIES = ("id", "optimistic", "pessimistic", "average")
 POPULATIONS = ("all", "common")
 DUPLICATES = ("error", "first")
+
+
+COLUMN_ROLES = ("user", "item", "score", "rank", "relevance")
+DEFAULT_COLUMNS: dict[str, str | None] = {
+    "user": "user_id",
+    "item": "item_id",
+    "score": "score",
+    "rank": None,
+    "relevance": "relevance",
+}
+
+
+def column_names(columns: Mapping[str, str | None] | None) -> dict[str, str | None]:
+    """The user's column names over the defaults; unknown roles are refused."""
+    unknown = set(columns or {}) - set(COLUMN_ROLES)
+    if unknown:
+        raise SqlmetricsError(
+            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
+        )
+    return {**DEFAULT_COLUMNS, **dict(columns or {})}
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from sqlmetrics.compose import (
     bind_interactions,
     bind_placeholders,
     bind_recommendations,
+    column_names,
     compose,
     group_key,
     stage,
@@ -36,14 +37,6 @@ if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance")
-DEFAULT_COLUMNS: dict[str, str | None] = {
-    "user": "user_id",
-    "item": "item_id",
-    "score": "score",
-    "rank": None,
-    "relevance": "relevance",
-}
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
 NUMERIC_TYPES = (
@@ -193,13 +186,8 @@ def resolve_inputs(
     group_by: Sequence[str],
 ) -> Inputs:
     """Checks the column mapping against both inputs and returns the bound inputs."""
-    unknown = set(columns or {}) - set(COLUMN_ROLES)
-    if unknown:
-        raise SqlmetricsError(
-            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
-        )
     given = dict(columns or {})
-    names = {**DEFAULT_COLUMNS, **given}
+    names = column_names(columns)
     user = _column(recommendations, str(names["user"]), "user")
     item = _column(recommendations, str(names["item"]), "item")
     for role, column in (("user", user), ("item", item)):
@@ -349,7 +337,7 @@ def evaluate(
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
         ``result.attrs["diagnostics"]`` holds the counts of METRICS.md "Results" per group.
     """
-    requests = parse_requests(list(metrics) if not isinstance(metrics, str) else metrics)
+    requests = parse_requests(metrics)
     options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     own_connection = connection is None
