@@ -9,6 +9,7 @@ from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog import metrics, parse_requests
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose
+from sqlmetrics.dialects import render
 from sqlmetrics.errors import SqlmetricsError
 
 
@@ -97,7 +98,7 @@ def to_sql(
         ),
     )
     query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)
-    return query.sql(dialect=dialect, pretty=pretty)
+    return render(query, dialect, pretty=pretty)
 
 
 def describe_metrics() -> list[dict[str, str]]:

@@ -219,22 +219,37 @@ def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
     return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
 
 
-def _bind_k(expression: exp.Expr, k: int | None) -> exp.Expr:
+def _bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> exp.Expr:
     """``x <= $k`` keeps positions within k; ``$k`` elsewhere is the list size k.
 
     Without a cutoff the whole list counts: ``x <= $k`` becomes ``x IS NOT NULL`` and ``$k``
     becomes the user's list length (precision without @k is hits / list length).
     """
     for placeholder in list(expression.find_all(exp.Placeholder)):
-        if placeholder.name != "k":
-            raise SqlmetricsError(f"unknown parameter ${placeholder.name} in a metric file")
-        if k is not None:
-            placeholder.replace(exp.Literal.number(k))
+        if placeholder.name != name:
+            raise SqlmetricsError(f"unknown parameter ${placeholder.name} where ${name} is bound")
+        if value is not None:
+            placeholder.replace(exp.Literal.number(value))
         elif isinstance(placeholder.parent, exp.LTE) and placeholder.arg_key == "expression":
             comparison = placeholder.parent
             comparison.replace(exp.Not(this=exp.Is(this=comparison.this, expression=exp.Null())))
         else:
             placeholder.replace(exp.column("list_length"))
+    return expression
+
+
+def _per_user_constants(expression: exp.Expr) -> exp.Expr:
+    """Reads n_relevant and list_length, per-user constants to a metric file, as the per-user
+    aggregates per_user.sql defines (judged carries each on one side of the join only)."""
+    replacements = {
+        "n_relevant": lambda: exp.func("MAX", exp.column("n_relevant")),
+        "list_length": lambda: exp.func("COALESCE", exp.func("MAX", exp.column("list_length")), 0),
+    }
+    if isinstance(expression, exp.Column) and expression.name in replacements:
+        return replacements[expression.name]()
+    for column in list(expression.find_all(exp.Column)):
+        if column.name in replacements and not column.find_ancestor(exp.AggFunc):
+            column.replace(replacements[column.name]())
     return expression
 
 
@@ -259,52 +274,23 @@ def compose(
     options: Options,
     per_user: bool = False,
     dialect: str = "duckdb",
-) -> exp.Select:
-    """One query computing every request: a summary row per group, or a row per user."""
-    if options.ties == "average":
-        refused = [r.label for r in requests if not r.metric.ties_average]
-        if refused:
-            raise SqlmetricsError(
-                f"ties='average' has no exact closed form for {', '.join(refused)}; "
-                "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
-            )
-    if inputs.rank is not None and options.ties != "id":
-        raise SqlmetricsError(
-            "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
-        )
+    diagnostics: bool = False,
+) -> exp.Query:
+    """One query computing every request: a summary row per group, or a row per user.
+
+    With ``diagnostics`` (evaluate's own query) the diagnostics of METRICS.md "Results" come
+    from the same stages, as extra rows: see ``DIAGNOSTICS`` and ``split_diagnostics``.
+    """
+    _check_compatible(requests, inputs, options)
     keys = [group_key(i) for i in range(len(inputs.groups))]
-
-    # Per-user metric columns, each a copy of its file's expressions with k bound.
-    per_user_stage = stage("per_user")
-    columns: list[MetricColumn] = []
-    for index, request in enumerate(requests):
-        expressions = request.metric.expressions()
-        name = f"m{index + 1}"
-        names: tuple[str, ...]
-        if request.metric.micro:
-            names = (f"{name}_numerator", f"{name}_denominator")
-            for alias, part in zip(("numerator", "denominator"), names, strict=True):
-                per_user_stage.select(
-                    exp.alias_(_bind_k(expressions[alias], request.k), part), copy=False
-                )
-        else:
-            names = (name,)
-            # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
-            value = exp.func("COALESCE", _bind_k(expressions[request.metric.name], request.k), 0)
-            per_user_stage.select(exp.alias_(value, name), copy=False)
-        columns.append(MetricColumn(request, names))
-    if options.population == "common":
-        having = per_user_stage.args["having"]
-        having.set("this", exp.and_(having.this, exp.column("list_length") > 0))
-
+    per_user_stage, columns = _per_user_stage(requests, options)
     whole_list = any(r.k is None or r.metric.reads_whole_list for r in requests)
     cutoff = None if whole_list else max(r.k for r in requests if r.k is not None)
 
-    # Prune judged -> joined -> truth to the columns the metrics read.
+    # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
-    judged = stage("judged")
-    joined = stage("joined")
-    truth = stage("truth")
+    judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
+    ranked = _ranked_stage(inputs, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -312,25 +298,17 @@ def compose(
                 projection.replace(exp.column(projection.alias_or_name))
         for name in ("hit", "gain", "exp_gain"):
             joined.select(exp.column(name, "ranked"), copy=False)
+    _spread_per_user_constants(judged, per_user_stage)
     needed = _prune(judged, needed) | {"user_id"}
     needed = _prune(joined, needed) | {"user_id", "item_id"}
-
-    if inputs.rank is not None:
-        ranked = stage("ranked_given")
-    elif options.ties == "id":
-        ranked = stage("ranked")
-    elif options.ties == "average":
-        ranked = stage("ranked_average")
-    else:
-        ranked = stage("ranked_by_relevance")
-        if options.ties == "pessimistic":
-            for ordered in ranked.find_all(exp.Ordered):
-                if isinstance(ordered.this, exp.Coalesce):
-                    ordered.set("desc", False)
-    needed |= {column.name for column in ranked.find_all(exp.Column)}
-    _prune(truth, needed | {"item_id"})
+    diagnosis = _diagnostics_stages(options, cutoff, requests, keys) if diagnostics else []
+    for _, cte in diagnosis:
+        needed |= {column.name for column in cte.find_all(exp.Column)}
+    _prune(ranked, needed | {"pos"})
+    _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
-    ranked = _cutoff_literal(ranked, cutoff)
+    # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
+    ranked = _cutoff_literal(ranked, cutoff + 1 if diagnostics and cutoff else cutoff)
 
     # The inputs already carry the group columns; the stages get them by widening.
     bound: list[tuple[str, exp.Expr]] = [
@@ -344,17 +322,161 @@ def compose(
                 window.set("order", exp.Order(expressions=[exp.column("pos")]))
         bound[0] = ("all_recommendations", bound[0][1])
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
-    ctes: list[tuple[str, exp.Expr]] = []
-    ctes += [
+    stages: list[tuple[str, exp.Expr]] = [
         ("truth", truth),
         ("ranked", ranked),
         ("joined", joined),
         ("judged", judged),
         ("per_user", per_user_stage),
+        *diagnosis,
     ]
-    stages = [(name, widen_keys(cte, keys)) for name, cte in ctes]
+    stages = [(name, widen_keys(cte, keys)) for name, cte in stages]
     final = _final(columns, inputs, per_user, ordered_sums=dialect == "duckdb")
-    return with_ctes(final, [*bound, *stages])
+    query = _with_diagnostics_rows(final, inputs, columns, per_user) if diagnostics else final
+    return with_ctes(query, [*bound, *stages])
+
+
+def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:
+    if options.ties == "average":
+        refused = [r.label for r in requests if not r.metric.ties_average]
+        if refused:
+            raise SqlmetricsError(
+                f"ties='average' has no exact closed form for {', '.join(refused)}; "
+                "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
+            )
+    if inputs.rank is not None and options.ties != "id":
+        raise SqlmetricsError(
+            "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
+        )
+
+
+def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -> None:
+    """A metric that reads n_relevant or list_length row by row (inside an aggregate, like
+    r_precision's ``pos <= n_relevant``) needs it on every row of the user, not only on the
+    side of the join that carries it: a window spreads it, only when needed."""
+    inside = {
+        column.name
+        for column in per_user_stage.find_all(exp.Column)
+        if column.name in ("n_relevant", "list_length")
+        and column.find_ancestor(exp.AggFunc)
+        and not isinstance(column.parent, exp.Max)
+    }
+    for projection in judged.expressions:
+        name = projection.alias_or_name
+        if name in inside:
+            window = exp.Window(
+                this=exp.func("MAX", exp.column(name)), partition_by=[exp.column("user_id")]
+            )
+            projection.replace(exp.alias_(exp.func("COALESCE", window, 0), name))
+
+
+def _per_user_stage(
+    requests: Sequence[MetricRequest], options: Options
+) -> tuple[exp.Select, list[MetricColumn]]:
+    """per_user.sql with one column per request: its file's expressions, k bound."""
+    per_user_stage = stage("per_user")
+    columns: list[MetricColumn] = []
+    for index, request in enumerate(requests):
+        expressions = {
+            alias: _per_user_constants(_bind_cutoff(expression, request.k))
+            for alias, expression in request.metric.expressions().items()
+        }
+        name = f"m{index + 1}"
+        names: tuple[str, ...]
+        if request.metric.micro:
+            names = (f"{name}_numerator", f"{name}_denominator")
+            for alias, part in zip(("numerator", "denominator"), names, strict=True):
+                per_user_stage.select(exp.alias_(expressions[alias], part), copy=False)
+        else:
+            names = (name,)
+            # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
+            value = exp.func("COALESCE", expressions[request.metric.name], 0)
+            per_user_stage.select(exp.alias_(value, name), copy=False)
+        columns.append(MetricColumn(request, names))
+    if options.population == "common":
+        having = per_user_stage.args["having"]
+        longest = _per_user_constants(exp.column("list_length"))
+        having.set("this", exp.and_(having.this, longest > 0))
+    return per_user_stage, columns
+
+
+def _ranked_stage(inputs: Inputs, options: Options) -> exp.Select:
+    if inputs.rank is not None:
+        return stage("ranked_given")
+    if options.ties == "id":
+        return stage("ranked")
+    if options.ties == "average":
+        return stage("ranked_average")
+    ranked = stage("ranked_by_relevance")
+    if options.ties == "pessimistic":
+        for ordered in ranked.find_all(exp.Ordered):
+            if isinstance(ordered.this, exp.Coalesce):
+                ordered.set("desc", False)
+    return ranked
+
+
+DIAGNOSTICS = (
+    "users_in_interactions",
+    "users_with_recommendations",
+    "population_without_recommendations",
+    "recommended_without_relevant",
+    "lists_shorter_than_k",
+    "duplicate_recommendations",
+    "null_scores",
+    "tied_score_groups",
+)
+KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
+
+
+def _diagnostics_stages(
+    options: Options, cutoff: int | None, requests: Sequence[MetricRequest], keys: Sequence[str]
+) -> list[tuple[str, exp.Expr]]:
+    """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``."""
+    query = stage("diagnostics")
+    max_k = max((r.k for r in requests if r.k is not None), default=None)
+    query = bind_placeholders(
+        query,
+        threshold=exp.convert(options.threshold),
+        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
+    )
+    _bind_cutoff(query, cutoff, name="cutoff")
+    ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
+    query.set("with_", None)
+    if keys:
+        # One row per group: listed and interacted hold the group columns once widened.
+        groups = [
+            exp.alias_(
+                exp.func("COALESCE", exp.column(key, "listed"), exp.column(key, "interacted")), key
+            )
+            for key in keys
+        ]
+        query.set("expressions", groups + query.expressions)
+        query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
+    return [*ctes, ("diagnosed", query)]
+
+
+def _with_diagnostics_rows(
+    query: exp.Select, inputs: Inputs, columns: list[MetricColumn], per_user: bool
+) -> exp.Query:
+    """The metric rows, then one diagnostics row per group, in one result set."""
+    groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
+    first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
+    labels = [exp.to_identifier(column.request.label, quoted=True) for column in columns]
+    counts = [exp.to_identifier(name) for name in DIAGNOSTICS]
+    keys = [exp.column(group_key(i)) for i in range(len(groups))]
+    diagnosed = exp.select(
+        exp.alias_(exp.Literal.string("diagnostics"), KIND),
+        *[exp.alias_(key, group) for key, group in zip(keys, groups, strict=True)],
+        *[exp.alias_(exp.Null(), name) for name in first + labels],
+        *[exp.column(name) for name in counts],
+    ).from_("diagnosed")
+    query.set("order", None)  # the caller orders each kind of row
+    metrics = exp.select(
+        exp.alias_(exp.Literal.string("metrics"), KIND),
+        *[exp.column(name) for name in groups + first + labels],
+        *[exp.alias_(exp.Null(), name) for name in counts],
+    ).from_(exp.alias_(exp.paren(query), "metrics"))
+    return exp.union(metrics, diagnosed, distinct=False)
 
 
 def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
@@ -405,7 +527,7 @@ def _final(
     return query
 
 
-def with_ctes(query: exp.Select, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Select:
+def with_ctes(query: exp.Query, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Query:
     """Puts ``ctes`` first in the query's WITH clause, before the CTEs it already has."""
     existing = query.args.get("with_")
     new = [

@@ -18,18 +18,13 @@ from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog import MetricRequest, parse_requests
 from sqlmetrics.compose import (
+    DIAGNOSTICS,
+    KIND,
     Group,
     Inputs,
     Options,
-    bind_interactions,
-    bind_placeholders,
-    bind_recommendations,
     column_names,
     compose,
-    group_key,
-    stage,
-    widen_keys,
-    with_ctes,
 )
 from sqlmetrics.errors import SqlmetricsError
 
@@ -248,40 +243,46 @@ def resolve_inputs(
     )
 
 
-def diagnostics_query(inputs: Inputs, options: Options, max_k: int | None) -> exp.Select:
-    """The diagnostics of ``sql/stages/diagnostics.sql`` per group, on the same bound inputs."""
-    query = stage("diagnostics")
-    if inputs.rank is not None:
-        for column in query.find_all(exp.Column):
-            if column.name == "score":
-                column.set("this", exp.to_identifier("pos"))
-    query = bind_placeholders(
-        query,
-        threshold=exp.convert(options.threshold),
-        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
+def _split_diagnostics(
+    connection: duckdb.DuckDBPyConnection, query: exp.Query, inputs: Inputs, per_user: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs evaluate's query once and separates its metric rows from its diagnostics rows."""
+    table = exp.to_table(f"sqlmetrics_result_{next(_registered)}")
+    connection.execute(
+        exp.Create(
+            this=table,
+            kind="TABLE",
+            expression=query,
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+        ).sql("duckdb")
     )
-    keys = [group_key(i) for i in range(len(inputs.groups))]
-    for cte in query.args["with_"].expressions:
-        widen_keys(cte.this, keys)
-    widen_keys(query, keys)  # the join conditions of the final SELECT
-    groups = [
-        exp.alias_(
-            exp.func("COALESCE", exp.column(key, "listed"), exp.column(key, "interacted")),
-            exp.to_identifier(group.name, quoted=True),
-        )
-        for key, group in zip(keys, inputs.groups, strict=True)
-    ]
-    if groups:
-        query.set("expressions", groups + query.expressions)
-        positions = [exp.Literal.number(i + 1) for i in range(len(groups))]
-        query = query.group_by(*positions).order_by(*positions)
-    return with_ctes(
-        query,
-        [
-            ("input_recommendations", bind_recommendations(inputs)),
-            ("input_interactions", bind_interactions(inputs)),
-        ],
-    )
+    try:
+        groups = [exp.column(exp.to_identifier(g.name, quoted=True)) for g in inputs.groups]
+        first = inputs.user.name if per_user else "users"
+        names = [
+            c
+            for c in connection.execute(
+                exp.select("*").from_(table).limit(0).sql("duckdb")
+            ).description
+        ]
+        columns = [str(column[0]) for column in names]
+        metric_columns = columns[1 : columns.index(DIAGNOSTICS[0])]
+        order = [*groups, exp.column(exp.to_identifier(first, quoted=True))] if per_user else groups
+
+        def part(kind: str, wanted: list[str], by: Sequence[exp.Expr]) -> pd.DataFrame:
+            select = (
+                exp.select(*[exp.column(exp.to_identifier(c, quoted=True)) for c in wanted])
+                .from_(table)
+                .where(exp.column(KIND).eq(exp.Literal.string(kind)))
+            )
+            return connection.execute((select.order_by(*by) if by else select).sql("duckdb")).df()
+
+        metrics = part("metrics", metric_columns, order)
+        counted = part("diagnostics", [*[g.name for g in inputs.groups], *DIAGNOSTICS], groups)
+        counted[list(DIAGNOSTICS)] = counted[list(DIAGNOSTICS)].fillna(0).astype("int64")
+    finally:
+        connection.execute(exp.Drop(tables=[table], kind="TABLE", exists=True).sql("duckdb"))
+    return metrics, counted
 
 
 def _duplicate_example(
@@ -350,21 +351,18 @@ def evaluate(
         truth = bind_source(interactions, "interactions", con, own_connection)
         inputs = resolve_inputs(recs, truth, columns, group_by)
         _check_labels(requests, group_by, inputs)
-        max_k = max((r.k for r in requests if r.k is not None), default=None)
-        diagnostics = con.execute(diagnostics_query(inputs, options, max_k).sql("duckdb")).df()
-        counts = diagnostics.columns[len(inputs.groups) :]
-        diagnostics[counts] = diagnostics[counts].fillna(0).astype("int64")
+        query = compose(requests, inputs, options, per_user=per_user, diagnostics=True)
+        result, diagnostics = _split_diagnostics(con, query, inputs, per_user)
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":
             example = _duplicate_example(con, inputs)
             raise SqlmetricsError(
                 f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in "
-                f"{duplicated} row(s), e.g. {example[:2] if example else '?'} appears "
+                f"{duplicated} row(s) of the positions evaluated, e.g. "
+                f"{example[:2] if example else '?'} appears "
                 f"{example[2] if example else 'several'} times; deduplicate them, or pass "
                 "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
             )
-        query = compose(requests, inputs, options, per_user=per_user)
-        result = con.execute(query.sql("duckdb")).df()
     finally:
         if own_connection:
             con.close()

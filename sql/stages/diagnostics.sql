@@ -1,12 +1,15 @@
--- Counts reported beside the metrics: who is in which input, what the lists look like.
--- With a rank column, null_scores counts NULL ranks and tied_score_groups repeated ranks.
+-- Counts reported beside the metrics (evaluate runs them in the same query). List lengths and
+-- NULL scores count whole lists; duplicates and ties count the positions the metrics read (the
+-- first K, K the deepest cutoff or the whole list), ties also the position after K, where a tie
+-- decides what falls inside the cutoff. With a rank column, "scores" are the ranks.
 WITH listed AS (
   SELECT
     user_id,
-    COUNT(*) AS list_length,
-    COUNT(*) - COUNT(DISTINCT item_id) AS duplicate_rows,
-    COUNT(*) - COUNT(score) AS null_scores
-  FROM input_recommendations
+    MAX(list_length) AS list_length,
+    MAX(list_length) - MAX(scored_length) AS null_scores,
+    COUNT(CASE WHEN pos <= $cutoff THEN item_id END)
+    - COUNT(DISTINCT CASE WHEN pos <= $cutoff THEN item_id END) AS duplicate_rows
+  FROM ranked
   GROUP BY user_id
 ),
 
@@ -18,7 +21,7 @@ tied AS (
     SELECT
       user_id,
       score
-    FROM input_recommendations
+    FROM ranked
     WHERE score IS NOT NULL
     GROUP BY user_id, score
     HAVING COUNT(*) > 1

@@ -1,7 +1,9 @@
 -- What the metric files read. Per row: pos, hit (0/1), gain (rel), exp_gain (2^rel - 1),
 -- relevance and ideal_pos (for the ideal DCG), hits_so_far (hits at positions 1..pos),
 -- scored_ideal_pos (position among the recommended items by relevance). Per user: n_relevant
--- (|R_u|) and list_length (0 without recommendations). Unused columns are pruned per query.
+-- (|R_u|, carried by the relevant rows) and list_length (carried by the recommended rows);
+-- per_user takes each user's value, so a metric file may read both as per-user constants.
+-- Unused columns are pruned per query.
 SELECT
   user_id,
   pos,
@@ -19,6 +21,6 @@ SELECT
         PARTITION BY user_id ORDER BY CASE WHEN pos IS NULL THEN 1 ELSE 0 END, relevance DESC
       )
   END AS scored_ideal_pos,
-  MAX(n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
-  COALESCE(MAX(list_length) OVER (PARTITION BY user_id), 0) AS list_length
+  n_relevant,
+  list_length
 FROM joined

@@ -1,9 +1,10 @@
--- The population: users with at least one relevant item (the composer adds "AND list_length > 0"
--- for population="common") and one column per requested metric.
+-- The population: users with at least one relevant item (the composer adds
+-- "AND list_length > 0" for population="common"), and one column per requested metric, where
+-- the composer reads n_relevant and list_length as these per-user aggregates.
 SELECT
   user_id,
-  n_relevant,
-  list_length
+  MAX(n_relevant) AS n_relevant,
+  COALESCE(MAX(list_length), 0) AS list_length
 FROM judged
-GROUP BY user_id, n_relevant, list_length
-HAVING n_relevant > 0
+GROUP BY user_id
+HAVING MAX(n_relevant) > 0

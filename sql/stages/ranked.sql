@@ -4,6 +4,8 @@ SELECT
   user_id,
   item_id,
   ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC NULLS LAST, item_id DESC) AS pos,
-  COUNT(*) OVER (PARTITION BY user_id) AS list_length
+  score,
+  COUNT(*) OVER (PARTITION BY user_id) AS list_length,
+  COUNT(score) OVER (PARTITION BY user_id) AS scored_length
 FROM input_recommendations
 QUALIFY pos <= $cutoff
