@@ -230,15 +230,16 @@ def _full_join_as_union(select: exp.Select, target: Dialect) -> exp.Expr:
 
 def _log_base(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """One-argument LOG (base 10 in DuckDB, natural elsewhere) gets its base written out."""
-    for log in list(tree.find_all(exp.Log)):
+    for log in reversed(list(tree.find_all(exp.Log))):
         if log.args.get("expression") is None:
-            log.replace(exp.Log(this=exp.Literal.number(10), expression=log.this.copy()))
+            log.set("expression", log.this)
+            log.set("this", exp.Literal.number(10))
     return tree
 
 
 def _division(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """Float division with a NULL (never an error, inf or a truncation) for a zero divisor."""
-    for div in list(tree.find_all(exp.Div)):
+    for div in reversed(list(tree.find_all(exp.Div))):
         numerator, denominator = div.this, div.expression
         inner = denominator.unnest() if isinstance(denominator, exp.Paren) else denominator
         guarded = isinstance(inner, exp.Nullif) or (
@@ -252,14 +253,14 @@ def _division(tree: exp.Expr, target: Dialect) -> exp.Expr:
 
 def _float_power(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """POWER of a DOUBLE base: SQL Server gives POWER the type of its first argument."""
-    for power in list(tree.find_all(exp.Pow)):
+    for power in reversed(list(tree.find_all(exp.Pow))):
         power.set("this", _to_double(power.this))
     return tree
 
 
 def _float_average(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """AVG of DOUBLE values: SQL Server averages integers into an integer."""
-    for average in list(tree.find_all(exp.Avg)):
+    for average in reversed(list(tree.find_all(exp.Avg))):
         if not isinstance(average.this, exp.Order):
             average.set("this", _to_double(average.this))
     return tree
@@ -272,7 +273,7 @@ def _least_greatest(tree: exp.Expr, target: Dialect) -> exp.Expr:
     when every argument is. SQL Server before 2022 has neither function: there two arguments
     become a CASE.
     """
-    for node in list(tree.find_all(exp.Least, exp.Greatest)):
+    for node in reversed(list(tree.find_all(exp.Least, exp.Greatest))):
         arguments = [node.this, *node.expressions]
         guarded = [
             argument.copy()
