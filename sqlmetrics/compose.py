@@ -20,6 +20,9 @@ from sqlmetrics.catalog import MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
 TIES = ("id", "optimistic", "pessimistic", "average")
+# Dialects that rank with sql/stages/ranked_top_k.sql (a top-k aggregate) instead of a window
+# sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
+TOP_K_DIALECTS = frozenset({"duckdb"})
 POPULATIONS = ("all", "common")
 DUPLICATES = ("error", "first")
 
@@ -290,7 +293,7 @@ def compose(
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    ranked = _ranked_stage(inputs, options)
+    ranked = _ranked_stage(inputs, options, top_k=cutoff is not None and dialect in TOP_K_DIALECTS)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -400,11 +403,11 @@ def _per_user_stage(
     return per_user_stage, columns
 
 
-def _ranked_stage(inputs: Inputs, options: Options) -> exp.Select:
+def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:
     if inputs.rank is not None:
         return stage("ranked_given")
     if options.ties == "id":
-        return stage("ranked")
+        return stage("ranked_top_k" if top_k else "ranked")
     if options.ties == "average":
         return stage("ranked_average")
     ranked = stage("ranked_by_relevance")
