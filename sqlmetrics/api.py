@@ -9,7 +9,7 @@ from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog import metrics, parse_requests
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose
-from sqlmetrics.dialects import render
+from sqlmetrics.dialects import get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
 
 
@@ -69,6 +69,7 @@ def to_sql(
     others are then evaluated against the whole population, like a model column).
     ``columns={"relevance": None}`` gives every interaction relevance 1.
     """
+    get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
     requests = parse_requests(metrics)
     options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
     names = column_names(columns)

@@ -67,8 +67,10 @@ def get_dialect(dialect: str) -> Dialect:
     try:
         return Dialect.get_or_raise(dialect)
     except ValueError as error:
+        hint = str(error).partition(".")[2].strip()
         raise SqlmetricsError(
-            f"unknown dialect {dialect!r}; sqlmetrics verifies {', '.join(DIALECTS)}"
+            f"unknown dialect {dialect!r}.{' ' + hint if hint else ''} sqlmetrics verifies "
+            f"{', '.join(DIALECTS)}"
         ) from error
 
 
@@ -321,9 +323,10 @@ def _window_null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
             wanted = bool(ordered.args.get("nulls_first"))
             native = _nulls_first_by_default(target, descending)
             if wanted != native and not _never_null(ordered.this):
-                is_null = exp.case().when(exp.Is(this=ordered.this.copy(), expression=exp.Null()), 1)
-                key_native = _nulls_first_by_default(target, wanted)
-                keys.append(exp.Ordered(this=is_null.else_(0), desc=wanted, nulls_first=key_native))
+                missing = exp.Is(this=ordered.this.copy(), expression=exp.Null())
+                key = exp.case().when(missing, exp.Literal.number(1)).else_(exp.Literal.number(0))
+                first = _nulls_first_by_default(target, wanted)
+                keys.append(exp.Ordered(this=key, desc=wanted or None, nulls_first=first))
             ordered.set("nulls_first", native)
             keys.append(ordered)
         order.set("expressions", keys)
@@ -348,6 +351,14 @@ def _aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:
         for projection in list(select.expressions):
             if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
                 projection.replace(exp.alias_(projection.copy(), projection.this.copy()))
+    # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias: written as
+    # one, Oracle gets it without the AS it refuses there.
+    for source in list(tree.find_all(exp.From, exp.Join)):
+        aliased = source.this
+        if isinstance(aliased, exp.Alias) and isinstance(aliased.this, (exp.Paren, exp.Subquery)):
+            query = aliased.this.unnest()
+            alias = exp.TableAlias(this=aliased.args["alias"])
+            source.set("this", exp.Subquery(this=query, alias=alias))
     for index, subquery in enumerate(tree.find_all(exp.Subquery)):
         if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
             subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{index}")))

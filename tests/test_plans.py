@@ -68,3 +68,4 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
     assert "ARG_MIN" in sqlmetrics.to_sql("ndcg@10")
     assert "ARG_MIN" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
     assert "ARG_MIN" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
+    assert "ARG_MIN" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the window plan
