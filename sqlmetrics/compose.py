@@ -430,8 +430,19 @@ DIAGNOSTICS = (
     "recommended_without_relevant",
     "lists_shorter_than_k",
     "duplicate_recommendations",
+    "duplicate_interactions",
     "null_scores",
     "tied_score_groups",
+)
+# Counts of rows evaluate refuses (see run.refuse_bad_rows); computed by the same query.
+CHECKS = (
+    "bad_recommendation_user_ids",
+    "bad_recommendation_item_ids",
+    "bad_scores",
+    "bad_rank_lists",
+    "bad_interaction_user_ids",
+    "bad_interaction_item_ids",
+    "bad_relevance",
 )
 KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
 
@@ -470,7 +481,7 @@ def _with_diagnostics_rows(
     groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
     first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
     labels = [exp.to_identifier(column.request.label, quoted=True) for column in columns]
-    counts = [exp.to_identifier(name) for name in DIAGNOSTICS]
+    counts = [exp.to_identifier(name) for name in DIAGNOSTICS + CHECKS]
     keys = [exp.column(group_key(i)) for i in range(len(groups))]
     diagnosed = exp.select(
         exp.alias_(exp.Literal.string("diagnostics"), KIND),

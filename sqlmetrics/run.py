@@ -18,6 +18,7 @@ from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog import MetricRequest, parse_requests
 from sqlmetrics.compose import (
+    CHECKS,
     DIAGNOSTICS,
     KIND,
     Group,
@@ -278,11 +279,102 @@ def _split_diagnostics(
             return connection.execute((select.order_by(*by) if by else select).sql("duckdb")).df()
 
         metrics = part("metrics", metric_columns, order)
-        counted = part("diagnostics", [*[g.name for g in inputs.groups], *DIAGNOSTICS], groups)
-        counted[list(DIAGNOSTICS)] = counted[list(DIAGNOSTICS)].fillna(0).astype("int64")
+        counts = [*DIAGNOSTICS, *CHECKS]
+        counted = part("diagnostics", [*[g.name for g in inputs.groups], *counts], groups)
+        counted[counts] = counted[counts].fillna(0).astype("int64")
     finally:
         connection.execute(exp.Drop(tables=[table], kind="TABLE", exists=True).sql("duckdb"))
     return metrics, counted
+
+
+def _example(
+    connection: duckdb.DuckDBPyConnection,
+    source: exp.Expr,
+    columns: Sequence[exp.Identifier | None],
+    condition: exp.Expr,
+) -> str:
+    """One offending row, for the message (the error path only)."""
+    shown = [exp.column(column) for column in columns if column is not None]
+    row = connection.execute(
+        exp.select(*shown).from_(source.copy()).where(condition).limit(1).sql("duckdb")
+    ).fetchone()
+    if row is None:
+        return ""
+    names = [column.name for column in columns if column is not None]
+    return ", e.g. " + ", ".join(
+        f"{name}={value!r}" for name, value in zip(names, row, strict=True)
+    )
+
+
+def _is_nan(column: exp.Expr) -> exp.Expr:
+    """NaN test for a WHERE clause. DuckDB 2.0 answers ``WHERE isnan(x)`` over Parquet from
+    column statistics that do not record NaN, and finds nothing; comparing text does not."""
+    text = exp.cast(column, "VARCHAR")
+    return exp.In(this=text, expressions=[exp.Literal.string("nan"), exp.Literal.string("-nan")])
+
+
+def refuse_bad_rows(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs, counted: pd.DataFrame
+) -> None:
+    """Raises on the first kind of bad row the query counted, saying where and what to do."""
+    total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    order = inputs.rank if inputs.rank is not None else inputs.score
+    ordering = "rank" if inputs.rank is not None else "score"
+    recs, truth = inputs.recommendations, inputs.interactions
+    rec_columns = (inputs.user, inputs.item, order)
+    truth_columns = (inputs.user, inputs.item, inputs.relevance)
+    if total["bad_recommendation_user_ids"]:
+        raise SqlmetricsError(
+            f"recommendations: {total['bad_recommendation_user_ids']} row(s) have a NULL "
+            f"{inputs.user.name}{_example(connection, recs, rec_columns, user.is_(exp.Null()))}; "
+            "drop them or fill in the user"
+        )
+    if total["bad_recommendation_item_ids"]:
+        raise SqlmetricsError(
+            f"recommendations: {total['bad_recommendation_item_ids']} row(s) have a NULL "
+            f"{inputs.item.name}"
+            f"{_example(connection, recs, rec_columns, item.is_(exp.Null()))}; drop them"
+        )
+    if total["bad_scores"] and order is not None:
+        nan = _is_nan(exp.column(order))
+        raise SqlmetricsError(
+            f"recommendations.{order.name} (the {ordering} column) is NaN in "
+            f"{total['bad_scores']} row(s){_example(connection, recs, rec_columns, nan)}; NaN "
+            "has no place in an order: use NULL (ranked last) or a number"
+        )
+    if total["bad_rank_lists"] and inputs.rank is not None:
+        raise SqlmetricsError(
+            f"recommendations.{inputs.rank.name} (the rank column): the ranks of "
+            f"{total['bad_rank_lists']} user(s) are not 1, 2, 3, ... within the positions "
+            "evaluated (a gap or a repeat); renumber them, or leave the rank column out to rank "
+            "by score"
+        )
+    if total["bad_interaction_user_ids"]:
+        raise SqlmetricsError(
+            f"interactions: {total['bad_interaction_user_ids']} row(s) have a NULL "
+            f"{inputs.user.name}{_example(connection, truth, truth_columns, user.is_(exp.Null()))}"
+            "; drop them or fill in the user"
+        )
+    if total["bad_interaction_item_ids"]:
+        raise SqlmetricsError(
+            f"interactions: {total['bad_interaction_item_ids']} row(s) have a NULL "
+            f"{inputs.item.name}{_example(connection, truth, truth_columns, item.is_(exp.Null()))}"
+            "; drop them"
+        )
+    if total["bad_relevance"] and inputs.relevance is not None:
+        relevance = exp.column(inputs.relevance)
+        bad = exp.or_(relevance.is_(exp.Null()), relevance < 0, exp.func("ISNAN", relevance.copy()))
+        example = _example(connection, truth, truth_columns, bad)
+        raise SqlmetricsError(
+            f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative or "
+            f"NaN in {total['bad_relevance']} row(s){example}; relevance must be a number >= 0 "
+            "(0 = not relevant)"
+        )
+    if not total["users_with_recommendations"]:
+        raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
+    if not total["users_in_interactions"]:
+        raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
 
 
 def _duplicate_example(
@@ -353,6 +445,8 @@ def evaluate(
         _check_labels(requests, group_by, inputs)
         query = compose(requests, inputs, options, per_user=per_user, diagnostics=True)
         result, diagnostics = _split_diagnostics(con, query, inputs, per_user)
+        refuse_bad_rows(con, inputs, diagnostics)
+        diagnostics = diagnostics.drop(columns=list(CHECKS))
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":
             example = _duplicate_example(con, inputs)

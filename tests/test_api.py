@@ -125,6 +125,7 @@ def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFr
         "recommended_without_relevant": 1,  # user 4
         "lists_shorter_than_k": 1,  # user 2 has 2 items
         "duplicate_recommendations": 0,
+        "duplicate_interactions": 0,
         "null_scores": 1,
         "tied_score_groups": 1,  # user 4's two 0.5 scores
     }

@@ -481,19 +481,25 @@ def test_oracle_rank_column_equals_scores() -> None:
 
 @pytest.mark.parametrize("gaps", [False, True], ids=["contiguous", "gaps"])
 def test_sql_rank_column(sqlmetrics: Any, gaps: bool) -> None:
-    """A rank column orders the list and is used as is (position = rank)."""
+    """A rank column orders the list and is used as is (position = rank); ranks with gaps are
+    refused (issue 7: renumber them or rank by score)."""
     import pandas as pd
 
     recs, inter = DATASETS["str-noties"]()
     ranked = _with_ranks(recs, gaps=gaps, seed=5)
     specs = metric_specs("id")
-    frame = sqlmetrics.evaluate(
-        pd.DataFrame(ranked, columns=["user_id", "item_id", "rank"]),
-        pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"]),
-        metrics=[name for name, _, _ in specs],
-        per_user=True,
-        columns={"rank": "rank"},
-    )
+    arguments = {
+        "metrics": [name for name, _, _ in specs],
+        "per_user": True,
+        "columns": {"rank": "rank"},
+    }
+    recs_frame = pd.DataFrame(ranked, columns=["user_id", "item_id", "rank"])
+    truth_frame = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
+    if gaps:
+        with pytest.raises(sqlmetrics.SqlmetricsError, match="are not 1, 2, 3, ... within"):
+            sqlmetrics.evaluate(recs_frame, truth_frame, **arguments)
+        return
+    frame = sqlmetrics.evaluate(recs_frame, truth_frame, **arguments)
     expected = oracle_evaluate(ranked, inter, [(m, k) for _, m, k in specs], rank_column=True)
     problems = []
     for name, metric, k in specs:

@@ -14,7 +14,10 @@ SELECT
   COUNT(*) OVER (PARTITION BY input_recommendations.user_id) AS list_length,
   COUNT(input_recommendations.score) OVER (
     PARTITION BY input_recommendations.user_id
-  ) AS scored_length
+  ) AS scored_length,
+  COUNT(input_recommendations.item_id) OVER (
+    PARTITION BY input_recommendations.user_id
+  ) AS named_length
 FROM input_recommendations
 LEFT JOIN truth
   ON

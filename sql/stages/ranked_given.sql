@@ -6,6 +6,7 @@ SELECT
   pos,
   pos AS score,
   COUNT(*) OVER (PARTITION BY user_id) AS list_length,
-  COUNT(pos) OVER (PARTITION BY user_id) AS scored_length
+  COUNT(pos) OVER (PARTITION BY user_id) AS scored_length,
+  COUNT(item_id) OVER (PARTITION BY user_id) AS named_length
 FROM input_recommendations
 QUALIFY pos <= $cutoff

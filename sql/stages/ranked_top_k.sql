@@ -7,7 +7,8 @@ SELECT
   GENERATE_SUBSCRIPTS(top_items, 1) AS pos,
   UNNEST(top_scores) AS score,
   list_length,
-  scored_length
+  scored_length,
+  named_length
 FROM (
   SELECT
     user_id,
@@ -18,7 +19,8 @@ FROM (
       score, CREATE_SORT_KEY(score, 'DESC NULLS LAST', item_id, 'DESC NULLS LAST'), $cutoff
     ) AS top_scores,
     COUNT(*) AS list_length,
-    COUNT(score) AS scored_length
+    COUNT(score) AS scored_length,
+    COUNT(item_id) AS named_length
   FROM input_recommendations
   GROUP BY user_id
 ) AS lists

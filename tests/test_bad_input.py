@@ -1,0 +1,159 @@
+"""Each bad input gets one clear message naming the table, column, rows and what to do."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sqlmetrics
+from sqlmetrics import SqlmetricsError
+
+NAN = math.nan
+
+
+def recs(**changes: list[object]) -> pd.DataFrame:
+    frame = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "score": [0.9, 0.5, 0.7]})
+    for column, values in changes.items():
+        frame[column] = pd.Series(values, dtype=object if None in values else None)
+    return frame
+
+
+def truth(**changes: list[object]) -> pd.DataFrame:
+    frame = pd.DataFrame({"user_id": [1, 2], "item_id": [11, 20], "relevance": [1, 2]})
+    for column, values in changes.items():
+        frame[column] = pd.Series(values, dtype=object if None in values else None)
+    return frame
+
+
+def with_nan_scores() -> pa.Table:
+    """A real NaN (pandas' NaN means "missing" and reaches DuckDB as NULL, ranked last)."""
+    return pa.table(
+        {
+            "user_id": [1, 1, 2],
+            "item_id": [10, 11, 20],
+            "score": pa.array([0.9, NAN, 0.7], from_pandas=False),
+        }
+    )
+
+
+CASES: dict[str, tuple[object, object, str]] = {
+    "nan score": (
+        with_nan_scores(),
+        truth(),
+        "recommendations.score (the score column) is NaN in 1 row(s), e.g. user_id=1, "
+        "item_id=11, score=nan; NaN has no place in an order: use NULL (ranked last) or a number",
+    ),
+    "null user in recommendations": (
+        recs(user_id=[1, None, 2]),
+        truth(),
+        "recommendations: 1 row(s) have a NULL user_id, e.g. user_id=None, item_id=11, "
+        "score=0.5; drop them or fill in the user",
+    ),
+    "null item in recommendations": (
+        recs(item_id=[10, None, 20]),
+        truth(),
+        "recommendations: 1 row(s) have a NULL item_id, e.g. user_id=1, item_id=None, "
+        "score=0.5; drop them",
+    ),
+    "null user in interactions": (
+        recs(),
+        truth(user_id=[1, None]),
+        "interactions: 1 row(s) have a NULL user_id, e.g. user_id=None, item_id=20, "
+        "relevance=2; drop them or fill in the user",
+    ),
+    "null item in interactions": (
+        recs(),
+        truth(item_id=[None, 20]),
+        "interactions: 1 row(s) have a NULL item_id, e.g. user_id=1, item_id=None, "
+        "relevance=1; drop them",
+    ),
+    "negative relevance": (
+        recs(),
+        truth(relevance=[1, -2]),
+        "interactions.relevance (the relevance column) is NULL, negative or NaN in 1 row(s), "
+        "e.g. user_id=2, item_id=20, relevance=-2; relevance must be a number >= 0 "
+        "(0 = not relevant)",
+    ),
+    "null relevance": (
+        recs(),
+        truth(relevance=[None, 2]),
+        "interactions.relevance (the relevance column) is NULL, negative or NaN in 1 row(s), "
+        "e.g. user_id=1, item_id=11, relevance=None; relevance must be a number >= 0 "
+        "(0 = not relevant)",
+    ),
+    "repeated ranks": (
+        pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "rank": [1, 1, 1]}),
+        truth(),
+        "recommendations.rank (the rank column): the ranks of 1 user(s) are not 1, 2, 3, ... "
+        "within the positions evaluated (a gap or a repeat); renumber them, or leave the rank "
+        "column out to rank by score",
+    ),
+    "empty recommendations": (
+        recs().iloc[:0],
+        truth(),
+        "recommendations: no rows to evaluate; check the file or filter",
+    ),
+    "empty interactions": (
+        recs(),
+        truth().iloc[:0],
+        "interactions: no rows to evaluate; check the file or filter",
+    ),
+    "float user ids": (
+        recs(user_id=[1.0, 1.0, 2.0]),
+        truth(user_id=[1.0, 2.0]),
+        "recommendations.user_id (the user column) is DOUBLE; ids must be integers or strings: "
+        "cast it",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_input_message(case: str) -> None:
+    recommendations, interactions, message = CASES[case]
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recommendations, interactions, ["ndcg@3", "precision@2"])
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("case", ["nan score", "negative relevance", "repeated ranks"])
+def test_cli_refuses_bad_files_and_writes_nothing(case: str, tmp_path: Path) -> None:
+    recommendations, interactions, message = CASES[case]
+    for frame, name in ((recommendations, "recs"), (interactions, "truth")):
+        table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame)
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    output = tmp_path / "out.csv"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sqlmetrics.cli",
+            "evaluate",
+            str(tmp_path / "recs.parquet"),
+            str(tmp_path / "truth.parquet"),
+            "-m",
+            "ndcg@3",
+            "--output",
+            str(output),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert run.stderr == f"sqlmetrics: error: {message}\n"
+    assert not output.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["recs.parquet", "truth.parquet"]
+
+
+def test_duplicate_interactions_count_once_and_are_reported() -> None:
+    duplicated = pd.concat([truth(), truth().assign(relevance=[3, 0])])
+    result = sqlmetrics.evaluate(recs(), duplicated, ["cg@3"])
+    assert result["cg@3"][0] == (3 + 2) / 2  # user 1: item 11 once, relevance max(1, 3)
+    assert sqlmetrics.read_diagnostics(result)["duplicate_interactions"][0] == 2
