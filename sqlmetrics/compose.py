@@ -98,18 +98,20 @@ def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
 
 
 @functools.cache
-def _stage_text(name: str) -> str:
-    return (sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8")
-
-
-def stage(name: str) -> exp.Select:
-    """A fresh tree of one stage file (comments dropped, so outputs stay clean)."""
-    tree = sqlglot.parse_one(_stage_text(name), read="duckdb")
+def _parsed_stage(name: str) -> exp.Select:
+    tree = sqlglot.parse_one(
+        (sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"), read="duckdb"
+    )
     for node in tree.walk():
-        node.comments = None
+        node.comments = None  # so outputs stay clean
     if not isinstance(tree, exp.Select):
         raise SqlmetricsError(f"sql/stages/{name}.sql must hold one SELECT")
     return tree
+
+
+def stage(name: str) -> exp.Select:
+    """A fresh copy of one stage file's tree (parsed once per process)."""
+    return _parsed_stage(name).copy()
 
 
 def group_key(index: int) -> str:
@@ -495,7 +497,10 @@ def _with_diagnostics_rows(
         *[exp.column(name) for name in groups + first + labels],
         *[exp.alias_(exp.Null(), name) for name in counts],
     ).from_(exp.alias_(exp.paren(query), "metrics"))
-    return exp.union(metrics, diagnosed, distinct=False)
+    order = [exp.column(KIND), *[exp.column(name) for name in groups]]
+    if per_user:
+        order.append(exp.column(first[0]))
+    return exp.union(metrics, diagnosed, distinct=False).order_by(*order)
 
 
 def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
