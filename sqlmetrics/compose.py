@@ -445,7 +445,10 @@ CHECKS = (
     "bad_interaction_user_ids",
     "bad_interaction_item_ids",
     "bad_relevance",
+    "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
 )
+# Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
+EXPONENTIAL_GAIN_BOUND = 1000
 KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
 
 

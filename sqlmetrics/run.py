@@ -21,6 +21,7 @@ from sqlmetrics.catalog import MetricRequest, parse_requests
 from sqlmetrics.compose import (
     CHECKS,
     DIAGNOSTICS,
+    EXPONENTIAL_GAIN_BOUND,
     KIND,
     Group,
     Inputs,
@@ -317,7 +318,10 @@ def _is_nan(column: exp.Expr) -> exp.Expr:
 
 
 def refuse_bad_rows(
-    connection: duckdb.DuckDBPyConnection, inputs: Inputs, counted: pd.DataFrame
+    connection: duckdb.DuckDBPyConnection,
+    inputs: Inputs,
+    counted: pd.DataFrame,
+    requests: Sequence[MetricRequest],
 ) -> None:
     """Raises on the first kind of bad row the query counted, saying where and what to do."""
     total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
@@ -373,6 +377,16 @@ def refuse_bad_rows(
             f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative or "
             f"NaN in {total['bad_relevance']} row(s){example}; relevance must be a number >= 0 "
             "(0 = not relevant)"
+        )
+    exponential = [r.label for r in requests if "exp_gain" in r.metric.query.sql()]
+    if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
+        relevance = exp.column(inputs.relevance)
+        example = _example(connection, truth, truth_columns, relevance > EXPONENTIAL_GAIN_BOUND)
+        raise SqlmetricsError(
+            f"interactions.{inputs.relevance.name} (the relevance column) is above "
+            f"{EXPONENTIAL_GAIN_BOUND} in {total['relevance_over_1000']} row(s){example}; "
+            f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
+            "that far: rescale the grades or use the linear-gain metrics"
         )
     if not total["users_with_recommendations"]:
         raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
@@ -448,7 +462,7 @@ def evaluate(
         _check_labels(requests, group_by, inputs)
         query = compose(requests, inputs, options, per_user=per_user, diagnostics=True)
         result, diagnostics = _split_diagnostics(con, query, inputs, per_user)
-        refuse_bad_rows(con, inputs, diagnostics)
+        refuse_bad_rows(con, inputs, diagnostics, requests)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":

@@ -152,6 +152,19 @@ def test_cli_refuses_bad_files_and_writes_nothing(case: str, tmp_path: Path) -> 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["recs.parquet", "truth.parquet"]
 
 
+def test_relevance_too_large_for_exponential_gain() -> None:
+    huge = truth(relevance=[1, 1001])
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(), huge, ["ndcg@3", "ndcg_exp@3"])
+    assert str(raised.value) == (
+        "interactions.relevance (the relevance column) is above 1000 in 1 row(s), e.g. "
+        "user_id=2, item_id=20, relevance=1001; ndcg_exp@3 use the gain 2^relevance - 1, which a "
+        "double cannot hold that far: rescale the grades or use the linear-gain metrics"
+    )
+    linear = sqlmetrics.evaluate(recs(), huge, ["ndcg@3"])  # linear gains are fine
+    assert math.isclose(linear["ndcg@3"][0], (1 / math.log2(3) + 1) / 2, abs_tol=1e-12)
+
+
 def test_duplicate_interactions_count_once_and_are_reported() -> None:
     duplicated = pd.concat([truth(), truth().assign(relevance=[3, 0])])
     result = sqlmetrics.evaluate(recs(), duplicated, ["cg@3"])

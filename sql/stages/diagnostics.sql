@@ -44,7 +44,8 @@ interacted AS (
     COUNT(*) - COUNT(item_id) AS null_items,
     SUM(
       CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
-    ) AS bad_relevance
+    ) AS bad_relevance,
+    SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
   FROM input_interactions
   GROUP BY user_id
 )
@@ -73,7 +74,8 @@ SELECT
     SUM(CASE WHEN interacted.user_id IS NULL THEN interacted.interaction_rows ELSE 0 END), 0
   ) AS bad_interaction_user_ids,
   COALESCE(SUM(interacted.null_items), 0) AS bad_interaction_item_ids,
-  COALESCE(SUM(interacted.bad_relevance), 0) AS bad_relevance
+  COALESCE(SUM(interacted.bad_relevance), 0) AS bad_relevance,
+  COALESCE(SUM(interacted.huge_relevance), 0) AS relevance_over_1000
 FROM listed
 FULL OUTER JOIN interacted ON listed.user_id = interacted.user_id
 LEFT JOIN tied ON listed.user_id = tied.user_id
