@@ -284,23 +284,24 @@ def compose(
     per_user: bool = False,
     dialect: str = "duckdb",
     diagnostics: bool = False,
+    user_pass: tuple[int, int] | None = None,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
-    With ``diagnostics`` (evaluate's own query) the diagnostics of METRICS.md "Results" come
-    from the same stages, as extra rows: see ``DIAGNOSTICS`` and ``split_diagnostics``.
+    evaluate's own forms: with ``diagnostics`` the diagnostics of METRICS.md "Results" come from
+    the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass=(p, passes)`` keeps the
+    users with ``hash(user) % passes = p`` and returns sums instead of means (see
+    ``partial_columns``), for evaluating in passes under a memory limit.
     """
     _check_compatible(requests, inputs, options)
     keys = [group_key(i) for i in range(len(inputs.groups))]
     per_user_stage, columns = _per_user_stage(requests, options)
-    whole_list = any(r.k is None or r.metric.reads_whole_list for r in requests)
-    cutoff = None if whole_list else max(r.k for r in requests if r.k is not None)
+    cutoff = deepest_cutoff(requests)
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    top_k = cutoff is not None and cutoff <= TOP_K_MAX_CUTOFF and dialect in TOP_K_DIALECTS
-    ranked = _ranked_stage(inputs, options, top_k=top_k)
+    ranked = _ranked_stage(inputs, options, top_k=uses_top_k(requests, options, dialect))
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -321,9 +322,13 @@ def compose(
     ranked = _cutoff_literal(ranked, cutoff + 1 if diagnostics and cutoff else cutoff)
 
     # The inputs already carry the group columns; the stages get them by widening.
+    recommendations, interactions = bind_recommendations(inputs), bind_interactions(inputs)
+    if user_pass is not None:
+        for binding in (recommendations, interactions):
+            binding.where(_in_pass(exp.column(inputs.user), *user_pass), copy=False)
     bound: list[tuple[str, exp.Expr]] = [
-        ("input_recommendations", bind_recommendations(inputs)),
-        ("input_interactions", bind_interactions(inputs)),
+        ("input_recommendations", recommendations),
+        ("input_interactions", interactions),
     ]
     if options.duplicates == "first":
         first = stage("first_recommendations")
@@ -341,9 +346,33 @@ def compose(
         *diagnosis,
     ]
     stages = [(name, widen_keys(cte, keys)) for name, cte in stages]
-    final = _final(columns, inputs, per_user, ordered_sums=dialect == "duckdb")
-    query = _with_diagnostics_rows(final, inputs, columns, per_user) if diagnostics else final
+    final = _final(
+        columns, inputs, per_user, ordered_sums=dialect == "duckdb", sums=user_pass is not None
+    )
+    query = (
+        _with_diagnostics_rows(final, inputs, columns, per_user, sums=user_pass is not None)
+        if diagnostics
+        else final
+    )
     return with_ctes(query, [*bound, *stages])
+
+
+def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
+    """How far down the lists the stages read: the deepest cutoff, or None for whole lists."""
+    if any(r.k is None or r.metric.reads_whole_list for r in requests):
+        return None
+    return max(r.k for r in requests if r.k is not None)
+
+
+def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str) -> bool:
+    """Whether ranked_top_k.sql replaces the window plan (see TOP_K_MAX_CUTOFF)."""
+    cutoff = deepest_cutoff(requests)
+    return (
+        options.ties == "id"
+        and cutoff is not None
+        and cutoff <= TOP_K_MAX_CUTOFF
+        and dialect in TOP_K_DIALECTS
+    )
 
 
 def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:
@@ -480,12 +509,16 @@ def _diagnostics_stages(
 
 
 def _with_diagnostics_rows(
-    query: exp.Select, inputs: Inputs, columns: list[MetricColumn], per_user: bool
+    query: exp.Select, inputs: Inputs, columns: list[MetricColumn], per_user: bool, sums: bool
 ) -> exp.Query:
     """The metric rows, then one diagnostics row per group, in one result set."""
     groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
     first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
-    labels = [exp.to_identifier(column.request.label, quoted=True) for column in columns]
+    labels = (
+        [exp.to_identifier(name) for column in columns for name in column.names]
+        if sums and not per_user
+        else [exp.to_identifier(column.request.label, quoted=True) for column in columns]
+    )
     counts = [exp.to_identifier(name) for name in DIAGNOSTICS + CHECKS]
     keys = [exp.column(group_key(i)) for i in range(len(groups))]
     diagnosed = exp.select(
@@ -510,8 +543,31 @@ def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
     return exp.Div(this=numerator, expression=exp.func("NULLIF", denominator, 0))
 
 
+def _in_pass(user: exp.Expr, index: int, passes: int) -> exp.Expr:
+    """hash(user) % passes = index: each user falls in exactly one pass."""
+    return exp.EQ(
+        this=exp.Mod(this=exp.func("HASH", user), expression=exp.Literal.number(passes)),
+        expression=exp.Literal.number(index),
+    )
+
+
+def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
+    """Per request of a pass's summary: (label, numerator column, denominator column or None
+    for a mean over ``users``)."""
+    return [
+        (r.label, f"m{i + 1}_numerator", f"m{i + 1}_denominator")
+        if r.metric.micro
+        else (r.label, f"m{i + 1}", None)
+        for i, r in enumerate(requests)
+    ]
+
+
 def _final(
-    columns: list[MetricColumn], inputs: Inputs, per_user: bool, ordered_sums: bool
+    columns: list[MetricColumn],
+    inputs: Inputs,
+    per_user: bool,
+    ordered_sums: bool,
+    sums: bool = False,
 ) -> exp.Select:
     groups = [
         exp.alias_(exp.column(group_key(i)), exp.to_identifier(g.name, quoted=True))
@@ -541,12 +597,17 @@ def _final(
             argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id")])
         return exp.func(function, argument)
 
-    aggregates = [
-        label(column, _ratio(*(summed("SUM", name) for name in column.names)))
-        if column.request.metric.micro
-        else label(column, summed("AVG", column.names[0]))
-        for column in columns
-    ]
+    if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
+        aggregates = [
+            exp.alias_(summed("SUM", name), name) for column in columns for name in column.names
+        ]
+    else:
+        aggregates = [
+            label(column, _ratio(*(summed("SUM", name) for name in column.names)))
+            if column.request.metric.micro
+            else label(column, summed("AVG", column.names[0]))
+            for column in columns
+        ]
     users = exp.alias_(exp.func("COUNT", exp.Star()), "users")
     query = exp.select(*groups, users, *aggregates).from_("per_user")
     if order:

@@ -1,0 +1,47 @@
+"""Under a tight DuckDB memory limit evaluate splits the users into passes: same numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+
+import sqlmetrics
+
+METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "micro_hit_ratio@10"]
+
+
+@pytest.fixture(scope="module")
+def many_users(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """800k recommendation rows for 40k users, with a model column and some ties."""
+    rng = np.random.default_rng(7)
+    users, length = 40_000, 20
+    user = np.repeat(np.arange(users), length)
+    item = (user * 7919 + np.tile(np.arange(length), users) * 104729) % 50_000
+    recs = pd.DataFrame(
+        {"user_id": user, "item_id": item, "score": np.round(rng.random(users * length), 2)}
+    )
+    truth = recs.sample(frac=0.08, random_state=1)[["user_id", "item_id"]]
+    truth["relevance"] = rng.integers(1, 4, len(truth))
+    folder: Path = tmp_path_factory.mktemp("many_users")
+    recs.to_parquet(folder / "recs.parquet")
+    truth.to_parquet(folder / "truth.parquet")
+    return str(folder / "recs.parquet"), str(folder / "truth.parquet")
+
+
+@pytest.mark.parametrize("per_user", [False, True])
+def test_passes_under_a_memory_limit_give_the_same_numbers(
+    many_users: tuple[str, str], per_user: bool
+) -> None:
+    recs, truth = many_users
+    free = sqlmetrics.evaluate(recs, truth, METRICS, per_user=per_user)
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
+    limited = sqlmetrics.evaluate(recs, truth, METRICS, per_user=per_user, connection=tight)
+    assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        sqlmetrics.read_diagnostics(limited), sqlmetrics.read_diagnostics(free)
+    )
