@@ -79,7 +79,7 @@ class Options:
     ties: str = "id"
     threshold: float = 0.0
     population: str = "all"
-    duplicates: str = "error"  # "error" is enforced before the query runs (see diagnostics)
+    duplicates: str = "error"  # "error": evaluate refuses them, counted by the diagnostics
 
     def __post_init__(self) -> None:
         _check_choice("ties", self.ties, TIES)
