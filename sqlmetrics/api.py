@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeGuard
 
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog import metrics, parse_requests
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose
@@ -16,10 +18,14 @@ from sqlmetrics.errors import SqlmetricsError
 def table_name(name: str, dialect: str, role: str) -> exp.Table:
     """A table name as the target dialect reads it; anything else is refused, never quoted."""
     try:
-        table = exp.maybe_parse(name, into=exp.Table, dialect=dialect)
-    except ParseError:
+        table = (
+            None
+            if _has_comment(name, dialect)
+            else exp.maybe_parse(name, into=exp.Table, dialect=dialect)
+        )
+    except SqlglotError:
         table = None
-    if not isinstance(table, exp.Table) or table.sql(dialect=dialect) != exp.maybe_parse(
+    if not _plain_table(table) or table.sql(dialect=dialect) != exp.maybe_parse(
         table.sql(dialect=dialect), into=exp.Table, dialect=dialect
     ).sql(dialect=dialect):
         table = None
@@ -31,14 +37,32 @@ def table_name(name: str, dialect: str, role: str) -> exp.Table:
     return table
 
 
+_TABLE_PARTS = ("this", "db", "catalog")
+
+
+def _has_comment(name: str, dialect: str) -> bool:
+    """A comment in a name is refused: some dialects' parsers drop it without a word."""
+    return any(token.comments for token in Dialect.get_or_raise(dialect).tokenize(name))
+
+
+def _plain_table(table: exp.Expr | None) -> TypeGuard[exp.Table]:
+    """A [catalog.][schema.]name of identifiers only: no function, alias, sample or comment."""
+    if not isinstance(table, exp.Table) or any(node.comments for node in table.walk()):
+        return False
+    extra = [key for key, value in table.args.items() if value and key not in _TABLE_PARTS]
+    return not extra and all(isinstance(part, exp.Identifier) for part in table.parts)
+
+
 def column_name(name: str, dialect: str, role: str) -> exp.Identifier:
     """A column name as the target dialect reads it: ``UserId`` folds as the dialect folds,
     ``"UserId"`` stays quoted."""
     try:
-        identifier = exp.parse_identifier(name, dialect=dialect)
-    except ParseError:
+        identifier = (
+            None if _has_comment(name, dialect) else exp.parse_identifier(name, dialect=dialect)
+        )
+    except SqlglotError:
         identifier = None
-    if not isinstance(identifier, exp.Identifier) or not identifier.name:
+    if not isinstance(identifier, exp.Identifier) or not identifier.name or identifier.comments:
         raise SqlmetricsError(
             f"the {role} column {name!r} is not a column name in {dialect}; quote it as the "
             'dialect does (e.g. "my column")'
@@ -95,7 +119,9 @@ def to_sql(
         rank=rank,
         relevance=named("relevance"),
         groups=tuple(
-            Group(name, column_name(name, dialect, "group_by"), name in shared) for name in group_by
+            # The output column is labelled with the name itself, not its quotes.
+            Group(column.name, column, name in shared)
+            for name, column in ((n, column_name(n, dialect, "group_by")) for n in group_by)
         ),
     )
     query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.catalog import metrics, parse_request
 from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
 from sqlmetrics.errors import SqlmetricsError
 
@@ -122,7 +123,30 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="COLUMN",
         help="the --group-by columns the interactions table has too (default: all of them)",
     )
-    sql.add_argument("--dialect", default="duckdb", help="target dialect, e.g. snowflake")
+    sql.add_argument(
+        "--dialect",
+        default="duckdb",
+        help="target dialect: duckdb, postgres, snowflake, bigquery, databricks, spark, trino, "
+        "athena, presto, redshift, clickhouse, mysql, sqlite, tsql, oracle",
+    )
+    sql.add_argument(
+        "--all",
+        action="store_true",
+        dest="all_metrics",
+        help="every metric, at each --cutoff (instead of -m)",
+    )
+    sql.add_argument(
+        "--cutoff",
+        action="append",
+        type=int,
+        metavar="K",
+        help="with --all: the cutoff k of the metrics that take one (default 10); repeatable",
+    )
+    sql.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write one query per metric, DIR/<metric>.sql, instead of one query",
+    )
     _add_common(sql)
 
     listing = commands.add_parser("metrics", help="every metric with its definition")
@@ -228,15 +252,56 @@ def _example(args: argparse.Namespace) -> None:
 
 
 def _sql(args: argparse.Namespace) -> None:
-    text = to_sql(
-        _requested(args),
-        args.recommendations,
-        args.interactions,
-        **_options(args),
-        interactions_group_by=args.interactions_group_by,
-        dialect=args.dialect,
-    )
-    _write(text + ";\n", args.output)
+    labels = _sql_requested(args)
+    if args.output_dir is not None and args.output is not None:
+        raise SqlmetricsError("use either --output (one query) or --output-dir (one per metric)")
+
+    def render(requested: list[str]) -> str:
+        return (
+            to_sql(
+                requested,
+                args.recommendations,
+                args.interactions,
+                **_options(args),
+                interactions_group_by=args.interactions_group_by,
+                dialect=args.dialect,
+            )
+            + ";\n"
+        )
+
+    if args.output_dir is None:
+        _write(render(labels), args.output)
+        return
+    by_metric: dict[str, list[str]] = {}
+    for label in labels:
+        by_metric.setdefault(parse_request(label).metric.name, []).append(label)
+    # Every file is rendered before the first is written: an error leaves the folder as it was.
+    texts = {name: render(requested) for name, requested in by_metric.items()}
+    folder = Path(args.output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        _write(text, str(folder / f"{name}.sql"))
+    sys.stderr.write(f"wrote {len(texts)} queries ({args.dialect}) to {folder}\n")
+
+
+def _sql_requested(args: argparse.Namespace) -> list[str]:
+    """The -m metrics, or with --all every metric at each --cutoff (those that refuse
+    ties='average' left out when it is asked for)."""
+    if not args.all_metrics:
+        if args.cutoff:
+            raise SqlmetricsError("--cutoff goes with --all; with -m write the cutoff as ndcg@10")
+        return _requested(args)
+    if args.metrics:
+        raise SqlmetricsError("use either --all or -m METRIC, not both")
+    cutoffs = args.cutoff or [10]
+    if any(k < 1 for k in cutoffs):
+        raise SqlmetricsError("--cutoff must be a whole number of at least 1")
+    labels: list[str] = []
+    for metric in metrics().values():
+        if args.ties == "average" and not metric.ties_average:
+            continue
+        labels += [f"{metric.name}@{k}" for k in cutoffs] if metric.takes_cutoff else [metric.name]
+    return labels
 
 
 def _metrics(args: argparse.Namespace) -> None:

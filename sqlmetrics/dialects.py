@@ -18,8 +18,17 @@ into a form that means the same everywhere:
   qualified by its table (Oracle refuses ``*, expr``).
 - MySQL has no FULL OUTER JOIN (nor SQLite before 3.39): a LEFT JOIN, UNION ALL the rows of the
   right side that match nothing.
-- ClickHouse names an unaliased ``t.col`` projection ``t.col`` and fills the unmatched side of an
-  outer join with zeros: every projection gets an alias, and the query ``join_use_nulls = 1``.
+- ``MAX(x) AS x ... HAVING MAX(x) > 0`` reads the inner ``x`` as the alias in Spark and
+  ClickHouse: such a column is qualified with its table.
+- A CTE named like one of the user's tables is renamed (SQLite calls it a circular
+  reference, MariaDB crashes).
+- ClickHouse names an unaliased ``t.col`` projection ``t.col``, fills the unmatched side of an
+  outer join with zeros, and reads ``MAX(x) AS x ... ORDER BY MAX(x)`` as ``MAX(MAX(x))``:
+  every projection gets an alias, and the query ``join_use_nulls = 1`` and
+  ``prefer_column_name_to_alias = 1``.
+
+- In every dialect, DuckDB included: an unquoted name that is a reserved word somewhere
+  (``user``, ``order``) or not plain ASCII is quoted, folded as the dialect folds unquoted names.
 
 ``render`` refuses what sqlglot reports it cannot translate, rather than printing SQL that
 would give other numbers.
@@ -27,6 +36,7 @@ would give other numbers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlglot import exp, transforms
@@ -55,11 +65,58 @@ DIALECTS: tuple[str, ...] = (
 """The dialects every metric is rendered and verified for (see the README's table)."""
 
 CANONICAL = "duckdb"
-"""The dialect of the SQL files: rendered as written, with no rewriting."""
+"""The dialect of the SQL files: rendered as written, only with names made unambiguous."""
 
 _KEEPS_QUALIFY = ("duckdb", "snowflake")
 _NO_FULL_JOIN = ("mysql", "sqlite")  # and the dialects derived from MySQL
 _DOUBLE = exp.DataType.build("double")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+# Words that some engine reads as something other than a name: sqlglot's reserved words of every
+# dialect, SQL:2016's reserved words, and the niladic functions and pseudo-columns of PostgreSQL,
+# Oracle and SQL Server (``SELECT user`` is the current user in PostgreSQL, not a column).
+_STANDARD_RESERVED = """
+abs all allocate alter and any are array as asensitive asymmetric at atomic authorization avg
+begin between bigint binary blob boolean both by call called cascaded case cast ceil char
+character check clob close coalesce collate column commit condition connect constraint convert
+corresponding count create cross cube current current_catalog current_date current_path
+current_role current_row current_schema current_time current_timestamp current_user cursor cycle
+date day deallocate dec decimal declare default delete deref describe deterministic disconnect
+distinct double drop dynamic each element else end escape every except exec execute exists
+external extract false fetch filter float for foreign free from full function fusion get global
+grant group grouping having hold hour identity in indicator inner inout insensitive insert int
+integer intersect intersection interval into is join language large lateral leading left like
+local localtime localtimestamp match max member merge method min minute mod modifies module month
+multiset national natural nchar nclob new no none normalize not null nullif numeric of old on
+only open or order out outer over overlaps parameter partition position precision prepare
+primary procedure range rank reads real recursive ref references referencing release result
+return returns revoke right rollback rollup row rows savepoint scope scroll search second select
+sensitive session_user set similar smallint some specific sql sqlexception sqlstate sqlwarning
+start static submultiset symmetric system system_user table tablesample then time timestamp
+timezone_hour timezone_minute to trailing translation treat trigger true union unique unknown
+unnest update upper user using value values varchar varying when whenever where window with
+within without year
+access audit cluster comment compress exclusive file identified increment initial level lock
+long maxextents mode noaudit nocompress nowait number offline online pctfree prior raw rename
+resource rowid rownum session share size successful synonym sysdate systimestamp uid validate
+view browse bulk checkpoint clustered compute database dbcc deny disk distributed dump errlvl
+fillfactor freetext holdlock identitycol key kill lineno load nocheck nonclustered off offsets
+percent pivot plan print proc public raiserror readtext reconfigure replication restore restrict
+revert rowcount rowguidcol rule save schema securityaudit setuser shutdown statistics textsize
+top tran transaction truncate tsequal unpivot updatetext use waitfor while writetext
+"""
+
+
+def _reserved_words() -> frozenset[str]:
+    words = set(_STANDARD_RESERVED.split())
+    for name in DIALECTS:
+        generator = Dialect.get_or_raise(name).generator_class
+        words |= {word.strip().lower() for word in generator.RESERVED_KEYWORDS}
+    return frozenset(words)
+
+
+RESERVED_WORDS = _reserved_words()
+"""Unquoted names that ``render`` quotes in every dialect (with the dialect's case folding)."""
 
 
 def get_dialect(dialect: str) -> Dialect:
@@ -89,8 +146,10 @@ def portable(query: exp.Expr, dialect: str) -> exp.Expr:
     tree = query.copy()
     target = get_dialect(dialect)
     if type(target) is type(get_dialect(CANONICAL)):
-        return tree
+        # DuckDB gets the SQL files as written, only with names made unambiguous.
+        return _quote_reserved(_distinct_cte_names(tree, target), target)
     steps: list[Callable[[exp.Expr, Dialect], exp.Expr]] = [
+        _distinct_cte_names,
         _qualify_clause,
         _full_outer_join,
         _log_base,
@@ -100,7 +159,9 @@ def portable(query: exp.Expr, dialect: str) -> exp.Expr:
         _least_greatest,
         _window_null_order,
         _aliases,
-        _clickhouse_join_nulls,
+        _unshadow,
+        _clickhouse_settings,
+        _quote_reserved,
     ]
     for step in steps:
         tree = step(tree, target)
@@ -350,28 +411,124 @@ def _aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:
     for select in tree.find_all(exp.Select):
         for projection in list(select.expressions):
             if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
-                projection.replace(exp.alias_(projection.copy(), projection.this.copy()))
+                alias = exp.Alias(alias=projection.this.copy())
+                projection.replace(alias)
+                alias.set("this", projection)
     # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias: written as
     # one, Oracle gets it without the AS it refuses there.
     for source in list(tree.find_all(exp.From, exp.Join)):
         aliased = source.this
         if isinstance(aliased, exp.Alias) and isinstance(aliased.this, (exp.Paren, exp.Subquery)):
             query = aliased.this.unnest()
-            alias = exp.TableAlias(this=aliased.args["alias"])
-            source.set("this", exp.Subquery(this=query, alias=alias))
+            name = exp.TableAlias(this=aliased.args["alias"])
+            source.set("this", exp.Subquery(this=query, alias=name))
     for index, subquery in enumerate(tree.find_all(exp.Subquery)):
         if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
             subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{index}")))
     return tree
 
 
-def _clickhouse_join_nulls(tree: exp.Expr, target: Dialect) -> exp.Expr:
-    """ClickHouse fills an outer join's unmatched columns with 0 unless join_use_nulls = 1."""
-    if not _is_dialect(target, "clickhouse") or not isinstance(tree, exp.Select):
-        return tree
-    setting = exp.EQ(this=exp.column("join_use_nulls"), expression=exp.Literal.number(1))
-    tree.set("settings", [*(tree.args.get("settings") or []), setting])
+def _unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """``MAX(relevance) AS relevance ... HAVING MAX(relevance) > 0``: DuckDB (and the standard)
+    reads the inner ``relevance`` as the column, Spark and ClickHouse as the alias (an aggregate
+    of an aggregate). Such a column is qualified with its CTE's name, which no engine reads as
+    an alias; only where the CTE has the column, so a lateral alias reference stays one."""
+    ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
+    for select in list(tree.find_all(exp.Select)):
+        source = select.args.get("from_")
+        if source is None or select.args.get("joins") or not isinstance(source.this, exp.Table):
+            continue
+        body = ctes.get(source.this.name) if not source.this.db else None
+        if not isinstance(body, exp.Query):
+            continue
+        provided = set(body.named_selects)
+        shadowing = {
+            projection.alias
+            for projection in select.expressions
+            if isinstance(projection, exp.Alias)
+            and not (
+                isinstance(projection.this, exp.Column) and projection.this.name == projection.alias
+            )
+        } & provided
+        if not shadowing:
+            continue
+        qualifier = source.this.alias_or_name
+        for column in list(select.find_all(exp.Column)):
+            if column.table or column.name not in shadowing:
+                continue
+            if column.find_ancestor(exp.Select) is not select or column.parent is select:
+                continue
+            if isinstance(column.parent, exp.Alias) and column.parent.parent is select:
+                continue
+            column.set("table", exp.to_identifier(qualifier))
     return tree
 
 
-__all__ = ["CANONICAL", "DIALECTS", "get_dialect", "portable", "render"]
+def _distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """A CTE named like a table the query reads (a user's table called ``truth``) is renamed.
+
+    In standard SQL an earlier CTE's ``FROM truth`` is the table, and a later one's is the
+    CTE; SQLite reports a circular reference instead, and MariaDB 10.11 crashes on it.
+    """
+    with_ = tree.args.get("with_")
+    if not isinstance(with_, exp.With):
+        return tree
+    ctes: list[exp.CTE] = list(with_.expressions)
+    defined = [cte.alias_or_name.lower() for cte in ctes]
+    physical = {
+        table.name.lower()
+        for index, cte in enumerate(ctes)
+        for table in cte.this.find_all(exp.Table)
+        if not table.args.get("db") and table.name.lower() not in defined[:index]
+    }
+    taken = set(defined) | physical
+    for index, cte in enumerate(ctes):
+        old = cte.alias_or_name
+        if old.lower() not in physical:
+            continue
+        new = next(f"{old}_{n}" for n in range(1, 1000) if f"{old}_{n}".lower() not in taken)
+        taken.add(new.lower())
+        cte.set("alias", exp.TableAlias(this=exp.to_identifier(new)))
+        later: list[exp.Expr] = [c.this for c in ctes[index + 1 :]]
+        later.append(tree)  # the main query: its own clauses, not the WITH (skipped below)
+        for scope in later:
+            for node in scope.find_all(exp.Table, exp.Column):
+                if node.find_ancestor(exp.With) is with_ and scope is tree:
+                    continue
+                if isinstance(node, exp.Table) and not node.args.get("db"):
+                    if node.name.lower() == old.lower():
+                        node.set("this", exp.to_identifier(new))
+                elif isinstance(node, exp.Column) and node.table.lower() == old.lower():
+                    node.set("table", exp.to_identifier(new))
+    return tree
+
+
+def _quote_reserved(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """An unquoted name that is a reserved word somewhere (``user``, ``order``, ``rank``) or not
+    a plain ASCII name is quoted, folded first as the dialect folds unquoted names (``order``
+    is ``"ORDER"`` in Snowflake), so it names the same column and no engine reads it as SQL."""
+    for identifier in tree.find_all(exp.Identifier):
+        name = identifier.name
+        if identifier.quoted or (
+            _PLAIN_NAME.fullmatch(name) and name.lower() not in RESERVED_WORDS
+        ):
+            continue
+        target.normalize_identifier(identifier)
+        identifier.set("quoted", True)
+    return tree
+
+
+def _clickhouse_settings(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """ClickHouse with standard SQL's meaning: an outer join's unmatched columns are NULL (not
+    0) and a column name inside an expression means the column, not a projection's alias."""
+    if not _is_dialect(target, "clickhouse") or not isinstance(tree, exp.Select):
+        return tree
+    settings = [
+        exp.EQ(this=exp.column(name), expression=exp.Literal.number(1))
+        for name in ("join_use_nulls", "prefer_column_name_to_alias")
+    ]
+    tree.set("settings", [*(tree.args.get("settings") or []), *settings])
+    return tree
+
+
+__all__ = ["CANONICAL", "DIALECTS", "RESERVED_WORDS", "get_dialect", "portable", "render"]

@@ -1,0 +1,117 @@
+"""``sqlmetrics sql`` for warehouses: --dialect, and --all --output-dir (one file per metric)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import sqlglot
+
+import sqlmetrics
+from sqlmetrics.catalog import metrics
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sqlmetrics.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_sql_for_snowflake_is_to_sql_with_the_same_arguments() -> None:
+    run = cli(
+        "sql",
+        "-m",
+        "ndcg@10",
+        "-m",
+        "recall@20",
+        "--dialect",
+        "snowflake",
+        "--recommendations",
+        "DB.SCHEMA.RECS",
+        "--interactions",
+        "DB.SCHEMA.TRUTH",
+        "--group-by",
+        "MODEL",
+        "--per-user",
+    )
+    assert run.returncode == 0, run.stderr
+    expected = sqlmetrics.to_sql(
+        ["ndcg@10", "recall@20"],
+        "DB.SCHEMA.RECS",
+        "DB.SCHEMA.TRUTH",
+        group_by=["MODEL"],
+        per_user=True,
+        dialect="snowflake",
+    )
+    assert run.stdout == expected + ";\n"
+    # SCHEMA is a reserved word in Snowflake: quoted, upper case as Snowflake folds it.
+    assert 'FROM DB."SCHEMA".RECS' in run.stdout
+
+
+def test_all_with_output_dir_writes_one_scheduled_query_per_metric(tmp_path: Path) -> None:
+    out = tmp_path / "sql_bigquery"
+    run = cli(
+        "sql",
+        "--all",
+        "--dialect",
+        "bigquery",
+        "--output-dir",
+        str(out),
+        "--recommendations",
+        "project.dataset.recs",
+        "--interactions",
+        "project.dataset.truth",
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""
+    assert sorted(p.stem for p in out.glob("*.sql")) == sorted(metrics())
+    for name, metric in metrics().items():
+        text = (out / f"{name}.sql").read_text(encoding="utf-8")
+        assert text.endswith(";\n")
+        assert len(sqlglot.parse(text, read="bigquery")) == 1
+        label = f"{name}@10" if metric.takes_cutoff else name
+        assert f"AS `{label}`" in text, name
+
+
+def test_all_takes_cutoffs_and_prints_one_query_without_output_dir() -> None:
+    run = cli("sql", "--all", "--cutoff", "5", "--cutoff", "20", "--dialect", "duckdb")
+    assert run.returncode == 0, run.stderr
+    for name, metric in metrics().items():
+        labels = [f"{name}@5", f"{name}@20"] if metric.takes_cutoff else [name]
+        for label in labels:
+            assert f'AS "{label}"' in run.stdout, label
+    # The DuckDB query runs as printed.
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE recommendations AS SELECT 1 AS user_id, 1 AS item_id, 0.5 AS score"
+    )
+    connection.execute(
+        "CREATE TABLE interactions AS SELECT 1 AS user_id, 1 AS item_id, 1 AS relevance"
+    )
+    row = connection.execute(run.stdout.rstrip().rstrip(";")).fetchone()
+    assert row is not None and row[0] == 1
+
+
+def test_all_with_ties_average_leaves_out_the_metrics_that_refuse_it(tmp_path: Path) -> None:
+    run = cli("sql", "--all", "--ties", "average", "--output-dir", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    written = {p.stem for p in tmp_path.glob("*.sql")}
+    assert written == {name for name, m in metrics().items() if m.ties_average}
+
+
+def test_sql_argument_errors_are_one_line_and_write_nothing(tmp_path: Path) -> None:
+    cases = [
+        (["--all", "-m", "ndcg@10"], "either --all or -m"),
+        (["-m", "ndcg@10", "--cutoff", "5"], "--cutoff goes with --all"),
+        (["--all", "--output", "x.sql", "--output-dir", str(tmp_path)], "either --output"),
+        (["-m", "ndcg@10", "--dialect", "snowflak"], "unknown dialect 'snowflak'"),
+        (["--all", "--recommendations", "x; DROP TABLE y", "--output-dir", str(tmp_path)], ""),
+    ]
+    for args, message in cases:
+        run = cli("sql", *args)
+        assert run.returncode == 2, (args, run.stderr)
+        assert run.stderr.startswith("sqlmetrics: error: ") and message in run.stderr, run.stderr
+        assert run.stderr.count("\n") == 1, run.stderr
+    assert not list(tmp_path.iterdir())
