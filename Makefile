@@ -2,12 +2,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
+FAKESNOW = $(VENV)/fakesnow
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean
+.PHONY: help example test lint unit format clean engines test-engines snapshots
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +21,17 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(VENV)/.installed $@
+
+$(VENV)/.installed-engines: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,engines]"
+	touch $(VENV)/.installed $(VENV)/.installed-dev $@
+
+# fakesnow pins its own sqlglot and duckdb, so it lives in a virtual environment of its own;
+# the tests talk to it through tests/engines/fakesnow_runner.py.
+$(FAKESNOW)/.installed:
+	$(PYTHON) -m venv $(FAKESNOW)
+	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5"
+	touch $@
 
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \
@@ -38,6 +50,17 @@ lint: $(VENV)/.installed-dev ## ruff and mypy
 format: $(VENV)/.installed-dev ## apply ruff's formatting and fixes
 	$(BIN)/ruff format sqlmetrics tests examples bench
 	$(BIN)/ruff check --fix sqlmetrics tests examples bench
+
+engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed ## install the Python engines and fakesnow's venv
+	@echo "PostgreSQL and MariaDB: the tests start them when their binaries are installed"
+	@echo "(apt-get install postgresql mariadb-server), or use SQLMETRICS_POSTGRES_DSN and"
+	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
+
+test-engines: engines ## every metric on every engine and dialect (tests/engines, transpile, names)
+	$(BIN)/python -m pytest tests/engines tests/test_dialects.py tests/test_identifiers.py
+
+snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metric>.sql; review the diff
+	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -1,0 +1,241 @@
+"""The golden fixtures as engine-neutral cases: tables to create, to_sql arguments, expectations.
+
+A fixture (fixtures/*.yaml) gives the input rows, the options and the expected rows. Here each
+becomes the two tables' columns and rows, the keyword arguments of ``to_sql`` that an engine's
+test renders with (``group_by`` columns present in the interactions rows are
+``interactions_group_by``; interactions without a relevance column get
+``columns={"relevance": None}``), and the metrics: the fixture's own, and every metric at the
+fixture's cutoffs (compared with DuckDB's values for the same query).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sqlmetrics.catalog import metrics, parse_request
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+TOLERANCE = 1e-9
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table to create: columns in order with a type each (int, float or str)."""
+
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    @staticmethod
+    def of(rows: Sequence[Row], default: Sequence[str]) -> Table:
+        names: list[str] = []
+        for row in rows:
+            names += [name for name in row if name not in names]
+        names = names or list(default)
+        columns = tuple((name, _kind([row.get(name) for row in rows])) for name in names)
+        return Table(columns, tuple(tuple(row.get(name) for name in names) for row in rows))
+
+    @property
+    def names(self) -> list[str]:
+        return [name for name, _ in self.columns]
+
+    def nullable(self, name: str) -> bool:
+        index = self.names.index(name)
+        return any(row[index] is None for row in self.rows)
+
+
+def _kind(values: Sequence[Any]) -> str:
+    present = [value for value in values if value is not None]
+    if any(isinstance(value, str) for value in present):
+        return "str"
+    if any(isinstance(value, float) for value in present):
+        return "float"
+    return "int"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One fixture: its tables, its to_sql options, its metrics and expected rows."""
+
+    name: str
+    recommendations: Table
+    interactions: Table
+    options: dict[str, Any]
+    metrics: list[str]
+    expect: list[Row]
+    all_metrics: list[str] = field(default_factory=list)
+
+    def kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of to_sql that reproduce the fixture's evaluate call."""
+        options = dict(self.options)
+        groups = list(options.pop("group_by", []))
+        kwargs: dict[str, Any] = dict(options)
+        if groups:
+            kwargs["group_by"] = groups
+            kwargs["interactions_group_by"] = [g for g in groups if g in self.interactions.names]
+        columns = dict(kwargs.pop("columns", {}))
+        if "relevance" not in self.interactions.names:
+            columns["relevance"] = None
+        if "rank" in self.recommendations.names and "score" not in self.recommendations.names:
+            columns["rank"] = "rank"
+        if columns:
+            kwargs["columns"] = columns
+        return kwargs
+
+
+def load_case(path: Path) -> Case:
+    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    options = dict(data.get("options", {}))
+    groups = set(options.get("group_by", []))
+    requested = [key for key in data["expect"][0] if key not in groups | {"users"}]
+    return Case(
+        name=path.stem,
+        recommendations=Table.of(data["given"]["recommendations"], ["user_id", "item_id", "score"]),
+        interactions=Table.of(data["given"]["interactions"], ["user_id", "item_id"]),
+        options=options,
+        metrics=requested,
+        expect=list(data["expect"]),
+        all_metrics=every_metric(requested, options),
+    )
+
+
+def every_metric(requested: Sequence[str], options: dict[str, Any]) -> list[str]:
+    """Every metric at each cutoff the fixture asks for (and without one), under its options."""
+    cutoffs = sorted({k for k in (parse_request(label).k for label in requested) if k}) or [3]
+    labels: list[str] = []
+    for metric in metrics().values():
+        if options.get("ties") == "average" and not metric.ties_average:
+            continue
+        if metric.takes_cutoff:
+            labels += [f"{metric.name}@{k}" for k in cutoffs]
+        labels.append(metric.name)
+    return labels
+
+
+def load_cases() -> list[Case]:
+    return [load_case(path) for path in sorted(FIXTURES.glob("*.yaml"))]
+
+
+def extra_cases() -> list[Case]:
+    """Inputs the fixtures lack, checked against DuckDB's values: NULL scores (NULLs rank last),
+    a rank column, string ids with a group column only the recommendations have."""
+    recommendations = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "score": None},
+            {"user_id": 1, "item_id": 11, "score": 0.4},
+            {"user_id": 1, "item_id": 12, "score": 0.3},
+            {"user_id": 1, "item_id": 13, "score": 0.2},
+            {"user_id": 2, "item_id": 20, "score": 0.9},
+            {"user_id": 2, "item_id": 21, "score": None},
+            {"user_id": 2, "item_id": 22, "score": 0.9},
+            {"user_id": 3, "item_id": 30, "score": 0.5},
+        ],
+        [],
+    )
+    interactions = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "relevance": 2},
+            {"user_id": 1, "item_id": 13, "relevance": 1},
+            {"user_id": 1, "item_id": 99, "relevance": 3},
+            {"user_id": 2, "item_id": 21, "relevance": 1},
+            {"user_id": 2, "item_id": 22, "relevance": 2},
+            {"user_id": 4, "item_id": 40, "relevance": 1},
+        ],
+        [],
+    )
+    ranked = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "rank": 3},
+            {"user_id": 1, "item_id": 11, "rank": 1},
+            {"user_id": 1, "item_id": 12, "rank": 2},
+            {"user_id": 2, "item_id": 20, "rank": 2},
+            {"user_id": 2, "item_id": 22, "rank": 1},
+        ],
+        [],
+    )
+    arms = Table.of(
+        [
+            {"arm": "A", "user_id": "u1", "item_id": "x", "score": 0.5},
+            {"arm": "A", "user_id": "u1", "item_id": "y", "score": 0.5},
+            {"arm": "B", "user_id": "u1", "item_id": "y", "score": 0.9},
+            {"arm": "B", "user_id": "u2", "item_id": "z", "score": 0.1},
+        ],
+        [],
+    )
+    arm_truth = Table.of(
+        [{"user_id": "u1", "item_id": "x"}, {"user_id": "u2", "item_id": "z"}],
+        [],
+    )
+    # The copy of (1, 12) with a NULL score must lose to the one scored 0.3.
+    duplicated = Table(
+        recommendations.columns, (*recommendations.rows, (1, 12, None), (2, 20, 0.1))
+    )
+    cases = [
+        ("extra_null_scores", recommendations, interactions, {}),
+        ("extra_null_scores_optimistic", recommendations, interactions, {"ties": "optimistic"}),
+        ("extra_null_scores_pessimistic", recommendations, interactions, {"ties": "pessimistic"}),
+        ("extra_null_scores_average", recommendations, interactions, {"ties": "average"}),
+        ("extra_null_scores_first", duplicated, interactions, {"duplicates": "first"}),
+        (
+            "extra_threshold_common",
+            recommendations,
+            interactions,
+            {"threshold": 1, "population": "common"},
+        ),
+        ("extra_rank_column", ranked, interactions, {}),
+        ("extra_string_arms", arms, arm_truth, {"group_by": ["arm"]}),
+    ]
+    return [
+        Case(name, recs, truth, options, [], [], every_metric(["ndcg@2", "ndcg@3"], options))
+        for name, recs, truth, options in cases
+    ]
+
+
+def plain(value: Any) -> Any:
+    """An engine's value as a plain Python value: Decimal and numpy numbers as float/int."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return value.item()
+    return value
+
+
+def same(got: Any, want: Any) -> bool:
+    got, want = plain(got), plain(want)
+    if isinstance(want, float) or isinstance(got, float):
+        if got is None or want is None:
+            return got is None and want is None
+        if math.isnan(float(want)):
+            return math.isnan(float(got))
+        return math.isclose(float(got), float(want), rel_tol=0, abs_tol=TOLERANCE)
+    if isinstance(want, int) and isinstance(got, (int, float)):
+        return got == want
+    return bool(got == want)
+
+
+def compare(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], expect: Sequence[Row], where: str
+) -> None:
+    """The result's columns (case-insensitively: Snowflake upper-cases unquoted names) and
+    values (to 1e-9) are exactly the expected rows, in order."""
+    want_columns = list(expect[0]) if expect else []
+    assert [c.lower() for c in columns] == [c.lower() for c in want_columns], (where, columns)
+    assert len(rows) == len(expect), (where, rows, expect)
+    for got_row, want_row in zip(rows, expect, strict=True):
+        for column, got in zip(want_columns, got_row, strict=True):
+            want = want_row[column]
+            assert same(got, want), (where, column, plain(got), want)
+
+
+def as_expect(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[Row]:
+    """Rows from a reference engine in the shape of a fixture's ``expect``."""
+    return [{c: plain(v) for c, v in zip(columns, row, strict=True)} for row in rows]

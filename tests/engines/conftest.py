@@ -1,0 +1,136 @@
+"""Engine selection for the tests in this folder.
+
+Every test here carries one engine marker (``duckdb``, ``sqlite``, ``postgres``, ``mariadb``,
+``datafusion``, ``chdb``, ``spark``, ``fakesnow``, ``roundtrip``). A test whose engine cannot
+run on this machine is deselected (and says so in the summary), unless ``SQLMETRICS_ENGINES``
+names that engine (a comma-separated list, or ``all``, as .ci/run sets it): then it fails, and so
+does the session if any such test was skipped, so CI cannot quietly lose an engine. Select one
+engine with ``-m spark``. Each engine is opened once per session, on first use, and closed (its
+server stopped by pid) at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.engines.engines import Engine, opened, unavailable
+
+ENGINES = (
+    "duckdb",
+    "sqlite",
+    "postgres",
+    "mariadb",
+    "datafusion",
+    "chdb",
+    "spark",
+    "fakesnow",
+    "roundtrip",
+)
+
+
+def required_engines() -> set[str]:
+    value = os.environ.get("SQLMETRICS_ENGINES", "").strip()
+    if value == "all":
+        return set(ENGINES)
+    required = {part.strip() for part in value.split(",") if part.strip()}
+    unknown = required - set(ENGINES)
+    if unknown:
+        raise pytest.UsageError(
+            f"SQLMETRICS_ENGINES names unknown engines {sorted(unknown)}; known: {ENGINES}"
+        )
+    return required
+
+
+@functools.cache
+def why_unavailable(engine: str) -> str | None:
+    return unavailable(engine)
+
+
+def engine_of(item: pytest.Item) -> str | None:
+    names = {marker.name for marker in item.iter_markers()}
+    found = [engine for engine in ENGINES if engine in names]
+    return found[0] if found else None
+
+
+_deselected_engines: dict[str, str] = {}
+_skipped: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    required = required_engines()
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        engine = engine_of(item)
+        why = why_unavailable(engine) if engine else None
+        if engine and why and engine not in required:
+            _deselected_engines[engine] = why
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and "/engines/" in report.fspath:
+        _skipped.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for engine, why in sorted(_deselected_engines.items()):
+        terminalreporter.write_line(f"engine {engine} deselected: {why}")
+    if _skipped and required_engines():
+        terminalreporter.write_line(
+            f"SQLMETRICS_ENGINES is set but {len(_skipped)} engine test(s) were skipped, "
+            f"e.g. {_skipped[0]}",
+            red=True,
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _skipped and required_engines() and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+class EnginePool:
+    """Engines opened on first use, each once; a failed start fails every test of it fast."""
+
+    def __init__(self, scratch: Path) -> None:
+        self.scratch = scratch
+        self.stack = contextlib.ExitStack()
+        self.engines: dict[str, Engine] = {}
+        self.failures: dict[str, str] = {}
+
+    def get(self, engine: str) -> Engine:
+        if engine in self.engines:
+            return self.engines[engine]
+        if engine in self.failures:
+            pytest.fail(self.failures[engine], pytrace=False)
+        why = why_unavailable(engine)
+        if why:
+            self.failures[engine] = f"engine {engine} is required (SQLMETRICS_ENGINES) but {why}"
+            pytest.fail(self.failures[engine], pytrace=False)
+        try:
+            self.engines[engine] = self.stack.enter_context(opened(engine, self.scratch))
+        except Exception as error:
+            why = f"{type(error).__name__}: {error}"
+            self.failures[engine] = f"engine {engine} did not start: {why}"
+            raise
+        return self.engines[engine]
+
+
+@pytest.fixture(scope="session")
+def engine_pool() -> Iterator[EnginePool]:
+    with tempfile.TemporaryDirectory(prefix="sqlmetrics-engines-") as scratch:
+        pool = EnginePool(Path(scratch))
+        with pool.stack:
+            yield pool
