@@ -9,6 +9,7 @@ coincide, to trec_eval (pytrec_eval), ranx and scikit-learn.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from functools import cache
 from typing import Any
@@ -496,7 +497,9 @@ def test_sql_rank_column(sqlmetrics: Any, gaps: bool) -> None:
     recs_frame = pd.DataFrame(ranked, columns=["user_id", "item_id", "rank"])
     truth_frame = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
     if gaps:
-        with pytest.raises(sqlmetrics.SqlmetricsError, match="are not 1, 2, 3, ... within"):
+        with pytest.raises(
+            sqlmetrics.SqlmetricsError, match=re.escape("are not 1, 2, 3, ... within")
+        ):
             sqlmetrics.evaluate(recs_frame, truth_frame, **arguments)
         return
     frame = sqlmetrics.evaluate(recs_frame, truth_frame, **arguments)
