@@ -85,7 +85,9 @@ def overview(results: list[dict[str, Any]]) -> list[str]:
             entry = result["tools"].get(tool)
             base = result["tools"].get("sqlmetrics", {}).get("summary", {}).get("median_s")
             summary = (entry or {}).get("summary", {})
-            if entry is None:
+            if entry is None and result["rows_requested"] > run.MEMORY_BOUND.get(tool, 10**18):
+                cells.append("skipped (memory)")
+            elif entry is None:
                 cells.append("not asked")
             elif summary.get("status") == "ok":
                 ratio = f" ({summary['median_s'] / base:.2f}x)" if base else ""
@@ -160,6 +162,15 @@ def scale_section(result: dict[str, Any]) -> list[str]:
             notes.append(f"- {name}: {info['note']}")
         for label, why in info.get("definition_differs", {}).items():
             notes.append(f"- {name}: {label} not compared: {why}")
+        passes = summary.get("passes")
+        if passes and passes > 1:
+            notes.append(f"- {name}: evaluate split the users into {passes} passes")
+    for tool, bound in run.MEMORY_BOUND.items():
+        if tool not in result["tools"] and result["rows_requested"] > bound:
+            notes.append(
+                f"- {tool}: not run above 1e7 rows: it builds Python objects per row "
+                "(~30-60 GB projected at 1e8 rows, perf.md)"
+            )
     if notes:
         lines += ["Notes:", "", *notes, ""]
     return lines

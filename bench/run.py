@@ -320,6 +320,8 @@ def summarize(tool: str, runs: list[Run], reference: dict[str, float] | None) ->
         "users": ok[0].output.get("users"),
         "version": ok[0].output.get("version"),
     }
+    if "passes" in ok[0].output:
+        summary["passes"] = ok[0].output["passes"]
     failed = [r for r in runs if r.status != "ok"]
     if failed:
         summary["failed_rounds"] = [f"round {r.round}: {r.message}" for r in failed]
