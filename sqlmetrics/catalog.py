@@ -73,7 +73,7 @@ def parse_metric_file(path: Path) -> Metric:
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = sqlglot.parse_one("\n".join(body), read="duckdb")
     if not isinstance(query, exp.Select):
-        raise SqlmetricsError(f"{path.name}: expected one SELECT over judged")
+        raise SqlmetricsError(f"{path.name}: expected exactly one query over judged")
     return Metric(
         name=header["name"],
         title=header["title"],

@@ -105,7 +105,7 @@ def _parsed_stage(name: str) -> exp.Select:
     for node in tree.walk():
         node.comments = None  # so outputs stay clean
     if not isinstance(tree, exp.Select):
-        raise SqlmetricsError(f"sql/stages/{name}.sql must hold one SELECT")
+        raise SqlmetricsError(f"sql/stages/{name}.sql must hold exactly one query")
     return tree
 
 

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
-NUMERIC_TYPES = (
+INTEGER_TYPES = (
     "TINYINT",
     "SMALLINT",
     "INTEGER",
@@ -52,11 +52,8 @@ NUMERIC_TYPES = (
     "UINTEGER",
     "UBIGINT",
     "UHUGEINT",
-    "FLOAT",
-    "DOUBLE",
-    "DECIMAL",
-    "REAL",
 )
+NUMERIC_TYPES = (*INTEGER_TYPES, "FLOAT", "DOUBLE", "DECIMAL", "REAL")
 _registered = itertools.count(1)
 
 
@@ -370,19 +367,6 @@ def _run_in_passes(
             row[label] = total / divisor if divisor else math.nan
         rows.append(row)
     return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
-
-
-INTEGER_TYPES = (
-    "TINYINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "UTINYINT",
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-)
 
 
 def _split_diagnostics(
