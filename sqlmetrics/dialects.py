@@ -247,7 +247,7 @@ def _full_outer_join(tree: exp.Expr, target: Dialect) -> exp.Expr:
 def _full_join_as_union(select: exp.Select, target: Dialect) -> exp.Expr:
     def refuse(why: str) -> SqlmetricsError:
         name = type(target).__name__
-        return SqlmetricsError(f"cannot write a full outer join in {name}: {why}")
+        return SqlmetricsError(f"cannot write a FULL OUTER JOIN in {name}: {why}")
 
     joins = select.args["joins"]
     if len(joins) != 1:
