@@ -295,7 +295,7 @@ def compose(
     """
     _check_compatible(requests, inputs, options)
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    per_user_stage, columns = _per_user_stage(requests, options)
+    per_user_stage, columns = _per_user_stage(requests, options, ordered_sums=dialect == "duckdb")
     cutoff = deepest_cutoff(requests)
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
@@ -307,12 +307,17 @@ def compose(
         for projection in judged.expressions:
             if projection.alias_or_name in ("hit", "gain", "exp_gain"):
                 projection.replace(exp.column(projection.alias_or_name))
-        for name in ("hit", "gain", "exp_gain"):
+        for name in ("hit", "gain", "exp_gain", "hits_through"):
             joined.select(exp.column(name, "ranked"), copy=False)
+        judged.select(exp.column("hits_through"), copy=False)
     _spread_per_user_constants(judged, per_user_stage)
     needed = _prune(judged, needed) | {"user_id"}
     needed = _prune(joined, needed) | {"user_id", "item_id"}
-    diagnosis = _diagnostics_stages(options, cutoff, requests, keys) if diagnostics else []
+    diagnosis = (
+        _diagnostics_stages(options, cutoff, requests, keys, given_ranks=inputs.rank is not None)
+        if diagnostics
+        else []
+    )
     for _, cte in diagnosis:
         needed |= {column.name for column in cte.find_all(exp.Column)}
     _prune(ranked, needed | {"pos"})
@@ -410,7 +415,7 @@ def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -
 
 
 def _per_user_stage(
-    requests: Sequence[MetricRequest], options: Options
+    requests: Sequence[MetricRequest], options: Options, ordered_sums: bool = False
 ) -> tuple[exp.Select, list[MetricColumn]]:
     """per_user.sql with one column per request: its file's expressions, k bound."""
     per_user_stage = stage("per_user")
@@ -420,6 +425,11 @@ def _per_user_stage(
             alias: _per_user_constants(_bind_cutoff(expression, request.k))
             for alias, expression in request.metric.expressions().items()
         }
+        if options.ties == "average":
+            expressions = {
+                alias: _tie_averaged_sums(expression, ordered_sums)
+                for alias, expression in expressions.items()
+            }
         name = f"m{index + 1}"
         names: tuple[str, ...]
         if request.metric.micro:
@@ -437,6 +447,47 @@ def _per_user_stage(
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
     return per_user_stage, columns
+
+
+def _is_sum_of_hits(node: exp.Expr) -> bool:
+    """``SUM(CASE WHEN <a prefix of the list> THEN hit ELSE 0 END)``, the prefix being
+    ``pos <= x`` or, without a cutoff, ``pos IS NOT NULL``: the hits within a prefix."""
+    case = node.this if isinstance(node, exp.Sum) else None
+    if not isinstance(case, exp.Case) or len(case.args.get("ifs") or []) != 1:
+        return False
+    when, default = case.args["ifs"][0], case.args.get("default")
+    condition, value = when.this, when.args.get("true")
+    if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
+        condition = exp.LTE(this=condition.this.this)  # pos IS NOT NULL: the whole list
+    return (
+        isinstance(condition, exp.LTE)
+        and isinstance(condition.this, exp.Column)
+        and condition.this.name == "pos"
+        and isinstance(value, exp.Column)
+        and value.name == "hit"
+        and isinstance(default, exp.Literal)
+        and default.to_py() == 0
+    )
+
+
+def _tie_averaged_sums(expression: exp.Expr, ordered: bool) -> exp.Expr:
+    """ties="average": sums of hits read ranked_average's closed form ``hits_through`` (the
+    largest position within x holds the expected hits up to x), so they are exact; on DuckDB the
+    other sums add their fractional terms in position order, so every run gives the same bits."""
+    for node in list(expression.find_all(exp.Sum)):
+        if _is_sum_of_hits(node):
+            case = node.this.copy()
+            case.args["ifs"][0].set("true", exp.column("hits_through"))
+            if node is expression:
+                return exp.Max(this=case)
+            node.replace(exp.Max(this=case))
+        elif ordered:
+            keys = [
+                exp.Ordered(this=exp.column(name), nulls_first=False)
+                for name in ("pos", "ideal_pos")
+            ]
+            node.set("this", exp.Order(this=node.this, expressions=keys))
+    return expression
 
 
 def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:
@@ -482,10 +533,18 @@ KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diag
 
 
 def _diagnostics_stages(
-    options: Options, cutoff: int | None, requests: Sequence[MetricRequest], keys: Sequence[str]
+    options: Options,
+    cutoff: int | None,
+    requests: Sequence[MetricRequest],
+    keys: Sequence[str],
+    given_ranks: bool,
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``."""
     query = stage("diagnostics")
+    if not given_ranks:  # positions the stages number themselves have no gaps to look for
+        for projection in query.find_all(exp.Alias):
+            if projection.alias == "broken_ranks":
+                projection.set("this", exp.Literal.number(0))
     max_k = max((r.k for r in requests if r.k is not None), default=None)
     query = bind_placeholders(
         query,
@@ -496,13 +555,8 @@ def _diagnostics_stages(
     ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
     query.set("with_", None)
     if keys:
-        # One row per group: listed and interacted hold the group columns once widened.
-        groups = [
-            exp.alias_(
-                exp.func("COALESCE", exp.column(key, "listed"), exp.column(key, "interacted")), key
-            )
-            for key in keys
-        ]
+        # One row per group: users holds the group columns once widened.
+        groups = [exp.column(key) for key in keys]
         query.set("expressions", groups + query.expressions)
         query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
     return [*ctes, ("diagnosed", query)]
@@ -537,6 +591,69 @@ def _with_diagnostics_rows(
     if per_user:
         order.append(exp.column(first[0]))
     return exp.union(metrics, diagnosed, distinct=False).order_by(*order)
+
+
+def refused_checks(
+    requests: Sequence[MetricRequest], inputs: Inputs, options: Options
+) -> list[str]:
+    """The counts of DIAGNOSTICS and CHECKS that evaluate refuses to go on with (any nonzero)."""
+    refused = ["bad_recommendation_user_ids", "bad_recommendation_item_ids"]
+    refused += ["bad_scores", "bad_interaction_user_ids", "bad_interaction_item_ids"]
+    if inputs.rank is not None:
+        refused.append("bad_rank_lists")
+    if inputs.relevance is not None:
+        refused.append("bad_relevance")
+        if any(uses_exponential_gain(r) for r in requests):
+            refused.append("relevance_over_1000")
+    if options.duplicates == "error":
+        refused.append("duplicate_recommendations")
+    return refused
+
+
+def uses_exponential_gain(request: MetricRequest) -> bool:
+    return any(column.name == "exp_gain" for column in request.metric.query.find_all(exp.Column))
+
+
+def compose_checks(
+    requests: Sequence[MetricRequest], inputs: Inputs, options: Options, dialect: str = "duckdb"
+) -> exp.Query:
+    """The input checks and diagnostics evaluate runs, as a query of their own for a scheduled
+    job: one row per group with every count and ``refused_rows``, the sum of the counts that
+    evaluate refuses (0 when the inputs are fit to evaluate with these metrics and options)."""
+    full = compose(requests, inputs, options, dialect=dialect, diagnostics=True)
+    ctes = {cte.alias: cte.this for cte in full.args["with_"].expressions}
+    groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
+    counts = [exp.column(name) for name in DIAGNOSTICS + CHECKS]
+    refused = exp.alias_(
+        functools.reduce(
+            lambda total, count: exp.Add(this=total, expression=count),
+            [
+                cast(exp.Expr, exp.column(name))
+                for name in refused_checks(requests, inputs, options)
+            ],
+        ),
+        "refused_rows",
+    )
+    query = exp.select(
+        *[exp.alias_(exp.column(group_key(i)), g) for i, g in enumerate(groups)],
+        *counts,
+        refused,
+    ).from_("diagnosed")
+    if groups:
+        query = query.order_by(*[exp.column(group_key(i)) for i in range(len(groups))])
+    return with_ctes(query, [(name, ctes[name]) for name in _needed_ctes(ctes, "diagnosed")])
+
+
+def _needed_ctes(ctes: Mapping[str, exp.Expr], root: str) -> list[str]:
+    """The CTEs ``root`` reads, directly or not, in their order of definition."""
+    needed, pending = set(), [root]
+    while pending:
+        name = pending.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        pending += [t.name for t in ctes[name].find_all(exp.Table) if t.name in ctes]
+    return [name for name in ctes if name in needed]
 
 
 def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
@@ -635,6 +752,7 @@ __all__ = [
     "Inputs",
     "Options",
     "compose",
+    "compose_checks",
     "stage",
     "stage_names",
     "widen_keys",

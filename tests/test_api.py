@@ -108,6 +108,23 @@ def test_rank_column_is_used_as_given() -> None:
     assert result["hits@2"][0] == 0
 
 
+def test_tie_averaged_sums_are_exact_and_repeatable() -> None:
+    # Scores 0.5, 0.2, then items 0, 1, 3 tied at 0.1 with one of them relevant (1/3 each).
+    # Adding 1 + 1 + 1/3 + 1/3 + 1/3 in floating point gives 3.0000000000000004; the closed
+    # form gives 3 and, at k = 4, 2 + 2 * 1/3 = 8/3 rounded once.
+    recs = pd.DataFrame(
+        {"user_id": [1] * 5, "item_id": [0, 1, 2, 3, 4], "score": [0.1, 0.1, 0.5, 0.1, 0.2]}
+    )
+    truth = pd.DataFrame({"user_id": [1, 1, 1], "item_id": [0, 2, 4]})
+    metrics = ["hits", "recall", "micro_hit_ratio", "hits@4", "precision@4", "micro_mrr", "dcg"]
+    runs = [sqlmetrics.evaluate(recs, truth, metrics, ties="average") for _ in range(20)]
+    first = runs[0].iloc[0]
+    assert (first["hits"], first["recall"], first["micro_hit_ratio"]) == (3.0, 1.0, 1.0)
+    assert first["hits@4"] == 8 / 3 and first["precision@4"] == (8 / 3) / 4
+    for run in runs[1:]:  # the fractional sums add in position order: the same bits every run
+        pd.testing.assert_frame_equal(run, runs[0], check_exact=True)
+
+
 def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
     recs, truth = small
     recs = pd.concat(
