@@ -10,7 +10,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog import metrics, parse_requests
-from sqlmetrics.compose import Group, Inputs, Options, column_names, compose
+from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, compose_checks
 from sqlmetrics.dialects import get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
 
@@ -85,6 +85,7 @@ def to_sql(
     duplicates: str = "error",
     dialect: str = "duckdb",
     pretty: bool = True,
+    checks: bool = False,
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
@@ -92,6 +93,10 @@ def to_sql(
     taken to be in both tables unless ``interactions_group_by`` names the ones that are (the
     others are then evaluated against the whole population, like a model column).
     ``columns={"relevance": None}`` gives every interaction relevance 1.
+
+    ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
+    these metrics: one row per group with every count and ``refused_rows``, the number of rows
+    evaluate would refuse (a scheduled job can require it to be 0).
     """
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
     requests = parse_requests(metrics)
@@ -124,7 +129,12 @@ def to_sql(
             for name, column in ((n, column_name(n, dialect, "group_by")) for n in group_by)
         ),
     )
-    query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)
+    if checks:
+        if per_user:
+            raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
+        query = compose_checks(requests, inputs, options, dialect=dialect)
+    else:
+        query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)
     return render(query, dialect, pretty=pretty)
 
 

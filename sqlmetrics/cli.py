@@ -143,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --all: the cutoff k of the metrics that take one (default 10); repeatable",
     )
     sql.add_argument(
+        "--checks",
+        action="store_true",
+        help="print instead the input checks and diagnostics evaluate runs for these metrics: "
+        "a row per group of counts and refused_rows (0 when the inputs are fit to evaluate)",
+    )
+    sql.add_argument(
         "--output-dir",
         metavar="DIR",
         help="write one query per metric, DIR/<metric>.sql, instead of one query",
@@ -255,6 +261,8 @@ def _sql(args: argparse.Namespace) -> None:
     labels = _sql_requested(args)
     if args.output_dir is not None and args.output is not None:
         raise SqlmetricsError("use either --output (one query) or --output-dir (one per metric)")
+    if args.checks and args.output_dir is not None:
+        raise SqlmetricsError("--checks writes one query: use --output, not --output-dir")
 
     def render(requested: list[str]) -> str:
         return (
@@ -265,6 +273,7 @@ def _sql(args: argparse.Namespace) -> None:
                 **_options(args),
                 interactions_group_by=args.interactions_group_by,
                 dialect=args.dialect,
+                checks=args.checks,
             )
             + ";\n"
         )

@@ -18,6 +18,9 @@ into a form that means the same everywhere:
   qualified by its table (Oracle refuses ``*, expr``).
 - MySQL has no FULL OUTER JOIN (nor SQLite before 3.39): a LEFT JOIN, UNION ALL the rows of the
   right side that match nothing.
+- ISNAN exists in DuckDB, Spark, ClickHouse, BigQuery and Trino; PostgreSQL, Redshift,
+  Snowflake and Oracle compare to NaN (equal to itself there); MySQL, SQLite and SQL Server
+  doubles cannot hold NaN, so the check is false.
 - ``MAX(x) AS x ... HAVING MAX(x) > 0`` reads the inner ``x`` as the alias in Spark and
   ClickHouse: such a column is qualified with its table.
 - A CTE named like one of the user's tables is renamed (SQLite calls it a circular
@@ -153,6 +156,7 @@ def portable(query: exp.Expr, dialect: str) -> exp.Expr:
         _qualify_clause,
         _full_outer_join,
         _log_base,
+        _is_nan,
         _division,
         _float_power,
         _float_average,
@@ -297,6 +301,25 @@ def _log_base(tree: exp.Expr, target: Dialect) -> exp.Expr:
         if log.args.get("expression") is None:
             log.set("expression", log.this)
             log.set("this", exp.Literal.number(10))
+    return tree
+
+
+# Engines whose doubles cannot hold NaN (it arrives as NULL or is refused on insert).
+_NO_NAN = ("mysql", "sqlite", "tsql")
+# Engines with NaN but no ISNAN function; NaN equals itself there, so it is compared to.
+_NAN_EQUALS_ITSELF = ("postgres", "snowflake", "oracle")  # Redshift reads as PostgreSQL
+
+
+def _is_nan(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """ISNAN(x) (the input checks) where the engine has no such function."""
+    for node in reversed(list(tree.find_all(exp.IsNan))):
+        if _is_dialect(target, *_NO_NAN):
+            node.replace(exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0)))
+        elif _is_dialect(target, *_NAN_EQUALS_ITSELF):
+            nan: exp.Expr = exp.Cast(this=exp.Literal.string("NaN"), to=_DOUBLE.copy())
+            if _is_dialect(target, "oracle"):  # its DOUBLE PRECISION is a NUMBER, without NaN
+                nan = exp.func("TO_BINARY_DOUBLE", exp.Literal.string("NaN"))
+            node.replace(exp.EQ(this=node.this, expression=nan))
     return tree
 
 

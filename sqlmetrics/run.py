@@ -31,6 +31,7 @@ from sqlmetrics.compose import (
     compose,
     deepest_cutoff,
     partial_columns,
+    uses_exponential_gain,
     uses_top_k,
 )
 from sqlmetrics.errors import SqlmetricsError
@@ -481,7 +482,7 @@ def refuse_bad_rows(
             f"NaN in {total['bad_relevance']} row(s){example}; relevance must be a number >= 0 "
             "(0 = not relevant)"
         )
-    exponential = [r.label for r in requests if "exp_gain" in r.metric.query.sql()]
+    exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
         relevance = exp.column(inputs.relevance)
         example = _example(connection, truth, truth_columns, relevance > EXPONENTIAL_GAIN_BOUND)

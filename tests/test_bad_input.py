@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,41 @@ def test_duplicate_interactions_count_once_and_are_reported() -> None:
     result = sqlmetrics.evaluate(recs(), duplicated, ["cg@3"])
     assert result["cg@3"][0] == (3 + 2) / 2  # user 1: item 11 once, relevance max(1, 3)
     assert sqlmetrics.read_diagnostics(result)["duplicate_interactions"][0] == 2
+
+
+def run_checks(recommendations: object, interactions: object, **options: object) -> pd.DataFrame:
+    """``to_sql(checks=True)`` run as printed, on DuckDB tables holding the two inputs."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.register("recommendations", recommendations)
+    connection.register("interactions", interactions)
+    return connection.sql(sqlmetrics.to_sql(["ndcg@3", "precision@2"], **options, checks=True)).df()
+
+
+ROW_CHECKS = [case for case in CASES if "empty" not in case and "float" not in case]
+
+
+@pytest.mark.parametrize("case", ROW_CHECKS)
+def test_checks_sql_counts_the_rows_evaluate_refuses(case: str) -> None:
+    recommendations, interactions, message = CASES[case]
+    options = {"columns": {"rank": "rank"}} if case == "repeated ranks" else {}
+    counted = run_checks(recommendations, interactions, **options)
+    refused = int(re.search(r"(\d+) (?:row|user)\(s\)", message).group(1))
+    assert counted["refused_rows"].tolist() == [refused]
+
+
+def test_checks_sql_of_fit_inputs_refuses_nothing_and_counts_as_evaluate() -> None:
+    duplicated = pd.concat([truth(), truth().assign(relevance=[3, 0])])
+    counted = run_checks(recs(), duplicated)
+    assert counted["refused_rows"].tolist() == [0]
+    evaluated = sqlmetrics.read_diagnostics(
+        sqlmetrics.evaluate(recs(), duplicated, ["ndcg@3", "precision@2"])
+    )
+    shared = [name for name in evaluated.columns if name in counted.columns]
+    assert len(shared) >= 9
+    assert counted[shared].to_dict("records") == evaluated[shared].to_dict("records")
+    # A duplicated recommendation is refused unless duplicates="first" keeps the best placed.
+    repeated = pd.concat([recs(), recs().iloc[:1]])
+    assert run_checks(repeated, truth())["refused_rows"].tolist() == [1]
+    assert run_checks(repeated, truth(), duplicates="first")["refused_rows"].tolist() == [0]

@@ -3,7 +3,7 @@
 -- positions the metrics read (the first K, K the deepest cutoff or the whole list; ties also
 -- the position after K, where a tie decides what falls inside). With a rank column, "scores"
 -- are the ranks. NaN sorts above every number, so a NaN score is always among those positions.
-WITH listed AS (
+WITH counted AS (
   SELECT
     user_id,
     MAX(list_length) AS list_length,
@@ -35,6 +35,22 @@ tied AS (
   GROUP BY user_id
 ),
 
+-- Kept apart from the FULL OUTER JOIN below: SQLite and MySQL write that join as two joins,
+-- which they can only do when it is the select's one join.
+listed AS (
+  SELECT
+    counted.user_id,
+    counted.list_length,
+    counted.null_scores,
+    counted.duplicate_rows,
+    counted.null_items,
+    counted.nan_scores,
+    counted.broken_ranks,
+    COALESCE(tied.tie_groups, 0) AS tie_groups
+  FROM counted
+  LEFT JOIN tied ON counted.user_id = tied.user_id
+),
+
 interacted AS (
   SELECT
     user_id,
@@ -48,34 +64,56 @@ interacted AS (
     SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
   FROM input_interactions
   GROUP BY user_id
+),
+
+-- Every user of either input, in a select of its own: SQLite and MySQL write a FULL OUTER JOIN
+-- as two joins, which they can do only for a plain select with one join.
+users AS (
+  SELECT
+    COALESCE(listed.user_id, interacted.user_id) AS user_id,
+    listed.user_id AS listed_user,
+    interacted.user_id AS interacted_user,
+    listed.list_length,
+    listed.null_scores,
+    listed.duplicate_rows,
+    listed.null_items AS null_listed_items,
+    listed.nan_scores,
+    listed.broken_ranks,
+    listed.tie_groups,
+    interacted.has_relevant,
+    interacted.interaction_rows,
+    interacted.duplicate_interactions,
+    interacted.null_items AS null_interacted_items,
+    interacted.bad_relevance,
+    interacted.huge_relevance
+  FROM listed
+  FULL OUTER JOIN interacted ON listed.user_id = interacted.user_id
 )
 
 SELECT
-  COUNT(interacted.user_id) AS users_in_interactions,
-  COUNT(listed.user_id) AS users_with_recommendations,
+  COUNT(interacted_user) AS users_in_interactions,
+  COUNT(listed_user) AS users_with_recommendations,
   SUM(
-    CASE WHEN interacted.has_relevant = 1 AND listed.user_id IS NULL THEN 1 ELSE 0 END
+    CASE WHEN has_relevant = 1 AND listed_user IS NULL THEN 1 ELSE 0 END
   ) AS population_without_recommendations,
   SUM(
-    CASE WHEN listed.user_id IS NOT NULL AND COALESCE(interacted.has_relevant, 0) = 0 THEN 1 ELSE 0 END
+    CASE WHEN listed_user IS NOT NULL AND COALESCE(has_relevant, 0) = 0 THEN 1 ELSE 0 END
   ) AS recommended_without_relevant,
-  SUM(CASE WHEN listed.list_length < $max_k THEN 1 ELSE 0 END) AS lists_shorter_than_k,
-  COALESCE(SUM(listed.duplicate_rows), 0) AS duplicate_recommendations,
-  COALESCE(SUM(interacted.duplicate_interactions), 0) AS duplicate_interactions,
-  COALESCE(SUM(listed.null_scores), 0) AS null_scores,
-  COALESCE(SUM(tied.tie_groups), 0) AS tied_score_groups,
+  SUM(CASE WHEN list_length < $max_k THEN 1 ELSE 0 END) AS lists_shorter_than_k,
+  COALESCE(SUM(duplicate_rows), 0) AS duplicate_recommendations,
+  COALESCE(SUM(duplicate_interactions), 0) AS duplicate_interactions,
+  COALESCE(SUM(null_scores), 0) AS null_scores,
+  COALESCE(SUM(tie_groups), 0) AS tied_score_groups,
   COALESCE(
-    SUM(CASE WHEN listed.user_id IS NULL THEN listed.list_length ELSE 0 END), 0
+    SUM(CASE WHEN listed_user IS NULL THEN list_length ELSE 0 END), 0
   ) AS bad_recommendation_user_ids,
-  COALESCE(SUM(listed.null_items), 0) AS bad_recommendation_item_ids,
-  COALESCE(SUM(listed.nan_scores), 0) AS bad_scores,
-  COALESCE(SUM(listed.broken_ranks), 0) AS bad_rank_lists,
+  COALESCE(SUM(null_listed_items), 0) AS bad_recommendation_item_ids,
+  COALESCE(SUM(nan_scores), 0) AS bad_scores,
+  COALESCE(SUM(broken_ranks), 0) AS bad_rank_lists,
   COALESCE(
-    SUM(CASE WHEN interacted.user_id IS NULL THEN interacted.interaction_rows ELSE 0 END), 0
+    SUM(CASE WHEN interacted_user IS NULL THEN interaction_rows ELSE 0 END), 0
   ) AS bad_interaction_user_ids,
-  COALESCE(SUM(interacted.null_items), 0) AS bad_interaction_item_ids,
-  COALESCE(SUM(interacted.bad_relevance), 0) AS bad_relevance,
-  COALESCE(SUM(interacted.huge_relevance), 0) AS relevance_over_1000
-FROM listed
-FULL OUTER JOIN interacted ON listed.user_id = interacted.user_id
-LEFT JOIN tied ON listed.user_id = tied.user_id
+  COALESCE(SUM(null_interacted_items), 0) AS bad_interaction_item_ids,
+  COALESCE(SUM(bad_relevance), 0) AS bad_relevance,
+  COALESCE(SUM(huge_relevance), 0) AS relevance_over_1000
+FROM users

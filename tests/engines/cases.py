@@ -200,6 +200,38 @@ def extra_cases() -> list[Case]:
     ]
 
 
+BAD_ROWS = "extra_bad_rows"
+
+
+def bad_rows_case() -> Case:
+    """Rows evaluate refuses or reports, for the checks only: NULL user and item ids in both
+    tables, a repeated recommendation, NULL and negative relevance, a repeated interaction."""
+    recommendations = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "score": 0.9},
+            {"user_id": 1, "item_id": 10, "score": 0.8},
+            {"user_id": 1, "item_id": None, "score": 0.7},
+            {"user_id": None, "item_id": 11, "score": 0.6},
+            {"user_id": 2, "item_id": 20, "score": None},
+            {"user_id": 2, "item_id": 21, "score": 0.5},
+            {"user_id": 2, "item_id": 22, "score": 0.5},
+        ],
+        [],
+    )
+    interactions = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "relevance": 1},
+            {"user_id": 1, "item_id": 10, "relevance": 2},
+            {"user_id": 1, "item_id": 12, "relevance": None},
+            {"user_id": 2, "item_id": 21, "relevance": -1},
+            {"user_id": None, "item_id": 21, "relevance": 1},
+            {"user_id": 3, "item_id": None, "relevance": 1},
+        ],
+        [],
+    )
+    return Case(BAD_ROWS, recommendations, interactions, {}, [], [], ["ndcg@2", "precision@3"])
+
+
 def plain(value: Any) -> Any:
     """An engine's value as a plain Python value: Decimal and numpy numbers as float/int."""
     if isinstance(value, Decimal):
