@@ -107,6 +107,8 @@ def test_sql_argument_errors_are_one_line_and_write_nothing(tmp_path: Path) -> N
         (["-m", "ndcg@10", "--cutoff", "5"], "--cutoff goes with --all"),
         (["--all", "--output", "x.sql", "--output-dir", str(tmp_path)], "either --output"),
         (["-m", "ndcg@10", "--dialect", "snowflak"], "unknown dialect 'snowflak'"),
+        (["--checks", "-m", "ndcg@10", "--output-dir", str(tmp_path)], "--checks writes one query"),
+        (["--checks", "-m", "ndcg@10", "--per-user"], "per_user does not apply"),
         (["--all", "--recommendations", "x; DROP TABLE y", "--output-dir", str(tmp_path)], ""),
     ]
     for args, message in cases:
@@ -115,3 +117,29 @@ def test_sql_argument_errors_are_one_line_and_write_nothing(tmp_path: Path) -> N
         assert run.stderr.startswith("sqlmetrics: error: ") and message in run.stderr, run.stderr
         assert run.stderr.count("\n") == 1, run.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_checks_print_a_query_a_scheduled_job_can_gate_on(tmp_path: Path) -> None:
+    run = cli("sql", "--checks", "-m", "ndcg_exp@3", "--group-by", "ds", "--dialect", "postgres")
+    assert run.returncode == 0, run.stderr
+    expected = sqlmetrics.to_sql(["ndcg_exp@3"], group_by=["ds"], dialect="postgres", checks=True)
+    assert run.stdout == expected + ";\n"
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE recommendations AS SELECT * FROM (VALUES "
+        "(1, 1, 10, 0.9), (1, 1, 11, 0.8), (1, 2, 20, 0.5), (2, 1, 10, 0.4)) "
+        "AS t(ds, user_id, item_id, score)"
+    )
+    connection.execute(
+        "CREATE TABLE interactions AS SELECT * FROM (VALUES "
+        "(1, 1, 10, 1), (1, 2, 20, NULL), (2, 1, 10, 1001)) AS t(ds, user_id, item_id, relevance)"
+    )
+    query = sqlmetrics.to_sql(["ndcg_exp@3"], group_by=["ds"], checks=True)
+    rows = connection.sql(query).fetchall()
+    columns = [column for column, *_ in connection.sql(query).description]
+    by_ds = {row[0]: dict(zip(columns, row, strict=True)) for row in rows}
+    # ds 1: one NULL relevance; ds 2: relevance 1001, refused with an exponential gain.
+    assert (by_ds[1]["bad_relevance"], by_ds[1]["refused_rows"]) == (1, 1)
+    assert (by_ds[2]["relevance_over_1000"], by_ds[2]["refused_rows"]) == (1, 1)
+    linear = connection.sql(sqlmetrics.to_sql(["ndcg@3"], group_by=["ds"], checks=True))
+    assert [row[-1] for row in linear.fetchall()] == [1, 0]  # a linear gain takes 1001
