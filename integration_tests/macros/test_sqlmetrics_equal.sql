@@ -1,4 +1,5 @@
-{#- Fails with one row per value that differs from the expected seed (group_key, metric, value):
+{#- Fails with one row per value that differs from the expected seed (group_key, metric, value;
+    its rows of `metrics` and users):
     a missing or extra group, a missing or extra metric, or a value off by more than tolerance
     (relative above 1). group_key is the group values joined by '|', or 'all' without groups. -#}
 {% test sqlmetrics_equal(model, expected, group_by, metrics, tolerance=1e-9) %}
@@ -11,7 +12,7 @@ with actual as (
       {%- endfor -%}
     {%- else %}'all'{% endif %} as group_key,
     '{{ label }}' as metric,
-    cast({{ adapter.quote(label) }} as {{ dbt.type_float() }}) as value
+    cast({{ adapter.quote(label) }} as double precision) as value
   from {{ model }}
   {% if not loop.last %}union all{% endif %}
   {%- endfor %}
@@ -23,7 +24,10 @@ select
   actual.metric as actual_metric,
   expected.value as expected_value,
   actual.value as actual_value
-from {{ expected }} as expected
+from (
+  select * from {{ expected }}
+  where metric in ({% for label in ['users'] + metrics %}'{{ label }}'{% if not loop.last %}, {% endif %}{% endfor %})
+) as expected
 full outer join actual
   on expected.group_key = actual.group_key and expected.metric = actual.metric
 where expected.metric is null

@@ -21,4 +21,4 @@
 
 {{ sqlmetrics.evaluate(recommendations, interactions,
                        metrics=['precision@2', 'recall@2', 'mrr@2', 'ndcg@2'],
-                       group_by=['day']) }}
+                       group_by=['day'], columns={'relevance': none}) }}

@@ -98,7 +98,7 @@ def _equality_test(case: Case, expected: str, labels: Sequence[str]) -> dict[str
         "group_by": list(case.options.get("group_by", [])),
         "metrics": list(labels),
     }
-    return {"sqlmetrics_equal": arguments}
+    return {"sqlmetrics_equal": {"arguments": arguments}}
 
 
 def write_project(folder: Path, adapter: str, package: Path) -> list[str]:
