@@ -112,7 +112,10 @@ def write_project(folder: Path, adapter: str, package: Path) -> list[str]:
     seed_entries: list[dict[str, Any]] = []
     model_entries: list[dict[str, Any]] = []
     for case in dbt_cases():
-        recommendations, interactions = f"{case.name}__recommendations", f"{case.name}__interactions"
+        recommendations, interactions = (
+            f"{case.name}__recommendations",
+            f"{case.name}__interactions",
+        )
         seed_entries.append(_seed(seeds, recommendations, case.recommendations, types))
         seed_entries.append(_seed(seeds, interactions, case.interactions, types))
         expected = f"{case.name}__expected"

@@ -75,7 +75,12 @@ class Namespace:
 
 def load(package: Path, adapter: str) -> Macros:
     macros = Macros()
-    environment = jinja2.Environment(extensions=["jinja2.ext.do"], undefined=jinja2.StrictUndefined)
+    # SQL, not HTML: nothing to escape, as in dbt.
+    environment = jinja2.Environment(
+        extensions=["jinja2.ext.do"],
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # noqa: S701
+    )
     environment.globals.update(
         sqlmetrics=macros,
         adapter=Adapter(adapter, macros),
@@ -106,7 +111,9 @@ def main() -> None:
             loaded[adapter] = load(package, adapter)
         macros = loaded[adapter]
         try:
-            results.append({"sql": str(getattr(macros, call.get("macro", "evaluate"))(**call["kwargs"]))})
+            results.append(
+                {"sql": str(getattr(macros, call.get("macro", "evaluate"))(**call["kwargs"]))}
+            )
         except CompilerError as error:
             results.append({"error": str(error)})
     json.dump(results, sys.stdout)

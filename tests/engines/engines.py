@@ -559,7 +559,9 @@ def unavailable(engine: str) -> str | None:
         return None
     if engine == "dbt":
         if dbt_executable() is None:
-            return "no dbt virtual environment: set SQLMETRICS_DBT (a dbt executable) or run make dbt"
+            return (
+                "no dbt virtual environment: set SQLMETRICS_DBT (a dbt executable) or run make dbt"
+            )
         return None
     if engine == "postgres":
         if os.environ.get("SQLMETRICS_POSTGRES_DSN"):

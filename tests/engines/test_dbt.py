@@ -214,7 +214,11 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
 def test_macro_refuses_bad_arguments(package: Path) -> None:
     calls = [evaluate_call("duckdb", [], **kwargs) for kwargs, _ in REFUSED]
     calls += [
-        {"adapter": "duckdb", "macro": "ndcg", "kwargs": {"recommendations": "r", "interactions": "i", "k": k}}
+        {
+            "adapter": "duckdb",
+            "macro": "ndcg",
+            "kwargs": {"recommendations": "r", "interactions": "i", "k": k},
+        }
         for k in ("10", 2.5, 0, True)
     ]
     messages = [message for _, message in REFUSED] + ["ndcg: k must be a whole number"] * 4
