@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
+DBT_VENV ?= .venv-dbt
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots
+.PHONY: help example test lint unit format clean engines test-engines snapshots dbt
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -33,6 +34,16 @@ $(FAKESNOW)/.installed:
 	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5"
 	touch $@
 
+# dbt-core pins its own dependencies, so it lives in a virtual environment of its own too; the
+# tests run its dbt (tests/engines/test_dbt.py) on the package `sqlmetrics dbt export` writes.
+$(DBT_VENV)/.installed:
+	$(PYTHON) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/python -m pip install --quiet "dbt-core>=1.10,<1.11" "dbt-duckdb>=1.10,<1.11" \
+		"dbt-postgres>=1.10,<1.11"
+	touch $@
+
+dbt: $(DBT_VENV)/.installed ## install dbt-core, dbt-duckdb and dbt-postgres into .venv-dbt
+
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \
 		-m $(EXAMPLE_METRICS) --group-by model
@@ -51,7 +62,7 @@ format: $(VENV)/.installed-dev ## apply ruff's formatting and fixes
 	$(BIN)/ruff format sqlmetrics tests examples bench
 	$(BIN)/ruff check --fix sqlmetrics tests examples bench
 
-engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed ## install the Python engines and fakesnow's venv
+engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed ## install the Python engines, fakesnow's and dbt's venvs
 	@echo "PostgreSQL and MariaDB: the tests start them when their binaries are installed"
 	@echo "(apt-get install postgresql mariadb-server), or use SQLMETRICS_POSTGRES_DSN and"
 	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
@@ -63,4 +74,4 @@ snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metri
 	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(DBT_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -98,6 +98,41 @@ def to_sql(
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
     evaluate would refuse (a scheduled job can require it to be 0).
     """
+    query = composed_query(
+        metrics,
+        recommendations,
+        interactions,
+        group_by=group_by,
+        interactions_group_by=interactions_group_by,
+        per_user=per_user,
+        columns=columns,
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        duplicates=duplicates,
+        dialect=dialect,
+        checks=checks,
+    )
+    return render(query, dialect, pretty=pretty)
+
+
+def composed_query(
+    metrics: Sequence[str] | str,
+    recommendations: str = "recommendations",
+    interactions: str = "interactions",
+    *,
+    group_by: Sequence[str] | str = (),
+    interactions_group_by: Sequence[str] | None = None,
+    per_user: bool = False,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    dialect: str = "duckdb",
+    checks: bool = False,
+) -> exp.Query:
+    """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
     requests = parse_requests(metrics)
     options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
@@ -132,10 +167,8 @@ def to_sql(
     if checks:
         if per_user:
             raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
-        query = compose_checks(requests, inputs, options, dialect=dialect)
-    else:
-        query = compose(requests, inputs, options, per_user=per_user, dialect=dialect)
-    return render(query, dialect, pretty=pretty)
+        return compose_checks(requests, inputs, options, dialect=dialect)
+    return compose(requests, inputs, options, per_user=per_user, dialect=dialect)
 
 
 def describe_metrics() -> list[dict[str, str]]:

@@ -155,6 +155,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(sql)
 
+    dbt = commands.add_parser("dbt", help="a dbt package, or dbt models, for scheduled tables")
+    dbt_commands = dbt.add_subparsers(dest="dbt_command", required=True)
+    export = dbt_commands.add_parser(
+        "export", help="write the sqlmetrics dbt package (one macro per metric, every adapter)"
+    )
+    export.add_argument("folder", help="where to write it, like ./dbt_packages/sqlmetrics")
+    models = dbt_commands.add_parser("models", help="write a plain SQL dbt model file")
+    models.add_argument("folder", help="the dbt models folder to write NAME.sql into")
+    models.add_argument("--name", required=True, help="the model's name (its file name)")
+    models.add_argument("--recommendations", required=True, metavar="MODEL", help="ref() name")
+    models.add_argument("--interactions", required=True, metavar="MODEL", help="ref() name")
+    models.add_argument(
+        "--interactions-group-by",
+        action="append",
+        metavar="COLUMN",
+        help="the --group-by columns the interactions have too (default: all of them)",
+    )
+    models.add_argument("--dialect", default="duckdb", help="your warehouse's SQL dialect")
+    models.add_argument("--materialized", choices=("table", "view", "incremental"), default="table")
+    _add_common(models)
+
     listing = commands.add_parser("metrics", help="every metric with its definition")
     listing.add_argument("--format", choices=("table", "json", "markdown"), default="table")
 
@@ -293,6 +314,30 @@ def _sql(args: argparse.Namespace) -> None:
     sys.stderr.write(f"wrote {len(texts)} queries ({args.dialect}) to {folder}\n")
 
 
+def _dbt(args: argparse.Namespace) -> None:
+    from sqlmetrics import dbt
+
+    if args.dbt_command == "export":
+        written = dbt.export(Path(args.folder))
+        sys.stderr.write(
+            f"wrote the sqlmetrics dbt package ({len(written)} files) to {args.folder}\n"
+        )
+        return
+    if args.output is not None:
+        raise SqlmetricsError("dbt models writes FOLDER/NAME.sql; --output does not apply")
+    text = dbt.model_sql(
+        _requested(args),
+        args.recommendations,
+        args.interactions,
+        dialect=args.dialect,
+        materialized=args.materialized,
+        interactions_group_by=args.interactions_group_by,
+        **_options(args),
+    )
+    (path,) = dbt.write_models(Path(args.folder), [(args.name, text)])
+    sys.stderr.write(f"wrote {path}\n")
+
+
 def _sql_requested(args: argparse.Namespace) -> list[str]:
     """The -m metrics, or with --all every metric at each --cutoff (those that refuse
     ties='average' left out when it is asked for)."""
@@ -345,7 +390,13 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"evaluate": _evaluate, "sql": _sql, "metrics": _metrics, "example": _example}
+    handlers = {
+        "evaluate": _evaluate,
+        "sql": _sql,
+        "metrics": _metrics,
+        "example": _example,
+        "dbt": _dbt,
+    }
     try:
         handlers[args.command](args)
     except SqlmetricsError as error:

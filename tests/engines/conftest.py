@@ -1,8 +1,8 @@
 """Engine selection for the tests in this folder.
 
 Every test here carries one engine marker (``duckdb``, ``sqlite``, ``postgres``, ``mariadb``,
-``datafusion``, ``chdb``, ``spark``, ``fakesnow``, ``roundtrip``). A test whose engine cannot
-run on this machine is deselected (and says so in the summary), unless ``SQLMETRICS_ENGINES``
+``datafusion``, ``chdb``, ``spark``, ``fakesnow``, ``roundtrip``, ``dbt``). A test whose engine
+cannot run on this machine is deselected (and says so in the summary), unless ``SQLMETRICS_ENGINES``
 names that engine (a comma-separated list, or ``all``, as .ci/run sets it): then it fails, and so
 does the session if any such test was skipped, so CI cannot quietly lose an engine. Select one
 engine with ``-m spark``. Each engine is opened once per session, on first use, and closed (its
@@ -32,6 +32,7 @@ ENGINES = (
     "spark",
     "fakesnow",
     "roundtrip",
+    "dbt",
 )
 
 

@@ -278,6 +278,16 @@ FAKESNOW_RUNNER = Path(__file__).resolve().parent / "fakesnow_runner.py"
 DEFAULT_FAKESNOW_PYTHON = REPO / ".venv" / "fakesnow" / "bin" / "python"
 
 
+DEFAULT_DBT = REPO / ".venv-dbt" / "bin" / "dbt"
+
+
+def dbt_executable() -> Path | None:
+    """dbt-core with dbt-duckdb and dbt-postgres, in a venv of its own (make dbt)."""
+    configured = os.environ.get("SQLMETRICS_DBT")
+    candidate = Path(configured) if configured else DEFAULT_DBT
+    return candidate if candidate.exists() else None
+
+
 def fakesnow_python() -> Path | None:
     configured = os.environ.get("SQLMETRICS_FAKESNOW_PYTHON")
     candidate = Path(configured) if configured else DEFAULT_FAKESNOW_PYTHON
@@ -425,6 +435,7 @@ class PostgresEngine(Engine):
     def __init__(self, dsn: str) -> None:
         import psycopg
 
+        self.dsn = dsn
         self.connection = psycopg.connect(dsn, autocommit=True)
 
     def query(self, sql: str) -> Result:
@@ -544,6 +555,12 @@ def unavailable(engine: str) -> str | None:
             return (
                 "no fakesnow virtual environment: set SQLMETRICS_FAKESNOW_PYTHON or run "
                 "make engines"
+            )
+        return None
+    if engine == "dbt":
+        if dbt_executable() is None:
+            return (
+                "no dbt virtual environment: set SQLMETRICS_DBT (a dbt executable) or run make dbt"
             )
         return None
     if engine == "postgres":

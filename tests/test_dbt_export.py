@@ -1,0 +1,92 @@
+"""`sqlmetrics dbt export` and `sqlmetrics dbt models` without dbt (tests/engines/test_dbt.py
+renders the macros and runs dbt itself)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlmetrics
+from sqlmetrics import dbt
+from sqlmetrics.errors import SqlmetricsError
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sqlmetrics.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_export_writes_a_package_with_a_body_per_adapter(tmp_path: Path) -> None:
+    folder = tmp_path / "sqlmetrics"
+    (folder / "macros").mkdir(parents=True)  # an earlier export: replaced
+    (folder / "dbt_project.yml").write_text("name: sqlmetrics\n", encoding="utf-8")
+    (folder / "macros" / "removed_metric.sql").write_text("", encoding="utf-8")
+    run = cli("dbt", "export", str(folder))
+    assert run.returncode == 0, run.stderr
+    adapters = sorted(p.stem for p in (folder / "macros" / "adapters").glob("*.sql"))
+    assert adapters == sorted([*dbt.ADAPTERS, "default"])
+    shared = (folder / "macros" / "sqlmetrics.sql").read_text(encoding="utf-8")
+    for metric in sqlmetrics.describe_metrics():
+        assert f"{{% macro {metric['name']}(recommendations, interactions" in shared
+    for adapter in adapters:
+        body = (folder / "macros" / "adapters" / f"{adapter}.sql").read_text(encoding="utf-8")
+        assert f"{{% macro {adapter}__sqlmetrics_query(" in body
+        assert "sqlmetrics_sentinel" not in body
+    assert "name: sqlmetrics" in (folder / "dbt_project.yml").read_text(encoding="utf-8")
+    assert not (folder / "macros" / "removed_metric.sql").exists()
+    # A folder that is not a package is left alone.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine", encoding="utf-8")
+    refused = cli("dbt", "export", str(other))
+    assert refused.returncode == 2
+    assert "is not a sqlmetrics dbt package" in refused.stderr
+    assert (other / "keep.txt").exists()
+
+
+def test_models_writes_to_sql_with_refs(tmp_path: Path) -> None:
+    run = cli(
+        "dbt", "models", str(tmp_path), "--name", "quality", "--recommendations", "recs",
+        "--interactions", "clicks", "-m", "ndcg@2,precision@2", "--group-by", "model",
+        "--interactions-group-by", "model", "--no-relevance",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "quality.sql").read_text(encoding="utf-8")
+    assert "{{ config(materialized='table') }}" in text
+    assert "{{ ref('recs') }}" in text and "{{ ref('clicks') }}" in text
+    # With the refs as tables, the model computes to_sql's numbers.
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE recs AS SELECT * FROM (VALUES ('a', 1, 10, 0.9), ('a', 1, 11, 0.5),"
+        " ('b', 1, 11, 0.8), ('a', 2, 12, 0.3)) AS t(model, user_id, item_id, score)"
+    )
+    connection.execute(
+        "CREATE TABLE clicks AS SELECT * FROM (VALUES ('a', 1, 11), ('b', 1, 11), ('a', 2, 13))"
+        " AS t(model, user_id, item_id)"
+    )
+    body = text.split("\n", 2)[2]
+    model = body.replace("{{ ref('recs') }}", "recs").replace("{{ ref('clicks') }}", "clicks")
+    reference = sqlmetrics.to_sql(
+        ["ndcg@2", "precision@2"], "recs", "clicks", group_by=["model"],
+        columns={"relevance": None},
+    )  # fmt: skip
+    got = connection.sql(f"SELECT * FROM ({model}) ORDER BY 1").fetchall()
+    assert got == connection.sql(reference).fetchall()
+    assert len(got) == 2
+
+
+def test_models_refuses_what_is_not_a_model_name(tmp_path: Path) -> None:
+    with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
+        dbt.model_sql(["ndcg@10"], "recs') }}{{ x", "clicks")
+    with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
+        dbt.write_models(tmp_path, [("../escape", "SELECT 1")])
+    run = cli(
+        "dbt", "models", str(tmp_path), "--name", "q", "--recommendations", "recs",
+        "--interactions", "clicks", "-m", "ndcg@0",
+    )  # fmt: skip
+    assert run.returncode == 2 and "cutoff in 'ndcg@0'" in run.stderr
