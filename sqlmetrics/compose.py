@@ -16,6 +16,7 @@ from typing import cast
 import sqlglot
 from sqlglot import exp
 
+from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
@@ -311,6 +312,8 @@ def compose(
             joined.select(exp.column(name, "ranked"), copy=False)
         judged.select(exp.column("hits_through"), copy=False)
     _spread_per_user_constants(judged, per_user_stage)
+    if dialect in TOP_K_DIALECTS and options.ties == "id" and inputs.rank is None:
+        duckdb_plan.keep_hit_rows(joined, requests)
     needed = _prune(judged, needed) | {"user_id"}
     needed = _prune(joined, needed) | {"user_id", "item_id"}
     diagnosis = (
@@ -359,7 +362,10 @@ def compose(
         if diagnostics
         else final
     )
-    return with_ctes(query, [*bound, *stages])
+    composed = with_ctes(query, [*bound, *stages])
+    if uses_top_k(requests, options, dialect):
+        duckdb_plan.read_recommendations_twice(composed)
+    return composed
 
 
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
