@@ -302,7 +302,8 @@ def compose(
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    ranked = _ranked_stage(inputs, options, top_k=uses_top_k(requests, options, dialect))
+    top_k = inputs.rank is None and uses_top_k(requests, options, dialect)
+    ranked = _ranked_stage(inputs, options, top_k=top_k)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -363,7 +364,7 @@ def compose(
         else final
     )
     composed = with_ctes(query, [*bound, *stages])
-    if uses_top_k(requests, options, dialect):
+    if top_k:
         duckdb_plan.read_recommendations_twice(composed)
     return composed
 
