@@ -12,28 +12,27 @@ import sqlmetrics
 from sqlmetrics.compose import bind_placeholders, stage, with_ctes
 from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS
 
-METRICS = [
-    f"{name}@{k}"
-    for name in (
-        "hits",
-        "hit_rate",
-        "precision",
-        "recall",
-        "f1",
-        "mrr",
-        "map",
-        "map_min",
-        "map_hits",
-        "cg",
-        "dcg",
-        "ndcg",
-        "dcg_exp",
-        "ndcg_exp",
-        "micro_hit_ratio",
-        "micro_mrr",
-    )
-    for k in (1, 2, 5, 20)
-]
+NAMES = (
+    "hits",
+    "hit_rate",
+    "precision",
+    "recall",
+    "f1",
+    "mrr",
+    "map",
+    "map_min",
+    "map_hits",
+    "cg",
+    "dcg",
+    "ndcg",
+    "dcg_exp",
+    "ndcg_exp",
+    "micro_hit_ratio",
+    "micro_mrr",
+)
+METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
+# Deeper than TOP_K_MAX_CUTOFF: the window plan, with DuckDB's own joined (duckdb_plan.py).
+DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 30)]
 
 
 def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -54,13 +53,15 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_top_k_plan_equals_window_plan(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("seed", "metrics"), [(1, METRICS), (2, METRICS), (3, DEEP_METRICS)])
+def test_top_k_plan_equals_window_plan(
+    seed: int, metrics: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     recs, truth = tied_data(seed)
     kwargs = {"per_user": True, "group_by": ["segment"]}
-    fast = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
-    portable = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
     fast_diagnostics = sqlmetrics.read_diagnostics(fast)
     pd.testing.assert_frame_equal(fast_diagnostics, sqlmetrics.read_diagnostics(portable))
@@ -76,7 +77,13 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
 
 
 def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
-    assert {label.split("@")[0] for label in METRICS} >= HIT_ROWS_METRICS
+    assert set(NAMES) >= HIT_ROWS_METRICS
+
+
+def test_other_metrics_keep_every_recommended_row() -> None:
+    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
 
 def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
