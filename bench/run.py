@@ -39,6 +39,9 @@ RESULTS = BENCH / "results"
 WARMUP = generate.DATA / "warmup"
 WARMUP_ROWS = 2_000
 RECTOOLS_VENV = BENCH / ".venv-rectools"
+# polars, when the environment lacks it, goes here (pip --target) rather than into that
+# environment, which may be shared; the children find it through PYTHONPATH.
+POLARS_LIB = BENCH / ".lib-polars"
 TOOLS_SCRIPT = BENCH / "tools.py"
 
 PEERS = ("sqlmetrics", "polars", "pandas", "pytrec_eval", "ranx", "rectools")
@@ -168,8 +171,12 @@ def interpreter(tool: str) -> tuple[str | None, str]:
     module = "sqlmetrics" if tool.startswith("sqlmetrics") else tool
     if util.find_spec(module) is None:
         if tool == "polars":
-            print("polars is not installed: pip install polars ...")
-            if _pip_install(sys.executable, "polars") and _imports(sys.executable, "import polars"):
+            if not (POLARS_LIB / "polars").exists():
+                print(f"polars is not installed: pip install --target {POLARS_LIB.name} polars ...")
+                _pip_install(sys.executable, "--target", str(POLARS_LIB), "polars")
+            paths = [str(POLARS_LIB), *filter(None, [os.environ.get("PYTHONPATH")])]
+            os.environ["PYTHONPATH"] = os.pathsep.join(paths)  # the children inherit it
+            if _imports(sys.executable, "import polars"):
                 return sys.executable, ""
             return None, "polars is not installed and pip install polars failed"
         return None, f"not installed (pip install {PIP_NAMES.get(tool, tool)})"

@@ -16,6 +16,7 @@ from typing import cast
 import sqlglot
 from sqlglot import exp
 
+from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
@@ -23,9 +24,9 @@ TIES = ("id", "optimistic", "pessimistic", "average")
 # Dialects that rank with sql/stages/ranked_top_k.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
-# Above this cutoff the window plan is faster and far smaller: DuckDB keeps about 300 bytes a
-# user for each of the top-k entries (measured on bench/ data: at k = 50 the top-k plan took
-# 2.3x the time and 4.9x the memory of the window plan; at k = 10 half the time).
+# Above this cutoff the window plan is faster and smaller: the top-k aggregate keeps every
+# user's k + 1 best in memory (measured on bench/ 1e7 data, k = 1..100 in one call: 1.2x the
+# CPU time and 1.3x the memory of the window plan; at k = 10 the top-k plan wins).
 TOP_K_MAX_CUTOFF = 20
 POPULATIONS = ("all", "common")
 DUPLICATES = ("error", "first")
@@ -301,7 +302,8 @@ def compose(
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    ranked = _ranked_stage(inputs, options, top_k=uses_top_k(requests, options, dialect))
+    top_k = inputs.rank is None and uses_top_k(requests, options, dialect)
+    ranked = _ranked_stage(inputs, options, top_k=top_k)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -311,6 +313,8 @@ def compose(
             joined.select(exp.column(name, "ranked"), copy=False)
         judged.select(exp.column("hits_through"), copy=False)
     _spread_per_user_constants(judged, per_user_stage)
+    if dialect in TOP_K_DIALECTS and options.ties == "id" and inputs.rank is None:
+        duckdb_plan.keep_hit_rows(joined, requests)
     needed = _prune(judged, needed) | {"user_id"}
     needed = _prune(joined, needed) | {"user_id", "item_id"}
     diagnosis = (
@@ -359,7 +363,10 @@ def compose(
         if diagnostics
         else final
     )
-    return with_ctes(query, [*bound, *stages])
+    composed = with_ctes(query, [*bound, *stages])
+    if top_k:
+        duckdb_plan.read_recommendations_twice(composed)
+    return composed
 
 
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:

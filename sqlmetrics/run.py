@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import MetricRequest, parse_requests
 from sqlmetrics.compose import (
     CHECKS,
@@ -85,10 +86,22 @@ def bind_source(
 ) -> Source:
     """A path, glob, directory, DataFrame, Arrow table or table name, as a relation."""
     relation: exp.Expr
+    # On our own cursor (registrations and temporary views are its own) the inputs get the same
+    # names on every call, so the composed SQL is reused from _query_sql's cache.
+    name = f"sqlmetrics_{role}" if own_connection else f"sqlmetrics_{role}_{next(_registered)}"
+    view: exp.Expr | None = None
     if isinstance(value, (str, os.PathLike)):
         relation = _path_or_table(os.fspath(value), role, connection, own_connection)
+        if own_connection:
+            view = exp.Create(
+                this=exp.to_table(name),
+                kind="VIEW",
+                replace=True,
+                expression=exp.select("*").from_(relation),
+                properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+            )
+            relation = exp.to_table(name)
     else:
-        name = f"sqlmetrics_{role}_{next(_registered)}"
         try:
             connection.register(name, value)
         except Exception as error:  # duckdb raises several types for unsupported objects
@@ -99,6 +112,8 @@ def bind_source(
         relation = exp.to_table(name)
     probe = exp.select("*").from_(relation.copy()).limit(0)
     try:
+        if view is not None:
+            connection.execute(view.sql("duckdb"))
         description = connection.execute(probe.sql("duckdb")).description
     except Exception as error:
         raise SqlmetricsError(f"{role}: cannot read {value!r}: {_first_line(error)}") from error
@@ -266,7 +281,7 @@ def _run(
     Returns the metrics, the diagnostics and how many passes it took."""
     import duckdb
 
-    query = compose(requests, inputs, options, per_user=per_user, diagnostics=True)
+    query = _evaluate_sql(requests, inputs, options, per_user, None)
     try:
         return (*_split_diagnostics(connection, query, inputs, per_user), 1)
     except duckdb.OutOfMemoryException:
@@ -311,7 +326,8 @@ def _passes_for(
     options: Options,
 ) -> int:
     """Enough passes for each to need half the memory limit. Peak memory per user, measured on
-    bench/ data with DuckDB 2.0: ~2 KB plus ~0.7 KB per top-k entry, ~6 KB on the window plan."""
+    bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry (score-keyed top-k: 1e8
+    rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the window plan."""
     count = exp.func("APPROX_COUNT_DISTINCT", exp.column(inputs.user))
     row = connection.execute(
         exp.select(count).from_(inputs.recommendations.copy()).sql("duckdb")
@@ -319,7 +335,7 @@ def _passes_for(
     users = int(row[0]) if row else 0
     cutoff = deepest_cutoff(requests)
     per_user = (
-        2000 + 700 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
+        2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
     )
     return max(2, min(MAX_PASSES, math.ceil(users * per_user / (0.5 * _memory_limit(connection)))))
 
@@ -338,7 +354,7 @@ def _run_in_passes(
     parts = [
         _split_diagnostics(
             connection,
-            compose(requests, inputs, options, per_user, diagnostics=True, user_pass=(p, passes)),
+            _evaluate_sql(requests, inputs, options, per_user, (p, passes)),
             inputs,
             per_user,
         )
@@ -370,11 +386,40 @@ def _run_in_passes(
     return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
 
 
+def _evaluate_sql(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    user_pass: tuple[int, int] | None,
+) -> str:
+    plans = compose_module.TOP_K_DIALECTS
+    return _query_sql(tuple(requests), inputs, options, per_user, user_pass, plans)
+
+
+@functools.lru_cache(maxsize=64)
+def _query_sql(
+    requests: tuple[MetricRequest, ...],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    user_pass: tuple[int, int] | None,
+    plans: frozenset[str],
+) -> str:
+    """evaluate's query as DuckDB SQL. Composing and rendering cost ~30 ms, more than the query
+    on small inputs; the inputs keep their names from call to call (bind_source), so a repeated
+    request is served from here. ``plans`` (compose.TOP_K_DIALECTS) is part of the key because
+    tests switch plans by changing it."""
+    del plans
+    query = compose(requests, inputs, options, per_user, diagnostics=True, user_pass=user_pass)
+    return query.sql("duckdb")
+
+
 def _split_diagnostics(
-    connection: duckdb.DuckDBPyConnection, query: exp.Query, inputs: Inputs, per_user: bool
+    connection: duckdb.DuckDBPyConnection, query: str, inputs: Inputs, per_user: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Runs evaluate's query once and separates its metric rows from its diagnostics rows."""
-    cursor = connection.execute(query.sql("duckdb"))
+    cursor = connection.execute(query)
     types = {str(column[0]): str(column[1]).upper() for column in cursor.description}
     frame = cursor.df()
     columns = list(types)

@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
+import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+from sqlglot import exp
 
 import sqlmetrics
+from sqlmetrics.compose import bind_placeholders, stage, with_ctes
+from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS
 
-METRICS = [
-    f"{name}@{k}"
-    for name in (
-        "hits",
-        "hit_rate",
-        "precision",
-        "recall",
-        "f1",
-        "mrr",
-        "map",
-        "map_min",
-        "map_hits",
-        "cg",
-        "dcg",
-        "ndcg",
-        "dcg_exp",
-        "ndcg_exp",
-        "micro_hit_ratio",
-        "micro_mrr",
-    )
-    for k in (1, 2, 5, 20)
-]
+NAMES = (
+    "hits",
+    "hit_rate",
+    "precision",
+    "recall",
+    "f1",
+    "mrr",
+    "map",
+    "map_min",
+    "map_hits",
+    "cg",
+    "dcg",
+    "ndcg",
+    "dcg_exp",
+    "ndcg_exp",
+    "micro_hit_ratio",
+    "micro_mrr",
+)
+METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
+# Deeper than TOP_K_MAX_CUTOFF: the window plan, with DuckDB's own joined (duckdb_plan.py).
+DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 30)]
 
 
 def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -50,13 +53,15 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_top_k_plan_equals_window_plan(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("seed", "metrics"), [(1, METRICS), (2, METRICS), (3, DEEP_METRICS)])
+def test_top_k_plan_equals_window_plan(
+    seed: int, metrics: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     recs, truth = tied_data(seed)
     kwargs = {"per_user": True, "group_by": ["segment"]}
-    fast = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
-    portable = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
     fast_diagnostics = sqlmetrics.read_diagnostics(fast)
     pd.testing.assert_frame_equal(fast_diagnostics, sqlmetrics.read_diagnostics(portable))
@@ -65,7 +70,63 @@ def test_top_k_plan_equals_window_plan(seed: int, monkeypatch: pytest.MonkeyPatc
 
 
 def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
-    assert "ARG_MIN" in sqlmetrics.to_sql("ndcg@10")
-    assert "ARG_MIN" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
-    assert "ARG_MIN" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
-    assert "ARG_MIN" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the window plan
+    assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10")
+    assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
+    assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
+    assert "ARG_MAX" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the window plan
+
+
+def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
+    assert set(NAMES) >= HIT_ROWS_METRICS
+
+
+def test_other_metrics_keep_every_recommended_row() -> None:
+    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
+
+
+def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
+    """The fast path of ranked_top_k.sql serves every user it can: the plans would agree even
+    if every user were ranked again by the window, so this is checked on its own."""
+    recs = pd.DataFrame(
+        [
+            *[(1, item, item / 10) for item in range(1, 6)],  # distinct scores
+            *[(2, item, 0.5) for item in range(1, 6)],  # ties inside the top 2 and across it
+            *[(3, item, [0.9, 0.8, 0.8][item - 1]) for item in range(1, 4)],  # tie at 2/3
+            *[(4, item, [0.9, 0.9, 0.1][item - 1]) for item in range(1, 4)],  # tie inside only
+            (5, 1, 0.3),  # shorter than the cutoff
+            (6, 1, None),  # a NULL score
+            (6, 2, 0.2),
+        ],
+        columns=["user_id", "item_id", "score"],
+    )
+    ranked = bind_placeholders(stage("ranked_top_k"), cutoff=exp.Literal.number(2))
+    ctes = {cte.alias: cte.this for cte in ranked.find_all(exp.CTE)}
+    query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
+    query = with_ctes(
+        query, [("input_recommendations", exp.select("*").from_("recs")), *ctes.items()]
+    )
+    connection = duckdb.connect()
+    connection.register("recs", recs)
+    exact = dict(connection.execute(query.sql("duckdb")).fetchall())
+    assert exact == {1: True, 2: False, 3: False, 4: True, 5: True, 6: False}
+    rows = connection.execute(
+        with_ctes(
+            exp.select("user_id", "item_id", "pos").from_("top_k").order_by("user_id", "pos"),
+            [("input_recommendations", exp.select("*").from_("recs")), ("top_k", ranked)],
+        ).sql("duckdb")
+    ).fetchall()
+    assert rows == [
+        (1, 5, 1),
+        (1, 4, 2),
+        (2, 5, 1),
+        (2, 4, 2),
+        (3, 1, 1),
+        (3, 3, 2),
+        (4, 2, 1),
+        (4, 1, 2),
+        (5, 1, 1),
+        (6, 2, 1),
+        (6, 1, 2),
+    ]
