@@ -191,8 +191,9 @@ def resolve_inputs(
     interactions: Source,
     columns: Mapping[str, str | None] | None,
     group_by: Sequence[str],
+    items: Source | None = None,
 ) -> Inputs:
-    """Checks the column mapping against both inputs and returns the bound inputs."""
+    """Checks the column mapping against the inputs and returns the bound inputs."""
     given = dict(columns or {})
     names = column_names(columns)
     user = _column(recommendations, str(names["user"]), "user")
@@ -243,9 +244,25 @@ def resolve_inputs(
         groups.append(
             Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
         )
+    category = None
+    if items is not None:
+        counterpart = _column(items, item.name, "item")
+        if _id_family(items.columns[counterpart.name]) != _id_family(
+            recommendations.columns[item.name]
+        ):
+            raise SqlmetricsError(
+                f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
+                f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
+            )
+        if names["category"] is not None and (
+            "category" in given or names["category"] in items.columns
+        ):
+            category = _column(items, str(names["category"]), "category")
     return Inputs(
         recommendations=recommendations.relation,
         interactions=interactions.relation,
+        items=items.relation if items is not None else None,
+        category=category,
         user=user,
         item=item,
         score=score,
@@ -527,6 +544,7 @@ def evaluate(
     duplicates: str = "error",
     connection: duckdb.DuckDBPyConnection | None = None,
     progress: bool = False,
+    items: object = None,
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions on DuckDB.
 
@@ -546,6 +564,8 @@ def evaluate(
             best-placed one.
         connection: a DuckDB connection holding tables named in the inputs.
         progress: show DuckDB's progress bar.
+        items: optional, in any of the same forms: one row per item (item_id, and category
+            for ild). When given it is the catalogue of coverage and gini.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -564,8 +584,10 @@ def evaluate(
         )
         recs = bind_source(recommendations, "recommendations", con, own_connection)
         truth = bind_source(interactions, "interactions", con, own_connection)
-        inputs = resolve_inputs(recs, truth, columns, group_by)
+        catalogue = None if items is None else bind_source(items, "items", con, own_connection)
+        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue)
         _check_labels(requests, group_by, inputs)
+        _check_items(con, inputs, requests)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
         refuse_bad_rows(con, inputs, diagnostics, requests)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
@@ -585,6 +607,49 @@ def evaluate(
     result.attrs["diagnostics"] = diagnostics
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
     return result
+
+
+def _check_items(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs, requests: Sequence[MetricRequest]
+) -> None:
+    """A metric reading item categories needs one category for each recommended item: a
+    repeated item would count its pairs twice, a missing one would drop silently."""
+    if inputs.items is None or inputs.category is None:
+        return
+    if not any(r.metric.needs_items for r in requests):
+        return
+    item = exp.column(inputs.item)
+    repeated = (
+        exp.select(item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.items.copy())
+        .group_by(item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = connection.execute(repeated.sql("duckdb")).fetchone()
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
+            f"{inputs.category.name})"
+        )
+    missing = (
+        exp.select(exp.column(inputs.item, "recs"))
+        .from_(exp.alias_(inputs.recommendations.copy(), "recs"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "recs").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = connection.execute(missing.sql("duckdb")).fetchone()
+    if row is not None:
+        labels = ", ".join(r.label for r in requests if r.metric.needs_items)
+        raise SqlmetricsError(
+            f"items: recommended item {row[0]!r} has no {inputs.category.name} (no row in the "
+            f"items table, or NULL); {labels} need the category of every recommended item"
+        )
 
 
 def _check_labels(
