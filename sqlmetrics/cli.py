@@ -354,8 +354,12 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
     lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
     for row in rows:
         aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
-        cutoff = "yes" if row["cutoff"] != "none" else "no"
-        averaged = "over interactions" if row["aggregate"].startswith("micro") else "over users"
+        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
+        averaged = {
+            "micro (sum / sum)": "over interactions",
+            "one value per group, over every list": "one value over all lists",
+            "mean over users with a list": "over users with a list",
+        }.get(row["aggregate"], "over users")
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
     return "\n".join(lines) + "\n"
