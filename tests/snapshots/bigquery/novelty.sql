@@ -72,7 +72,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(-LOG(CAST(COALESCE(popularity.users, 1) AS FLOAT64) / NULLIF(interacting.users, 0), 2) AS FLOAT64)
+      CAST(LOG(interacting.users, 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT64)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity

@@ -72,9 +72,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(-LOG2(
-        CAST(COALESCE(popularity.users, 1) AS Nullable(Float64)) / nullIf(interacting.users, 0)
-      ) AS Nullable(Float64))
+      CAST(LOG2(interacting.users) - LOG2(COALESCE(popularity.users, 1)) AS Nullable(Float64))
     ) AS m1
   FROM ranked
   LEFT JOIN popularity

@@ -73,7 +73,7 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id,
-    AVG(-LOG(2, COALESCE(popularity.users, 1) / interacting.users)) AS m1
+    AVG(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1))) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id

@@ -71,9 +71,7 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id AS user_id,
-    AVG(
-      CAST(-LOG2(CAST(COALESCE(popularity.users, 1) AS DOUBLE) / NULLIF(interacting.users, 0)) AS DOUBLE)
-    ) AS m1
+    AVG(CAST(LOG2(interacting.users) - LOG2(COALESCE(popularity.users, 1)) AS DOUBLE)) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id

@@ -81,9 +81,7 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id AS user_id,
-    AVG(
-      CAST(-LOG(2, CAST(COALESCE(popularity.users, 1) AS REAL) / NULLIF(interacting.users, 0)) AS REAL)
-    ) AS m1
+    AVG(CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS REAL)) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id

@@ -72,7 +72,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(-LOG(2, CAST(COALESCE(popularity.users, 1) AS DOUBLE) / NULLIF(interacting.users, 0)) AS DOUBLE)
+      CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity

@@ -71,9 +71,7 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id AS user_id,
-    AVG(
-      CAST(-LOG(CAST(COALESCE(popularity.users, 1) AS FLOAT) / NULLIF(interacting.users, 0), 2) AS FLOAT)
-    ) AS m1
+    AVG(CAST(LOG(interacting.users, 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT)) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id
