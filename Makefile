@@ -3,9 +3,10 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
+RECTOOLS = bench/.venv-rectools
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots
+.PHONY: help example test lint unit format clean engines test-engines snapshots rectools
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -31,6 +32,15 @@ $(VENV)/.installed-engines: pyproject.toml | $(BIN)/python
 $(FAKESNOW)/.installed:
 	$(PYTHON) -m venv $(FAKESNOW)
 	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5"
+	touch $@
+
+# RecTools pins numpy < 2, so it gets a venv of its own (the bench uses the same one);
+# tests/test_beyond.py cross-checks coverage, novelty, arp and ild against it when it exists.
+rectools: $(RECTOOLS)/.installed ## RecTools in its own venv, for the cross-check (~1 min)
+
+$(RECTOOLS)/.installed:
+	$(PYTHON) -m venv $(RECTOOLS)
+	$(RECTOOLS)/bin/python -m pip install --quiet "rectools==0.19.0" "numpy<2" pyarrow
 	touch $@
 
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB

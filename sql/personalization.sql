@@ -7,10 +7,11 @@
 -- ties_average: no
 -- aliases: inter_list_diversity
 -- references: Zhou et al., PNAS 2010 (personalization h = 1 - q_uv / L, mean over pairs); Evidently `PersonalizationMetric`; recmetrics `personalization` uses cosine (the same when every list has k items)
--- A user's list has exactly one first position, so the users are counted by it.
+-- A user's list has exactly one first position, so the users are counted by it; with one user
+-- there is no pair and the value is NULL.
 SELECT
   1 - SUM(exposure.n * (exposure.n - 1))
-  / (SUM(exposure.firsts) * (SUM(exposure.firsts) - 1) * $k) AS personalization
+  / NULLIF(SUM(exposure.firsts) * (SUM(exposure.firsts) - 1) * $k, 0) AS personalization
 FROM (
   SELECT
     item_id,

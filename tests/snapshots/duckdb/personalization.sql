@@ -67,11 +67,9 @@ WITH input_recommendations AS (
   SELECT
     1 - SUM(exposure.n * (
       exposure.n - 1
-    )) / (
-      SUM(exposure.firsts) * (
-        SUM(exposure.firsts) - 1
-      ) * 10
-    ) AS m1
+    )) / NULLIF(SUM(exposure.firsts) * (
+      SUM(exposure.firsts) - 1
+    ) * 10, 0) AS m1
   FROM (
     SELECT
       item_id,
