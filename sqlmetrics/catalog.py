@@ -96,9 +96,7 @@ def parse_metric_file(path: Path) -> Metric:
         micro=header["aggregate"] == "micro",
         group_level=header["aggregate"] == "group",
         reads=header.get("reads", "judged"),
-        needs_items=tuple(
-            c.strip() for c in header.get("needs_items", "").split(",") if c.strip()
-        ),
+        needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
         ties_average=header["ties_average"] == "yes",
         reads_whole_list=header.get("reads_whole_list") == "yes",
         query=query,

@@ -35,7 +35,7 @@ def top_lists(recommendations: Iterable[Row], k: int) -> dict[Any, list[Any]]:
 
 def _descending(item: Any) -> Any:
     # Sort keys for "item id descending" that work for numbers and strings alike.
-    return -item if isinstance(item, (int, float)) else tuple(-ord(c) for c in item) + (1,)
+    return -item if isinstance(item, (int, float)) else (*(-ord(c) for c in item), 1)
 
 
 def catalogue(

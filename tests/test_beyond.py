@@ -47,7 +47,7 @@ def random_case(
         for user in range(1, 15)
         for item in rng.sample(items, rng.randint(0, 4))
     ]
-    catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in items + [99]]
+    catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in [*items, 99]]
     return recommendations, interactions, catalogue
 
 
@@ -147,7 +147,8 @@ from rectools.metrics.distances import PairwiseHammingDistanceCalculator
 data = json.load(sys.stdin)
 reco = pd.DataFrame(data["reco"], columns=[Columns.User, Columns.Item, Columns.Rank])
 prev = pd.DataFrame(data["interactions"], columns=[Columns.User, Columns.Item])
-features = pd.DataFrame(data["categories"], columns=[Columns.Item, "category"]).set_index(Columns.Item)
+features = pd.DataFrame(data["categories"], columns=[Columns.Item, "category"])
+features = features.set_index(Columns.Item)
 out = {}
 for k in data["ks"]:
     out[f"coverage@{k}"] = CatalogCoverage(k=k, normalize=True).calc(reco, data["catalogue"])
