@@ -4,9 +4,10 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
 RECTOOLS = bench/.venv-rectools
+RECOMMENDERS = .venv-recommenders
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots rectools
+.PHONY: help example test lint unit format clean engines test-engines snapshots rectools recommenders
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -41,6 +42,15 @@ rectools: $(RECTOOLS)/.installed ## RecTools in its own venv, for the cross-chec
 $(RECTOOLS)/.installed:
 	$(PYTHON) -m venv $(RECTOOLS)
 	$(RECTOOLS)/bin/python -m pip install --quiet "rectools==0.19.0" "numpy<2" pyarrow
+	touch $@
+
+# MS Recommenders: only its python_evaluation module is used (no extras); it pins pandas < 3.
+recommenders: $(RECOMMENDERS)/.installed ## MS Recommenders in its own venv, for the cross-check
+
+$(RECOMMENDERS)/.installed:
+	$(PYTHON) -m venv $(RECOMMENDERS)
+	$(RECOMMENDERS)/bin/python -m pip install --quiet --no-deps "recommenders==1.2.1"
+	$(RECOMMENDERS)/bin/python -m pip install --quiet "pandas>2,<3" numpy scikit-learn
 	touch $@
 
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB

@@ -198,3 +198,86 @@ def test_rectools_agrees(seed: int) -> None:
             label,
             value,
         )
+
+
+# MS Recommenders (pins pandas < 3) in a venv of its own: `make recommenders`.
+RECOMMENDERS_PYTHON = Path(
+    os.environ.get("SQLMETRICS_RECOMMENDERS_PYTHON", REPO / ".venv-recommenders" / "bin" / "python")
+)
+RECOMMENDERS_SCRIPT = """
+import json, sys
+import numpy as np
+import pandas as pd
+from recommenders.evaluation.python_evaluation import (
+    catalog_coverage, distributional_coverage, diversity,
+)
+data = json.load(sys.stdin)
+train = pd.DataFrame(data["interactions"], columns=["userID", "itemID"])
+features = pd.DataFrame(
+    {"itemID": [i for i, _ in data["categories"]],
+     "features": [np.eye(3)[c] for _, c in data["categories"]]}
+)
+out = {}
+for k, rows in data["lists"].items():
+    reco = pd.DataFrame(rows, columns=["userID", "itemID"])
+    out[f"coverage@{k}"] = catalog_coverage(train, reco)
+    out[f"entropy@{k}"] = distributional_coverage(train, reco)
+    out[f"ild@{k}"] = diversity(
+        train, reco, item_feature_df=features, item_sim_measure="item_feature_vector"
+    )
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(
+    not RECOMMENDERS_PYTHON.exists(), reason="no MS Recommenders venv (make recommenders)"
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_ms_recommenders_agrees(seed: int) -> None:
+    """catalog_coverage (its catalogue: the items of train_df, here every recommended item is
+    one), distributional_coverage (entropy) and diversity with one-hot category features (ILD;
+    every list has two items or more, as users with one item have no pair there)."""
+    rng = random.Random(seed)
+    items = list(range(1, 25))
+    interactions = [{"user_id": 100, "item_id": item} for item in items]  # every item known
+    recommendations = []
+    for user in range(1, 10):
+        seen = rng.sample(items, rng.randint(1, 4))
+        interactions += [{"user_id": user, "item_id": item} for item in seen]
+        unseen = [item for item in items if item not in seen]  # MS refuses seen pairs
+        for item in rng.sample(unseen, rng.randint(5, 9)):
+            recommendations.append({"user_id": user, "item_id": item, "score": rng.random()})
+    catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in items]
+    codes = {"x": 0, "y": 1, "z": 2}
+    ks = [2, 5]
+    payload = {
+        "interactions": [[r["user_id"], r["item_id"]] for r in interactions],
+        "categories": [[c["item_id"], codes[c["category"]]] for c in catalogue],
+        "lists": {
+            str(k): [
+                [u, i]
+                for u, items_of_u in top_lists(recommendations, k).items()
+                for i in items_of_u
+            ]
+            for k in ks
+        },
+    }
+    done = subprocess.run(
+        [str(RECOMMENDERS_PYTHON), "-c", RECOMMENDERS_SCRIPT],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    ours = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(interactions),
+        list(theirs),
+        items=pd.DataFrame(catalogue),
+    )
+    for label, value in theirs.items():
+        assert math.isclose(ours[label].iloc[0], value, rel_tol=0, abs_tol=TOLERANCE), (
+            label,
+            value,
+        )
