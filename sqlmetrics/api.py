@@ -87,6 +87,7 @@ def to_sql(
     pretty: bool = True,
     checks: bool = False,
     items: str | None = None,
+    history: str | None = None,
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
@@ -95,7 +96,8 @@ def to_sql(
     others are then evaluated against the whole population, like a model column).
     ``columns={"relevance": None}`` gives every interaction relevance 1. ``items`` names an
     optional table with one row per item (the item column, and ``columns["category"]`` for ild):
-    the catalogue of coverage and gini.
+    the catalogue of coverage and gini. ``history`` names an optional table of what each user
+    consumed before (the user and item columns), for serendipity.
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
@@ -128,6 +130,7 @@ def to_sql(
         relevance=named("relevance"),
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
+        history=None if history is None else table_name(history, dialect, "history"),
         groups=tuple(
             # The output column is labelled with the name itself, not its quotes.
             Group(column.name, column, name in shared)

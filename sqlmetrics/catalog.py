@@ -45,6 +45,7 @@ class Metric:
     group_level: bool = False  # aggregate: group
     requires_cutoff: bool = False  # cutoff: required
     needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
+    needs_history: bool = False  # reads the history table (needs_history: yes)
 
     def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
@@ -97,6 +98,7 @@ def parse_metric_file(path: Path) -> Metric:
         group_level=header["aggregate"] == "group",
         reads=header.get("reads", "judged"),
         needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
+        needs_history=header.get("needs_history") == "yes",
         ties_average=header["ties_average"] == "yes",
         reads_whole_list=header.get("reads_whole_list") == "yes",
         query=query,

@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="one row per item (item column, category for ild): the catalogue of coverage, gini",
     )
+    evaluate.add_argument(
+        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+    )
     _add_common(evaluate)
     evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
     evaluate.add_argument(
@@ -126,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--items",
         metavar="TABLE",
         help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    sql.add_argument(
+        "--history", metavar="TABLE", help="what each user consumed before, for serendipity"
     )
     sql.add_argument(
         "--interactions-group-by",
@@ -248,6 +254,7 @@ def _evaluate(args: argparse.Namespace) -> None:
         **_options(args),
         progress=progress,
         items=args.items,
+        history=args.history,
     )
     if progress:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
@@ -290,6 +297,7 @@ def _sql(args: argparse.Namespace) -> None:
                 dialect=args.dialect,
                 checks=args.checks,
                 items=args.items,
+                history=args.history,
             )
             + ";\n"
         )
@@ -325,8 +333,10 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
     for metric in metrics().values():
         if args.ties == "average" and not metric.ties_average:
             continue
-        if metric.needs_items and args.items is None:
-            continue  # ild without --items has nothing to read
+        if (metric.needs_items and args.items is None) or (
+            metric.needs_history and args.history is None
+        ):
+            continue  # ild without --items, serendipity without --history have nothing to read
         labels += [f"{metric.name}@{k}" for k in cutoffs] if metric.takes_cutoff else [metric.name]
     return labels
 

@@ -75,6 +75,7 @@ class Inputs:
     groups: tuple[Group, ...] = field(default_factory=tuple)
     items: exp.Expr | None = None  # the optional items table: the catalogue, item categories
     category: exp.Identifier | None = None  # its category column, when it has one
+    history: exp.Expr | None = None  # the optional history table: what users consumed before
 
 
 @dataclass(frozen=True)
@@ -228,8 +229,14 @@ def bind_items(inputs: Inputs, category: bool) -> exp.Select:
     return exp.select(*columns).from_(inputs.items.copy())
 
 
-# Stages that are the same for every group: a metric over the lists reads them as they are.
-GLOBAL_STAGES = frozenset({"catalogue", "popularity", "input_interactions", "input_items"})
+def bind_history(inputs: Inputs) -> exp.Select:
+    """The history table as input_history: user_id, item_id (the same column names)."""
+    if inputs.history is None:
+        raise SqlmetricsError("no history table to bind")
+    return exp.select(
+        exp.alias_(exp.column(inputs.user), "user_id"),
+        exp.alias_(exp.column(inputs.item), "item_id"),
+    ).from_(inputs.history.copy())
 
 
 def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
@@ -261,6 +268,26 @@ def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     return tree
 
 
+def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
+    """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
+    not read the lists (over the history or the interactions: the same for every group)."""
+    global_selects = [
+        select
+        for select in query.find_all(exp.Select)
+        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
+    ]
+    held = {}
+    for index, select in enumerate(global_selects):
+        marker = exp.Placeholder(this=f"global_{index}")
+        held[marker.name] = select
+        select.replace(marker)
+    widen_keys(query, keys)
+    for marker in list(query.find_all(exp.Placeholder)):
+        if marker.name in held:
+            marker.replace(held[marker.name])
+    return query
+
+
 def _lists_stages(
     columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
 ) -> list[tuple[str, exp.Expr]]:
@@ -283,7 +310,7 @@ def _lists_stages(
         if metric.group_level:
             stages.append((f"{name}_groups", widen_groups(query, keys)))
             continue
-        stages.append((f"{name}_users", widen_keys(query, keys)))
+        stages.append((f"{name}_users", _widen_lists_keys(query, keys)))
         mean = exp.select(
             *map(exp.column, keys), exp.alias_(exp.func("AVG", exp.column(name)), name)
         ).from_(f"{name}_users")
@@ -455,6 +482,8 @@ def compose(
         if inputs.items is not None:
             category = any("category" in r.metric.needs_items for r in over_lists)
             bound.append(("input_items", bind_items(inputs, category)))
+        if any(r.metric.needs_history for r in over_lists):
+            bound.append(("input_history", bind_history(inputs)))
         stages += _lists_stages(columns, inputs, keys)
     final = _final(
         columns, inputs, per_user, ordered_sums=dialect == "duckdb", sums=user_pass is not None
@@ -503,6 +532,13 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
         raise SqlmetricsError(
             f"{', '.join(needing)} read the category of each item, and the items table has no "
             "category column; name yours with columns={'category': ...} (CLI: --category-column)"
+        )
+    wanting = [r.label for r in requests if r.metric.needs_history]
+    if wanting and inputs.history is None:
+        raise SqlmetricsError(
+            f"{', '.join(wanting)} compare each recommended item with what the user consumed "
+            "before: pass history=... (CLI: --history), one row per (user, item) of the "
+            "user's past, with the same user and item columns"
         )
     if inputs.rank is not None and options.ties != "id":
         raise SqlmetricsError(

@@ -192,6 +192,7 @@ def resolve_inputs(
     columns: Mapping[str, str | None] | None,
     group_by: Sequence[str],
     items: Source | None = None,
+    history: Source | None = None,
 ) -> Inputs:
     """Checks the column mapping against the inputs and returns the bound inputs."""
     given = dict(columns or {})
@@ -244,6 +245,17 @@ def resolve_inputs(
         groups.append(
             Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
         )
+    for role, column in (("user", user), ("item", item)):
+        if history is not None:
+            counterpart = _column(history, column.name, role)
+            if _id_family(history.columns[counterpart.name]) != _id_family(
+                recommendations.columns[column.name]
+            ):
+                raise SqlmetricsError(
+                    f"{column.name} is {recommendations.columns[column.name]} in recommendations "
+                    f"but {history.columns[counterpart.name]} in history; cast one so both have "
+                    "the same type"
+                )
     category = None
     if items is not None:
         counterpart = _column(items, item.name, "item")
@@ -262,6 +274,7 @@ def resolve_inputs(
         recommendations=recommendations.relation,
         interactions=interactions.relation,
         items=items.relation if items is not None else None,
+        history=history.relation if history is not None else None,
         category=category,
         user=user,
         item=item,
@@ -545,6 +558,7 @@ def evaluate(
     connection: duckdb.DuckDBPyConnection | None = None,
     progress: bool = False,
     items: object = None,
+    history: object = None,
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions on DuckDB.
 
@@ -566,6 +580,8 @@ def evaluate(
         progress: show DuckDB's progress bar.
         items: optional, in any of the same forms: one row per item (item_id, and category
             for ild). When given it is the catalogue of coverage and gini.
+        history: optional, in any of the same forms: what each user consumed before (user_id,
+            item_id), for serendipity.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -585,7 +601,8 @@ def evaluate(
         recs = bind_source(recommendations, "recommendations", con, own_connection)
         truth = bind_source(interactions, "interactions", con, own_connection)
         catalogue = None if items is None else bind_source(items, "items", con, own_connection)
-        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue)
+        past = None if history is None else bind_source(history, "history", con, own_connection)
+        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past)
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
@@ -644,11 +661,30 @@ def _check_items(
         .limit(1)
     )
     row = connection.execute(missing.sql("duckdb")).fetchone()
+    labels = ", ".join(r.label for r in requests if r.metric.needs_items)
     if row is not None:
-        labels = ", ".join(r.label for r in requests if r.metric.needs_items)
         raise SqlmetricsError(
             f"items: recommended item {row[0]!r} has no {inputs.category.name} (no row in the "
             f"items table, or NULL); {labels} need the category of every recommended item"
+        )
+    if inputs.history is None or not any(r.metric.needs_history for r in requests):
+        return
+    unknown = (
+        exp.select(exp.column(inputs.item, "past"))
+        .from_(exp.alias_(inputs.history.copy(), "past"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "past").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = connection.execute(unknown.sql("duckdb")).fetchone()
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
+            f"table, or NULL); {labels} need the category of every item of the history"
         )
 
 

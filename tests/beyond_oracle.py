@@ -13,10 +13,10 @@ from typing import Any
 
 Row = Mapping[str, Any]
 LIST_METRICS = frozenset(
-    {"coverage", "novelty", "arp", "entropy", "gini", "ild", "personalization"}
+    {"coverage", "novelty", "arp", "entropy", "gini", "ild", "personalization", "serendipity"}
 )
 # One value per user with a list (averaged over them); the others give one value for all lists.
-PER_USER = frozenset({"novelty", "arp", "ild"})
+PER_USER = frozenset({"novelty", "arp", "ild", "serendipity"})
 
 
 def top_lists(recommendations: Iterable[Row], k: int) -> dict[Any, list[Any]]:
@@ -57,8 +57,12 @@ def per_user_values(
     lists: Mapping[Any, list[Any]],
     interactions: Sequence[Row],
     items: Sequence[Row] | None,
+    history: Sequence[Row] = (),
+    threshold: float = 0.0,
 ) -> dict[Any, float]:
-    """novelty, arp or ild of each user with a list."""
+    """novelty, arp, ild or serendipity of each user with a list (and a history for
+    serendipity: MS Recommenders' user_item_serendipity with cosine similarity of one-hot
+    categories, 1 for the same category, else 0)."""
     users_of = interacting_users(interactions)
     everyone = len({row["user_id"] for row in interactions})
     category = {row["item_id"]: row["category"] for row in items or []}
@@ -71,6 +75,22 @@ def per_user_values(
             values[user] = sum(surprisal) / len(surprisal)
         elif metric == "arp":
             values[user] = sum(len(users_of.get(i, ())) for i in items_of_user) / len(items_of_user)
+        elif metric == "serendipity":
+            past = [row["item_id"] for row in history if row["user_id"] == user]
+            if not past:
+                continue
+            relevant = {
+                row["item_id"]
+                for row in interactions
+                if row["user_id"] == user and row.get("relevance", 1) > threshold
+            }
+            terms = [
+                (1 - sum(category[i] == category[j] for j in past) / len(past))
+                if i in relevant
+                else 0.0
+                for i in items_of_user
+            ]
+            values[user] = sum(terms) / len(terms)
         elif metric == "ild":
             pairs = list(itertools.combinations(items_of_user, 2))
             differ = [category[a] != category[b] for a, b in pairs]
@@ -87,10 +107,18 @@ def list_metric(
     interactions: Sequence[Row],
     items: Sequence[Row] | None = None,
     all_recommendations: Sequence[Row] | None = None,
+    history: Sequence[Row] = (),
+    relevant_interactions: Sequence[Row] | None = None,
 ) -> float:
     """The value over one group's ``recommendations``. The catalogue and the popularity are
-    global: from ``all_recommendations`` (default: these) and all ``interactions``."""
+    global: from ``all_recommendations`` (default: these) and all ``interactions``; relevance
+    (serendipity) comes from ``relevant_interactions`` (default: all), the group's."""
     lists = top_lists(recommendations, k)
+    if metric == "serendipity":
+        values = per_user_values(
+            metric, lists, relevant_interactions or interactions, items, history
+        )
+        return sum(values.values()) / len(values) if values else math.nan
     if metric in PER_USER:
         values = per_user_values(metric, lists, interactions, items)
         return sum(values.values()) / len(values) if values else math.nan

@@ -51,18 +51,30 @@ def random_case(
     return recommendations, interactions, catalogue
 
 
+def random_history(seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed + 1000)
+    items = list(range(1, 6))
+    return [
+        {"user_id": user, "item_id": item}
+        for user in range(1, 15)
+        for item in rng.sample(items, rng.randint(0, 3))
+    ]
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_random_lists_agree_with_the_oracle(seed: int) -> None:
     recommendations, interactions, catalogue = random_case(seed)
     with_items = seed % 2 == 0
     labels = [f"{name}@{k}" for name in sorted(LIST_METRICS) for k in (1, 3, 5)]
-    labels = [label for label in labels if with_items or not label.startswith("ild")]
+    labels = [label for label in labels if with_items or not label.startswith(("ild", "ser"))]
+    history = random_history(seed)
     result = sqlmetrics.evaluate(
         pd.DataFrame(recommendations),
         pd.DataFrame(interactions),
         ["ndcg@3", *labels],
         group_by="model",
         items=pd.DataFrame(catalogue) if with_items else None,
+        history=pd.DataFrame(history),
     )
     for _, row in result.iterrows():
         recs = [r for r in recommendations if r["model"] == row["model"]]
@@ -75,6 +87,7 @@ def test_random_lists_agree_with_the_oracle(seed: int) -> None:
                 interactions,
                 catalogue if with_items else None,
                 all_recommendations=recommendations,
+                history=history,
             )
             got = row[label]
             if math.isnan(want):
@@ -85,7 +98,8 @@ def test_random_lists_agree_with_the_oracle(seed: int) -> None:
 
 def test_per_user_rows_show_the_users_own_values() -> None:
     recommendations, interactions, catalogue = random_case(3)
-    labels = ["novelty@3", "arp@3", "ild@3", "coverage@3", "ndcg@3"]
+    labels = ["novelty@3", "arp@3", "ild@3", "serendipity@3", "coverage@3", "ndcg@3"]
+    history = random_history(3)
     result = sqlmetrics.evaluate(
         pd.DataFrame(recommendations),
         pd.DataFrame(interactions),
@@ -93,18 +107,20 @@ def test_per_user_rows_show_the_users_own_values() -> None:
         group_by="model",
         per_user=True,
         items=pd.DataFrame(catalogue),
+        history=pd.DataFrame(history),
     )
     assert result["coverage@3"].isna().all()  # a group-level value has no per-user value
     for model in ("a", "b"):
         lists = top_lists([r for r in recommendations if r["model"] == model], 3)
         rows = result[result["model"] == model].set_index("user_id")
         for name in PER_USER:
-            want = per_user_values(name, lists, interactions, catalogue)
+            want = per_user_values(name, lists, interactions, catalogue, history)
             for user, row in rows.iterrows():
                 if user in want:
                     assert math.isclose(row[f"{name}@3"], want[user], abs_tol=TOLERANCE)
                 else:
-                    assert math.isnan(row[f"{name}@3"])  # in the population, without a list
+                    # in the population, without a list (or a history for serendipity)
+                    assert math.isnan(row[f"{name}@3"])
 
 
 def test_a_ranking_metric_alone_reads_no_list_stage() -> None:
@@ -209,7 +225,7 @@ import json, sys
 import numpy as np
 import pandas as pd
 from recommenders.evaluation.python_evaluation import (
-    catalog_coverage, distributional_coverage, diversity,
+    catalog_coverage, distributional_coverage, diversity, serendipity,
 )
 data = json.load(sys.stdin)
 train = pd.DataFrame(data["interactions"], columns=["userID", "itemID"])
@@ -225,6 +241,12 @@ for k, rows in data["lists"].items():
     out[f"ild@{k}"] = diversity(
         train, reco, item_feature_df=features, item_sim_measure="item_feature_vector"
     )
+    relevant = {tuple(pair) for pair in data["relevant"]}
+    reco["relevance"] = [int((u, i) in relevant) for u, i in zip(reco.userID, reco.itemID)]
+    out[f"serendipity@{k}"] = serendipity(
+        train, reco, item_feature_df=features, item_sim_measure="item_feature_vector",
+        col_relevance="relevance",
+    )
 print(json.dumps(out))
 """
 
@@ -235,8 +257,9 @@ print(json.dumps(out))
 @pytest.mark.parametrize("seed", range(3))
 def test_ms_recommenders_agrees(seed: int) -> None:
     """catalog_coverage (its catalogue: the items of train_df, here every recommended item is
-    one), distributional_coverage (entropy) and diversity with one-hot category features (ILD;
-    every list has two items or more, as users with one item have no pair there)."""
+    one), distributional_coverage (entropy), diversity with one-hot category features (ILD;
+    every list has two items or more, as users with one item have no pair there) and
+    serendipity (train_df is our history; its col_relevance is our interactions)."""
     rng = random.Random(seed)
     items = list(range(1, 25))
     interactions = [{"user_id": 100, "item_id": item} for item in items]  # every item known
@@ -248,9 +271,15 @@ def test_ms_recommenders_agrees(seed: int) -> None:
         for item in rng.sample(unseen, rng.randint(5, 9)):
             recommendations.append({"user_id": user, "item_id": item, "score": rng.random()})
     catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in items]
+    relevant = [
+        {"user_id": r["user_id"], "item_id": r["item_id"]}
+        for r in recommendations
+        if rng.random() < 0.4
+    ]
     codes = {"x": 0, "y": 1, "z": 2}
     ks = [2, 5]
     payload = {
+        "relevant": [[r["user_id"], r["item_id"]] for r in relevant],
         "interactions": [[r["user_id"], r["item_id"]] for r in interactions],
         "categories": [[c["item_id"], codes[c["category"]]] for c in catalogue],
         "lists": {
@@ -273,11 +302,20 @@ def test_ms_recommenders_agrees(seed: int) -> None:
     ours = sqlmetrics.evaluate(
         pd.DataFrame(recommendations),
         pd.DataFrame(interactions),
-        list(theirs),
+        [label for label in theirs if not label.startswith("serendipity")],
         items=pd.DataFrame(catalogue),
     )
+    # serendipity: the relevant pairs are the ground truth, MS's train_df the history
+    unexpected = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(relevant),
+        [label for label in theirs if label.startswith("serendipity")],
+        items=pd.DataFrame(catalogue),
+        history=pd.DataFrame(interactions),
+    )
     for label, value in theirs.items():
-        assert math.isclose(ours[label].iloc[0], value, rel_tol=0, abs_tol=TOLERANCE), (
+        got = (unexpected if label.startswith("serendipity") else ours)[label].iloc[0]
+        assert math.isclose(got, value, rel_tol=0, abs_tol=TOLERANCE), (
             label,
             value,
         )

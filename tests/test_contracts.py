@@ -21,6 +21,8 @@ LIST_SOURCES = {
     "popularity": "item_id INT, users INT",
     "input_interactions": "user_id INT, item_id INT",
     "input_items": "item_id INT, category VARCHAR",
+    "input_history": "user_id INT, item_id INT",
+    "truth": "user_id INT, item_id INT",
 }
 
 
@@ -108,6 +110,8 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute("INSERT INTO popularity VALUES (1, 2), (2, 1)")
     connection.execute("INSERT INTO input_interactions VALUES (1, 1), (2, 1), (2, 2)")
     connection.execute("INSERT INTO input_items VALUES (1, 'a'), (2, 'b'), (3, 'a')")
+    connection.execute("INSERT INTO input_history VALUES (1, 3), (2, 2)")
+    connection.execute("INSERT INTO truth VALUES (1, 1), (2, 3)")
     text = (sql_folder() / f"{name}.sql").read_text()
     rows = connection.execute(text, {"k": 2}).fetchall()
     expected = {
@@ -118,6 +122,8 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         "novelty": [(1, 0.5), (2, 0.5)],  # -log2(2/2) = 0, -log2(1/2) = 1 (item 3 as 1)
         "arp": [(1, 1.5), (2, 1.0)],  # (2 + 1) / 2, (2 + 0) / 2
         "ild": [(1, 1.0), (2, 0.0)],  # a, b differ; a, a do not
+        # user 1: relevant item 1 (a), history all a -> 0; user 2: relevant 3 (a), history b -> 1
+        "serendipity": [(1, 0.0), (2, 0.5)],
     }[name]
     assert sorted(rows) == expected
 

@@ -75,6 +75,7 @@ def render(dialect: str, labels: list[str], **options: Any) -> str:
         "analytics.truth",
         dialect=dialect,
         items="analytics.items",
+        history="analytics.history",
         **options,
     )
 
@@ -94,7 +95,9 @@ def test_every_option_renders_without_warnings_and_round_trips(dialect: str, var
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_each_metric_matches_its_reviewed_snapshot(dialect: str, name: str) -> None:
     items = "items" if metrics()[name].needs_items else None
-    sql = sqlmetrics.to_sql([one_metric(name)], dialect=dialect, items=items) + ";\n"
+    history = "history" if metrics()[name].needs_history else None
+    sql = sqlmetrics.to_sql([one_metric(name)], dialect=dialect, items=items, history=history)
+    sql += ";\n"
     path = SNAPSHOTS / dialect / f"{name}.sql"
     if UPDATE:
         path.parent.mkdir(parents=True, exist_ok=True)

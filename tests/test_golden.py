@@ -40,8 +40,15 @@ def run(case: dict[str, Any], per_user: bool = False) -> pd.DataFrame:
     recs = frame(given["recommendations"], ["user_id", "item_id", "score"])
     truth = frame(given["interactions"], ["user_id", "item_id", "relevance"])
     items = pd.DataFrame(given["items"]) if "items" in given else None
+    history = pd.DataFrame(given["history"]) if "history" in given else None
     return sqlmetrics.evaluate(
-        recs, truth, case_metrics(case), per_user=per_user, items=items, **options
+        recs,
+        truth,
+        case_metrics(case),
+        per_user=per_user,
+        items=items,
+        history=history,
+        **options,
     )
 
 
@@ -122,6 +129,8 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
                     case["given"]["interactions"],
                     case["given"].get("items"),
                     all_recommendations=recommendations,
+                    history=case["given"].get("history", ()),
+                    relevant_interactions=truth,
                 )
             else:
                 got = oracle_mean(recs, truth, request.metric.name, request.k, **options)

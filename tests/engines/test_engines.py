@@ -123,6 +123,8 @@ def loaded(engine: Engine, case: Case, dialect: str) -> tuple[str, str]:
         engine.load(interactions, case.interactions)
         if case.items is not None:
             engine.load(f"i_{case.name}", case.items)
+        if case.history is not None:
+            engine.load(f"h_{case.name}", case.history)
         done.add(case.name)
     return recommendations, interactions
 
@@ -151,6 +153,7 @@ def _render(case: Case, check: str, dialect: str) -> str:
         per_user=check == "per_user",
         checks=check == "checks",
         items=f"i_{case.name}" if case.items is not None else None,
+        history=f"h_{case.name}" if case.history is not None else None,
         **case.kwargs(),
     )
 
