@@ -300,7 +300,7 @@ def _lists_stages(
         if not column.over_lists:
             continue
         name, metric = column.names[0], column.request.metric
-        query = _bind_cutoff(metric.query.copy(), column.request.k)
+        query = cast(exp.Select, _bind_cutoff(metric.query.copy(), column.request.k))
         for node in query.walk():
             node.comments = None
         for projection in query.expressions:
