@@ -4,9 +4,12 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
 DBT_VENV ?= .venv-dbt
+RECTOOLS = bench/.venv-rectools
+RECOMMENDERS = .venv-recommenders
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots dbt
+.PHONY: help example test lint unit format clean engines test-engines snapshots dbt rectools \
+	recommenders
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -43,6 +46,24 @@ $(DBT_VENV)/.installed:
 	touch $@
 
 dbt: $(DBT_VENV)/.installed ## install dbt-core, dbt-duckdb and dbt-postgres into .venv-dbt
+
+# RecTools pins numpy < 2, so it gets a venv of its own (the bench uses the same one);
+# tests/test_beyond.py cross-checks coverage, novelty, arp and ild against it when it exists.
+rectools: $(RECTOOLS)/.installed ## RecTools in its own venv, for the cross-check (~1 min)
+
+$(RECTOOLS)/.installed:
+	$(PYTHON) -m venv $(RECTOOLS)
+	$(RECTOOLS)/bin/python -m pip install --quiet "rectools==0.19.0" "numpy<2" pyarrow
+	touch $@
+
+# MS Recommenders: only its python_evaluation module is used (no extras); it pins pandas < 3.
+recommenders: $(RECOMMENDERS)/.installed ## MS Recommenders in its own venv, for the cross-check
+
+$(RECOMMENDERS)/.installed:
+	$(PYTHON) -m venv $(RECOMMENDERS)
+	$(RECOMMENDERS)/bin/python -m pip install --quiet --no-deps "recommenders==1.2.1"
+	$(RECOMMENDERS)/bin/python -m pip install --quiet "pandas>2,<3" numpy scikit-learn
+	touch $@
 
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \

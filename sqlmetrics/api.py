@@ -86,13 +86,18 @@ def to_sql(
     dialect: str = "duckdb",
     pretty: bool = True,
     checks: bool = False,
+    items: str | None = None,
+    history: str | None = None,
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
     Table and column names are written as in the target dialect. ``group_by`` columns are
     taken to be in both tables unless ``interactions_group_by`` names the ones that are (the
     others are then evaluated against the whole population, like a model column).
-    ``columns={"relevance": None}`` gives every interaction relevance 1.
+    ``columns={"relevance": None}`` gives every interaction relevance 1. ``items`` names an
+    optional table with one row per item (the item column, and ``columns["category"]`` for ild):
+    the catalogue of coverage and gini. ``history`` names an optional table of what each user
+    consumed before (the user and item columns), for serendipity.
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
@@ -158,6 +163,9 @@ def composed_query(
         score=None if rank is not None else named("score"),
         rank=rank,
         relevance=named("relevance"),
+        items=None if items is None else table_name(items, dialect, "items"),
+        category=None if items is None else named("category"),
+        history=None if history is None else table_name(history, dialect, "history"),
         groups=tuple(
             # The output column is labelled with the name itself, not its quotes.
             Group(column.name, column, name in shared)
@@ -177,8 +185,18 @@ def describe_metrics() -> list[dict[str, str]]:
         {
             "name": metric.name,
             "title": metric.title,
-            "cutoff": "@k optional" if metric.takes_cutoff else "none",
-            "aggregate": "micro (sum / sum)" if metric.micro else "mean over users",
+            "cutoff": "@k required"
+            if metric.requires_cutoff
+            else "@k optional"
+            if metric.takes_cutoff
+            else "none",
+            "aggregate": "micro (sum / sum)"
+            if metric.micro
+            else "one value per group, over every list"
+            if metric.group_level
+            else "mean over users with a list"
+            if metric.reads == "lists"
+            else "mean over users",
             "ties_average": "yes" if metric.ties_average else "no",
             "aliases": ", ".join(metric.aliases),
             "definition": metric.definition,

@@ -1,7 +1,8 @@
 """Discovers the metric files in ``sql/`` and parses their headers.
 
-A metric file is a per-user query over the shared ``judged`` stage (see ``compose.py``), preceded
-by ``-- key: value`` header lines. Dropping a new file into ``sql/`` is all it takes to add a
+A metric file is a per-user query over the shared ``judged`` stage (see ``compose.py``), or with
+``reads: lists`` a query over every user's top-k list (``ranked``), preceded by ``-- key: value``
+header lines. Dropping a new file into ``sql/`` is all it takes to add a
 metric: nothing here lists them.
 """
 
@@ -38,6 +39,13 @@ class Metric:
     ties_average: bool  # has an exact closed form under ties="average"
     reads_whole_list: bool  # needs every position, whatever the cutoff
     query: exp.Select  # the file's SQL, header stripped
+    # "judged" (a per-user query over the population) or "lists" (over the top-k lists of every
+    # user with a list: per user with aggregate mean, or one value per group with aggregate group)
+    reads: str = "judged"
+    group_level: bool = False  # aggregate: group
+    requires_cutoff: bool = False  # cutoff: required
+    needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
+    needs_history: bool = False  # reads the history table (needs_history: yes)
 
     def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
@@ -68,6 +76,10 @@ def parse_metric_file(path: Path) -> Metric:
     missing = [key for key in REQUIRED_KEYS if key not in header]
     if missing:
         raise SqlmetricsError(f"{path.name}: header is missing {', '.join(missing)}")
+    if header.get("reads", "judged") not in ("judged", "lists"):
+        raise SqlmetricsError(f"{path.name}: reads must be judged or lists")
+    if header["aggregate"] == "group" and header.get("reads") != "lists":
+        raise SqlmetricsError(f"{path.name}: aggregate: group needs reads: lists")
     if header["name"] != path.stem:
         raise SqlmetricsError(f"{path.name}: header name {header['name']!r} differs from the file")
     # The header is stripped before parsing, or sqlglot would carry it into every output.
@@ -80,8 +92,13 @@ def parse_metric_file(path: Path) -> Metric:
         definition=header["definition"],
         references=header["references"],
         aliases=tuple(a.strip().lower() for a in header.get("aliases", "").split(",") if a.strip()),
-        takes_cutoff=header["cutoff"] == "optional",
+        takes_cutoff=header["cutoff"] in ("optional", "required"),
+        requires_cutoff=header["cutoff"] == "required",
         micro=header["aggregate"] == "micro",
+        group_level=header["aggregate"] == "group",
+        reads=header.get("reads", "judged"),
+        needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
+        needs_history=header.get("needs_history") == "yes",
         ties_average=header["ties_average"] == "yes",
         reads_whole_list=header.get("reads_whole_list") == "yes",
         query=query,
@@ -131,6 +148,10 @@ def parse_request(text: str) -> MetricRequest:
             f"unknown metric {label!r}.{hint} Run `sqlmetrics metrics` for the list."
         )
     if not cutoff and not sep:
+        if metric.requires_cutoff:
+            raise SqlmetricsError(
+                f"metric {metric.name!r} needs a cutoff: write it like {metric.name}@10"
+            )
         return MetricRequest(metric, None, label)
     if not metric.takes_cutoff:
         raise SqlmetricsError(f"metric {metric.name!r} takes no cutoff: write {metric.name!r}")

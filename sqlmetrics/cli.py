@@ -53,7 +53,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate each value of this column separately; repeatable",
     )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
-    for role in ("user", "item", "score", "rank", "relevance"):
+    for role in ("user", "item", "score", "rank", "relevance", "category"):
         parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
     parser.add_argument(
         "--no-relevance",
@@ -90,7 +90,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _columns(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance")
+        for role in ("user", "item", "score", "rank", "relevance", "category")
         if getattr(args, f"{role}_column")
     }
     if args.no_relevance:
@@ -108,6 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser("evaluate", help="compute metrics on DuckDB")
     evaluate.add_argument("recommendations", help="Parquet/CSV file, glob or folder")
     evaluate.add_argument("interactions", help="Parquet/CSV file, glob or folder")
+    evaluate.add_argument(
+        "--items",
+        metavar="FILE",
+        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    evaluate.add_argument(
+        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+    )
     _add_common(evaluate)
     evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
     evaluate.add_argument(
@@ -117,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     sql = commands.add_parser("sql", help="print the SQL for your warehouse")
     sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
     sql.add_argument("--interactions", default="interactions", metavar="TABLE")
+    sql.add_argument(
+        "--items",
+        metavar="TABLE",
+        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    sql.add_argument(
+        "--history", metavar="TABLE", help="what each user consumed before, for serendipity"
+    )
     sql.add_argument(
         "--interactions-group-by",
         action="append",
@@ -253,7 +269,13 @@ def _evaluate(args: argparse.Namespace) -> None:
     metrics = _requested(args)
     progress = not args.quiet and sys.stdout.isatty()
     result = evaluate(
-        args.recommendations, args.interactions, metrics, **_options(args), progress=progress
+        args.recommendations,
+        args.interactions,
+        metrics,
+        **_options(args),
+        progress=progress,
+        items=args.items,
+        history=args.history,
     )
     if progress:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
@@ -295,6 +317,8 @@ def _sql(args: argparse.Namespace) -> None:
                 interactions_group_by=args.interactions_group_by,
                 dialect=args.dialect,
                 checks=args.checks,
+                items=args.items,
+                history=args.history,
             )
             + ";\n"
         )
@@ -354,6 +378,10 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
     for metric in metrics().values():
         if args.ties == "average" and not metric.ties_average:
             continue
+        if (metric.needs_items and args.items is None) or (
+            metric.needs_history and args.history is None
+        ):
+            continue  # ild without --items, serendipity without --history have nothing to read
         labels += [f"{metric.name}@{k}" for k in cutoffs] if metric.takes_cutoff else [metric.name]
     return labels
 
@@ -381,8 +409,12 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
     lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
     for row in rows:
         aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
-        cutoff = "yes" if row["cutoff"] != "none" else "no"
-        averaged = "over interactions" if row["aggregate"].startswith("micro") else "over users"
+        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
+        averaged = {
+            "micro (sum / sum)": "over interactions",
+            "one value per group, over every list": "one value over all lists",
+            "mean over users with a list": "over users with a list",
+        }.get(row["aggregate"], "over users")
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
     return "\n".join(lines) + "\n"

@@ -32,13 +32,14 @@ POPULATIONS = ("all", "common")
 DUPLICATES = ("error", "first")
 
 
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance")
+COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "category")
 DEFAULT_COLUMNS: dict[str, str | None] = {
     "user": "user_id",
     "item": "item_id",
     "score": "score",
     "rank": None,
     "relevance": "relevance",
+    "category": "category",  # of the items table
 }
 
 
@@ -73,6 +74,9 @@ class Inputs:
     rank: exp.Identifier | None = None
     relevance: exp.Identifier | None = None  # None: every interaction has relevance 1
     groups: tuple[Group, ...] = field(default_factory=tuple)
+    items: exp.Expr | None = None  # the optional items table: the catalogue, item categories
+    category: exp.Identifier | None = None  # its category column, when it has one
+    history: exp.Expr | None = None  # the optional history table: what users consumed before
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,115 @@ def bind_interactions(inputs: Inputs) -> exp.Select:
     return bound
 
 
+def bind_items(inputs: Inputs, category: bool) -> exp.Select:
+    """The items table as input_items: item_id, and category when a metric reads it."""
+    if inputs.items is None:
+        raise SqlmetricsError("no items table to bind")
+    columns = [exp.alias_(exp.column(inputs.item), "item_id")]
+    if category and inputs.category is not None:
+        columns.append(exp.alias_(exp.column(inputs.category), "category"))
+    return exp.select(*columns).from_(inputs.items.copy())
+
+
+def bind_history(inputs: Inputs) -> exp.Select:
+    """The history table as input_history: user_id, item_id (the same column names)."""
+    if inputs.history is None:
+        raise SqlmetricsError("no history table to bind")
+    return exp.select(
+        exp.alias_(exp.column(inputs.user), "user_id"),
+        exp.alias_(exp.column(inputs.item), "item_id"),
+    ).from_(inputs.history.copy())
+
+
+def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
+    """Makes the group columns the key of a group-level metric (``aggregate: group``): every
+    SELECT that reads the lists projects them, groups by them and partitions its windows by
+    them; a SELECT over a global stage only (the catalogue size) is left as it is."""
+    if not keys:
+        return tree
+    for select in list(tree.find_all(exp.Select)):
+        if not any(table.name == "ranked" for table in select.find_all(exp.Table)):
+            continue
+
+        def own(node: exp.Expr, select: exp.Select = select) -> bool:
+            return node.find_ancestor(exp.Select) is select
+
+        for window in [w for w in select.find_all(exp.Window) if own(w)]:
+            partition = window.args.get("partition_by") or []
+            window.set("partition_by", [*map(exp.column, keys), *partition])
+        aggregates = any(
+            own(node) and not node.find_ancestor(exp.Window)
+            for node in select.find_all(exp.AggFunc)
+        )
+        group = select.args.get("group")
+        if group is not None:
+            group.set("expressions", [*map(exp.column, keys), *group.expressions])
+        elif aggregates:
+            select.group_by(*map(exp.column, keys), copy=False)
+        select.set("expressions", [*map(exp.column, keys), *select.expressions])
+    return tree
+
+
+def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
+    """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
+    not read the lists (over the history or the interactions: the same for every group)."""
+    global_selects = [
+        select
+        for select in query.find_all(exp.Select)
+        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
+    ]
+    held = {}
+    for index, select in enumerate(global_selects):
+        marker = exp.Placeholder(this=f"global_{index}")
+        held[marker.name] = select
+        select.replace(marker)
+    widen_keys(query, keys)
+    for marker in list(query.find_all(exp.Placeholder)):
+        if marker.name in held:
+            marker.replace(held[marker.name])
+    return query
+
+
+def _lists_stages(
+    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
+) -> list[tuple[str, exp.Expr]]:
+    """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
+    for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
+    and the global stages (catalogue, popularity) they read."""
+    stages: list[tuple[str, exp.Expr]] = []
+    read: set[str] = set()
+    for column in columns:
+        if not column.over_lists:
+            continue
+        name, metric = column.names[0], column.request.metric
+        query = cast(exp.Select, _bind_cutoff(metric.query.copy(), column.request.k))
+        for node in query.walk():
+            node.comments = None
+        for projection in query.expressions:
+            if projection.alias_or_name == metric.name:
+                projection.set("alias", exp.to_identifier(name))
+        read |= {table.name for table in query.find_all(exp.Table)}
+        if metric.group_level:
+            stages.append((f"{name}_groups", widen_groups(query, keys)))
+            continue
+        stages.append((f"{name}_users", _widen_lists_keys(query, keys)))
+        mean = exp.select(
+            *map(exp.column, keys), exp.alias_(exp.func("AVG", exp.column(name)), name)
+        ).from_(f"{name}_users")
+        stages.append((f"{name}_groups", mean.group_by(*map(exp.column, keys)) if keys else mean))
+    shared: list[tuple[str, exp.Expr]] = []
+    if "catalogue" in read:
+        catalogue = stage("catalogue")
+        if inputs.items is not None:
+            for table in catalogue.find_all(exp.Table):
+                if table.name == "input_interactions":
+                    table.set("this", exp.to_identifier("input_items"))
+        shared.append(("catalogue", catalogue))
+    if "popularity" in read:
+        shared.append(("popularity", stage("popularity")))
+    return shared + stages
+
+
 def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
     """``$name`` placeholders replaced by literal nodes (never by SQL text)."""
     return cast(exp.Select, exp.replace_placeholders(tree, **values))
@@ -277,6 +390,13 @@ class MetricColumn:
     request: MetricRequest
     names: tuple[str, ...]
 
+    @property
+    def over_lists(self) -> bool:
+        """Computed over the top-k lists (``reads: lists``), in CTEs of its own rather than in
+        ``per_user``: ``{name}_groups`` holds its value per group, and for a per-user metric
+        ``{name}_users`` its value per user with a list."""
+        return self.request.metric.reads == "lists"
+
 
 def compose(
     requests: Sequence[MetricRequest],
@@ -295,6 +415,13 @@ def compose(
     ``partial_columns``), for evaluating in passes under a memory limit.
     """
     _check_compatible(requests, inputs, options)
+    over_lists = [r for r in requests if r.metric.reads == "lists"]
+    if over_lists and user_pass is not None:
+        raise SqlmetricsError(
+            f"{', '.join(r.label for r in over_lists)} read every list at once and cannot be "
+            "evaluated in passes over the users; raise DuckDB's memory_limit "
+            "(connection=duckdb.connect(config={'memory_limit': ...}))"
+        )
     keys = [group_key(i) for i in range(len(inputs.groups))]
     per_user_stage, columns = _per_user_stage(requests, options, ordered_sums=dialect == "duckdb")
     cutoff = deepest_cutoff(requests)
@@ -324,7 +451,7 @@ def compose(
     )
     for _, cte in diagnosis:
         needed |= {column.name for column in cte.find_all(exp.Column)}
-    _prune(ranked, needed | {"pos"})
+    _prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
@@ -355,6 +482,13 @@ def compose(
         *diagnosis,
     ]
     stages = [(name, widen_keys(cte, keys)) for name, cte in stages]
+    if over_lists:
+        if inputs.items is not None:
+            category = any("category" in r.metric.needs_items for r in over_lists)
+            bound.append(("input_items", bind_items(inputs, category)))
+        if any(r.metric.needs_history for r in over_lists):
+            bound.append(("input_history", bind_history(inputs)))
+        stages += _lists_stages(columns, inputs, keys)
     final = _final(
         columns, inputs, per_user, ordered_sums=dialect == "duckdb", sums=user_pass is not None
     )
@@ -395,6 +529,24 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
                 f"ties='average' has no exact closed form for {', '.join(refused)}; "
                 "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
             )
+    needing = [r.label for r in requests if "category" in r.metric.needs_items]
+    if needing and inputs.items is None:
+        raise SqlmetricsError(
+            f"{', '.join(needing)} need an items table with a category column: pass "
+            "items=... (CLI: --items), one row per item with the item column and its category"
+        )
+    if needing and inputs.category is None:
+        raise SqlmetricsError(
+            f"{', '.join(needing)} read the category of each item, and the items table has no "
+            "category column; name yours with columns={'category': ...} (CLI: --category-column)"
+        )
+    wanting = [r.label for r in requests if r.metric.needs_history]
+    if wanting and inputs.history is None:
+        raise SqlmetricsError(
+            f"{', '.join(wanting)} compare each recommended item with what the user consumed "
+            "before: pass history=... (CLI: --history), one row per (user, item) of the "
+            "user's past, with the same user and item columns"
+        )
     if inputs.rank is not None and options.ties != "id":
         raise SqlmetricsError(
             "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
@@ -428,6 +580,9 @@ def _per_user_stage(
     per_user_stage = stage("per_user")
     columns: list[MetricColumn] = []
     for index, request in enumerate(requests):
+        if request.metric.reads == "lists":  # computed by _lists_stages
+            columns.append(MetricColumn(request, (f"m{index + 1}",)))
+            continue
         expressions = {
             alias: _per_user_constants(_bind_cutoff(expression, request.k))
             for alias, expression in request.metric.expressions().items()
@@ -693,32 +848,64 @@ def _final(
     ordered_sums: bool,
     sums: bool = False,
 ) -> exp.Select:
+    over_lists = [column for column in columns if column.over_lists]
+    # Joined to the CTEs of the metrics over the lists, per_user's columns need their table.
+    table = "per_user" if over_lists else None
+    keys = [group_key(i) for i in range(len(inputs.groups))]
     groups = [
-        exp.alias_(exp.column(group_key(i)), exp.to_identifier(g.name, quoted=True))
-        for i, g in enumerate(inputs.groups)
+        exp.alias_(exp.column(key, table), exp.to_identifier(g.name, quoted=True))
+        for key, g in zip(keys, inputs.groups, strict=True)
     ]
-    order = [exp.column(group_key(i)) for i in range(len(inputs.groups))]
+    order = [exp.column(key, table) for key in keys]
 
     def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
         return exp.alias_(value, exp.to_identifier(column.request.label, quoted=True))
 
+    def joined(query: exp.Select, suffix: str, on: Sequence[str]) -> exp.Select:
+        """per_user left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
+        for column in over_lists:
+            if suffix == "_users" and column.request.metric.group_level:
+                continue
+            other = f"{column.names[0]}{suffix}"
+            if not on:  # one row per CTE: a group-level value without groups
+                query = query.join(other, join_type="cross")
+                continue
+            condition = exp.and_(
+                *(exp.column(name, table).eq(exp.column(name, other)) for name in on)
+            )
+            query = query.join(other, on=condition, join_type="left")
+        return query
+
     if per_user:
+        # A metric over the lists shows the user's own value (NULL without a list); a
+        # group-level one has no per-user value: NULL.
         values = [
-            label(column, _ratio(*map(exp.column, column.names)))
+            (
+                exp.cast(exp.Null(), "DOUBLE")
+                if column.request.metric.group_level
+                else exp.column(column.names[0], f"{column.names[0]}_users")
+            )
+            if column.over_lists
+            else _ratio(*(exp.column(name, table) for name in column.names))
             if column.request.metric.micro
-            else label(column, exp.column(column.names[0]))
+            else exp.column(column.names[0], table)
             for column in columns
         ]
-        user = exp.alias_(exp.column("user_id"), exp.to_identifier(inputs.user.name, quoted=True))
-        query = exp.select(*groups, user, *values).from_("per_user")
-        return query.order_by(*order, exp.column("user_id"))
+        user = exp.alias_(
+            exp.column("user_id", table), exp.to_identifier(inputs.user.name, quoted=True)
+        )
+        query = exp.select(
+            *groups, user, *(label(c, v) for c, v in zip(columns, values, strict=True))
+        ).from_("per_user")
+        query = joined(query, "_users", [*keys, "user_id"])
+        return query.order_by(*order, exp.column("user_id", table))
 
     def summed(function: str, name: str) -> exp.Expr:
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
         # mean could change between runs; summing in user order makes every run identical.
-        argument: exp.Expr = exp.column(name)
+        argument: exp.Expr = exp.column(name, table)
         if ordered_sums:
-            argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id")])
+            argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id", table)])
         return exp.func(function, argument)
 
     if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
@@ -727,13 +914,16 @@ def _final(
         ]
     else:
         aggregates = [
-            label(column, _ratio(*(summed("SUM", name) for name in column.names)))
+            # One row per group in m{i}_groups: MAX reads it.
+            label(column, exp.func("MAX", exp.column(column.names[0], f"{column.names[0]}_groups")))
+            if column.over_lists
+            else label(column, _ratio(*(summed("SUM", name) for name in column.names)))
             if column.request.metric.micro
             else label(column, summed("AVG", column.names[0]))
             for column in columns
         ]
     users = exp.alias_(exp.func("COUNT", exp.Star()), "users")
-    query = exp.select(*groups, users, *aggregates).from_("per_user")
+    query = joined(exp.select(*groups, users, *aggregates).from_("per_user"), "_groups", keys)
     if order:
         query = query.group_by(*order).order_by(*order)
     return query

@@ -206,8 +206,10 @@ def resolve_inputs(
     interactions: Source,
     columns: Mapping[str, str | None] | None,
     group_by: Sequence[str],
+    items: Source | None = None,
+    history: Source | None = None,
 ) -> Inputs:
-    """Checks the column mapping against both inputs and returns the bound inputs."""
+    """Checks the column mapping against the inputs and returns the bound inputs."""
     given = dict(columns or {})
     names = column_names(columns)
     user = _column(recommendations, str(names["user"]), "user")
@@ -258,9 +260,37 @@ def resolve_inputs(
         groups.append(
             Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
         )
+    for role, column in (("user", user), ("item", item)):
+        if history is not None:
+            counterpart = _column(history, column.name, role)
+            if _id_family(history.columns[counterpart.name]) != _id_family(
+                recommendations.columns[column.name]
+            ):
+                raise SqlmetricsError(
+                    f"{column.name} is {recommendations.columns[column.name]} in recommendations "
+                    f"but {history.columns[counterpart.name]} in history; cast one so both have "
+                    "the same type"
+                )
+    category = None
+    if items is not None:
+        counterpart = _column(items, item.name, "item")
+        if _id_family(items.columns[counterpart.name]) != _id_family(
+            recommendations.columns[item.name]
+        ):
+            raise SqlmetricsError(
+                f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
+                f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
+            )
+        if names["category"] is not None and (
+            "category" in given or names["category"] in items.columns
+        ):
+            category = _column(items, str(names["category"]), "category")
     return Inputs(
         recommendations=recommendations.relation,
         interactions=interactions.relation,
+        items=items.relation if items is not None else None,
+        history=history.relation if history is not None else None,
+        category=category,
         user=user,
         item=item,
         score=score,
@@ -572,6 +602,8 @@ def evaluate(
     duplicates: str = "error",
     connection: duckdb.DuckDBPyConnection | None = None,
     progress: bool = False,
+    items: object = None,
+    history: object = None,
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions on DuckDB.
 
@@ -591,6 +623,10 @@ def evaluate(
             best-placed one.
         connection: a DuckDB connection holding tables named in the inputs.
         progress: show DuckDB's progress bar.
+        items: optional, in any of the same forms: one row per item (item_id, and category
+            for ild). When given it is the catalogue of coverage and gini.
+        history: optional, in any of the same forms: what each user consumed before (user_id,
+            item_id), for serendipity.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -609,8 +645,11 @@ def evaluate(
         )
         recs = bind_source(recommendations, "recommendations", con, own_connection)
         truth = bind_source(interactions, "interactions", con, own_connection)
-        inputs = resolve_inputs(recs, truth, columns, group_by)
+        catalogue = None if items is None else bind_source(items, "items", con, own_connection)
+        past = None if history is None else bind_source(history, "history", con, own_connection)
+        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past)
         _check_labels(requests, group_by, inputs)
+        _check_items(con, inputs, requests)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
         refuse_bad_rows(con, inputs, diagnostics, requests)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
@@ -630,6 +669,68 @@ def evaluate(
     result.attrs["diagnostics"] = diagnostics
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
     return result
+
+
+def _check_items(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs, requests: Sequence[MetricRequest]
+) -> None:
+    """A metric reading item categories needs one category for each recommended item: a
+    repeated item would count its pairs twice, a missing one would drop silently."""
+    if inputs.items is None or inputs.category is None:
+        return
+    if not any(r.metric.needs_items for r in requests):
+        return
+    item = exp.column(inputs.item)
+    repeated = (
+        exp.select(item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.items.copy())
+        .group_by(item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = connection.execute(repeated.sql("duckdb")).fetchone()
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
+            f"{inputs.category.name})"
+        )
+    missing = (
+        exp.select(exp.column(inputs.item, "recs"))
+        .from_(exp.alias_(inputs.recommendations.copy(), "recs"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "recs").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = connection.execute(missing.sql("duckdb")).fetchone()
+    labels = ", ".join(r.label for r in requests if r.metric.needs_items)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: recommended item {row[0]!r} has no {inputs.category.name} (no row in the "
+            f"items table, or NULL); {labels} need the category of every recommended item"
+        )
+    if inputs.history is None or not any(r.metric.needs_history for r in requests):
+        return
+    unknown = (
+        exp.select(exp.column(inputs.item, "past"))
+        .from_(exp.alias_(inputs.history.copy(), "past"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "past").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = connection.execute(unknown.sql("duckdb")).fetchone()
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
+            f"table, or NULL); {labels} need the category of every item of the history"
+        )
 
 
 def _check_labels(

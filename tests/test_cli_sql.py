@@ -63,6 +63,10 @@ def test_all_with_output_dir_writes_one_scheduled_query_per_metric(tmp_path: Pat
         "project.dataset.recs",
         "--interactions",
         "project.dataset.truth",
+        "--items",  # ild and serendipity need these two
+        "project.dataset.items",
+        "--history",
+        "project.dataset.history",
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
@@ -76,7 +80,20 @@ def test_all_with_output_dir_writes_one_scheduled_query_per_metric(tmp_path: Pat
 
 
 def test_all_takes_cutoffs_and_prints_one_query_without_output_dir() -> None:
-    run = cli("sql", "--all", "--cutoff", "5", "--cutoff", "20", "--dialect", "duckdb")
+    run = cli(
+        "sql",
+        "--all",
+        "--cutoff",
+        "5",
+        "--cutoff",
+        "20",
+        "--dialect",
+        "duckdb",
+        "--items",
+        "items",
+        "--history",
+        "history",
+    )
     assert run.returncode == 0, run.stderr
     for name, metric in metrics().items():
         labels = [f"{name}@5", f"{name}@20"] if metric.takes_cutoff else [name]
@@ -90,6 +107,8 @@ def test_all_takes_cutoffs_and_prints_one_query_without_output_dir() -> None:
     connection.execute(
         "CREATE TABLE interactions AS SELECT 1 AS user_id, 1 AS item_id, 1 AS relevance"
     )
+    connection.execute("CREATE TABLE items AS SELECT 1 AS item_id, 'a' AS category")
+    connection.execute("CREATE TABLE history AS SELECT 1 AS user_id, 1 AS item_id")
     row = connection.execute(run.stdout.rstrip().rstrip(";")).fetchone()
     assert row is not None and row[0] == 1
 

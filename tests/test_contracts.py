@@ -12,7 +12,18 @@ from sqlmetrics.catalog import metrics, sql_folder
 from sqlmetrics.compose import stage
 
 JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
-METRICS = sorted(metrics())
+METRICS = sorted(name for name, metric in metrics().items() if metric.reads == "judged")
+LIST_METRICS = sorted(name for name, metric in metrics().items() if metric.reads == "lists")
+# What a metric over the lists may read: the lists (ranked) and the stages global to all groups.
+LIST_SOURCES = {
+    "ranked": "user_id INT, item_id INT, pos INT",
+    "catalogue": "item_id INT",
+    "popularity": "item_id INT, users INT",
+    "input_interactions": "user_id INT, item_id INT",
+    "input_items": "item_id INT, category VARCHAR",
+    "input_history": "user_id INT, item_id INT",
+    "truth": "user_id INT, item_id INT",
+}
 
 
 def test_judged_offers_the_documented_columns() -> None:
@@ -69,6 +80,52 @@ def test_rendered_sql_reparses_to_itself(name: str) -> None:
     request = name if not metrics()[name].takes_cutoff else f"{name}@5"
     sql = to_sql(request, "analytics.recs", "analytics.truth", pretty=False)
     assert sqlglot.parse_one(sql, read="duckdb").sql("duckdb") == sql
+
+
+@pytest.mark.parametrize("name", LIST_METRICS)
+def test_list_metric_file_reads_the_lists(name: str) -> None:
+    metric = metrics()[name]
+    query = metric.query
+    tables = {table.name for table in query.find_all(exp.Table)}
+    assert "ranked" in tables and tables <= set(LIST_SOURCES)
+    outputs = [projection.alias_or_name for projection in query.expressions]
+    if metric.group_level:
+        assert outputs == [name] and not query.args.get("group")
+    else:
+        assert outputs == ["user_id", name]
+        assert [column.name for column in query.args["group"].expressions] == ["user_id"]
+    assert metric.requires_cutoff
+    assert {node.name for node in query.find_all(exp.Placeholder)} == {"k"}
+    assert all(node.args.get("expression") is not None for node in query.find_all(exp.Log))
+
+
+@pytest.mark.parametrize("name", LIST_METRICS)
+def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
+    """Two users with lists (1, 2) and (1, 3) of categories a, b, a: every value is known."""
+    connection = duckdb.connect()
+    for table, columns in LIST_SOURCES.items():
+        connection.execute(f"CREATE TABLE {table} ({columns})")
+    connection.execute("INSERT INTO ranked VALUES (1, 1, 1), (1, 2, 2), (2, 1, 1), (2, 3, 2)")
+    connection.execute("INSERT INTO catalogue VALUES (1), (2), (3), (4)")
+    connection.execute("INSERT INTO popularity VALUES (1, 2), (2, 1)")
+    connection.execute("INSERT INTO input_interactions VALUES (1, 1), (2, 1), (2, 2)")
+    connection.execute("INSERT INTO input_items VALUES (1, 'a'), (2, 'b'), (3, 'a')")
+    connection.execute("INSERT INTO input_history VALUES (1, 3), (2, 2)")
+    connection.execute("INSERT INTO truth VALUES (1, 1), (2, 3)")
+    text = (sql_folder() / f"{name}.sql").read_text()
+    rows = connection.execute(text, {"k": 2}).fetchall()
+    expected = {
+        "coverage": [(0.75,)],  # items 1, 2, 3 of 4
+        "entropy": [(1.5,)],  # exposures 2, 1, 1 of 4
+        "gini": [(0.375,)],  # 0, 1, 1, 2: (-3*0 - 1*1 + 1*1 + 3*2) / (4 * 4)
+        "personalization": [(0.5,)],  # one pair sharing 1 of 2
+        "novelty": [(1, 0.5), (2, 0.5)],  # -log2(2/2) = 0, -log2(1/2) = 1 (item 3 as 1)
+        "arp": [(1, 1.5), (2, 1.0)],  # (2 + 1) / 2, (2 + 0) / 2
+        "ild": [(1, 1.0), (2, 0.0)],  # a, b differ; a, a do not
+        # user 1: relevant item 1 (a), history all a -> 0; user 2: relevant 3 (a), history b -> 1
+        "serendipity": [(1, 0.0), (2, 0.5)],
+    }[name]
+    assert sorted(rows) == expected
 
 
 def test_aliases_are_unique() -> None:

@@ -73,6 +73,8 @@ class Case:
     metrics: list[str]
     expect: list[Row]
     all_metrics: list[str] = field(default_factory=list)
+    items: Table | None = None  # the optional items table (catalogue, categories)
+    history: Table | None = None  # the optional history table (serendipity)
 
     def kwargs(self) -> dict[str, Any]:
         """The keyword arguments of to_sql that reproduce the fixture's evaluate call."""
@@ -104,20 +106,34 @@ def load_case(path: Path) -> Case:
         options=options,
         metrics=requested,
         expect=list(data["expect"]),
-        all_metrics=every_metric(requested, options),
+        all_metrics=every_metric(
+            requested, options, items="items" in data["given"], history="history" in data["given"]
+        ),
+        items=Table.of(data["given"]["items"], ["item_id"]) if "items" in data["given"] else None,
+        history=(
+            Table.of(data["given"]["history"], ["user_id", "item_id"])
+            if "history" in data["given"]
+            else None
+        ),
     )
 
 
-def every_metric(requested: Sequence[str], options: dict[str, Any]) -> list[str]:
-    """Every metric at each cutoff the fixture asks for (and without one), under its options."""
+def every_metric(
+    requested: Sequence[str], options: dict[str, Any], items: bool = False, history: bool = False
+) -> list[str]:
+    """Every metric at each cutoff the fixture asks for (and without one), under its options;
+    those reading item categories only when the fixture has an items table."""
     cutoffs = sorted({k for k in (parse_request(label).k for label in requested) if k}) or [3]
     labels: list[str] = []
     for metric in metrics().values():
         if options.get("ties") == "average" and not metric.ties_average:
             continue
+        if (metric.needs_items and not items) or (metric.needs_history and not history):
+            continue
         if metric.takes_cutoff:
             labels += [f"{metric.name}@{k}" for k in cutoffs]
-        labels.append(metric.name)
+        if not metric.requires_cutoff:
+            labels.append(metric.name)
     return labels
 
 

@@ -121,6 +121,10 @@ def loaded(engine: Engine, case: Case, dialect: str) -> tuple[str, str]:
     if case.name not in done:
         engine.load(recommendations, case.recommendations)
         engine.load(interactions, case.interactions)
+        if case.items is not None:
+            engine.load(f"i_{case.name}", case.items)
+        if case.history is not None:
+            engine.load(f"h_{case.name}", case.history)
         done.add(case.name)
     return recommendations, interactions
 
@@ -148,6 +152,8 @@ def _render(case: Case, check: str, dialect: str) -> str:
         dialect=dialect,
         per_user=check == "per_user",
         checks=check == "checks",
+        items=f"i_{case.name}" if case.items is not None else None,
+        history=f"h_{case.name}" if case.history is not None else None,
         **case.kwargs(),
     )
 

@@ -1,0 +1,16 @@
+-- name: arp
+-- title: Average recommendation popularity
+-- definition: per user with a list, the mean over its first k items of users(i), the distinct users who interacted with item i (0 for an item nobody interacted with); averaged over the users with a list.
+-- cutoff: required
+-- aggregate: mean
+-- reads: lists
+-- ties_average: no
+-- aliases: avg_rec_popularity, average_recommendation_popularity
+-- references: RecTools `AvgRecPopularity(k)` (its popularity counts interaction rows: the same when each (user, item) appears once); Abdollahpouri et al., FLAIRS 2019
+SELECT
+  ranked.user_id,
+  AVG(COALESCE(popularity.users, 0)) AS arp
+FROM ranked
+LEFT JOIN popularity ON ranked.item_id = popularity.item_id
+WHERE ranked.pos <= $k
+GROUP BY ranked.user_id

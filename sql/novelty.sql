@@ -1,0 +1,19 @@
+-- name: novelty
+-- title: Novelty (mean inverse user frequency)
+-- definition: per user with a list, the mean over its first k items of -log2(users(i) / users), users(i) = distinct users who interacted with item i (1 for an item nobody interacted with), users = distinct users of the interactions; averaged over the users with a list.
+-- cutoff: required
+-- aggregate: mean
+-- reads: lists
+-- ties_average: no
+-- aliases: miuf, mean_inv_user_freq
+-- references: RecTools `MeanInvUserFreq` (interactions as its prev_interactions); Zhou et al., PNAS 2010 (novelty as self-information); MS Recommenders `novelty` divides by interaction rows and averages over all recommendations instead
+-- -log2(users(i) / users) is written log2(users) - log2(users(i)): a logarithm of whole numbers,
+-- which every engine takes (PostgreSQL has no LOG of a double with a base).
+SELECT
+  ranked.user_id,
+  AVG(LOG2(interacting.users) - LOG2(COALESCE(popularity.users, 1))) AS novelty
+FROM ranked
+LEFT JOIN popularity ON ranked.item_id = popularity.item_id
+CROSS JOIN (SELECT COUNT(DISTINCT user_id) AS users FROM input_interactions) AS interacting
+WHERE ranked.pos <= $k
+GROUP BY ranked.user_id

@@ -1,0 +1,143 @@
+"""Independent pure-Python oracle for the metrics over the top-k lists (coverage, novelty, arp,
+entropy, gini, ild, personalization), straight from their textbook forms: personalization by
+comparing every pair of lists, Gini over the sorted catalogue with its zeros, entropy as
+-sum p log2 p. It shares nothing with the SQL (whose forms are closed ones)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+Row = Mapping[str, Any]
+LIST_METRICS = frozenset(
+    {"coverage", "novelty", "arp", "entropy", "gini", "ild", "personalization", "serendipity"}
+)
+# One value per user with a list (averaged over them); the others give one value for all lists.
+PER_USER = frozenset({"novelty", "arp", "ild", "serendipity"})
+
+
+def top_lists(recommendations: Iterable[Row], k: int) -> dict[Any, list[Any]]:
+    """Each user's first k items: score descending, then item id descending (trec_eval)."""
+    by_user: dict[Any, list[Row]] = {}
+    for row in recommendations:
+        by_user.setdefault(row["user_id"], []).append(row)
+    return {
+        user: [
+            row["item_id"]
+            for row in sorted(rows, key=lambda r: (-r["score"], _descending(r["item_id"])))[:k]
+        ]
+        for user, rows in by_user.items()
+    }
+
+
+def _descending(item: Any) -> Any:
+    # Sort keys for "item id descending" that work for numbers and strings alike.
+    return -item if isinstance(item, (int, float)) else (*(-ord(c) for c in item), 1)
+
+
+def catalogue(
+    recommendations: Iterable[Row], interactions: Iterable[Row], items: Sequence[Row] | None
+) -> set[Any]:
+    known = items if items is not None else interactions
+    return {row["item_id"] for row in known} | {row["item_id"] for row in recommendations}
+
+
+def interacting_users(interactions: Iterable[Row]) -> dict[Any, set[Any]]:
+    users: dict[Any, set[Any]] = {}
+    for row in interactions:
+        users.setdefault(row["item_id"], set()).add(row["user_id"])
+    return users
+
+
+def per_user_values(
+    metric: str,
+    lists: Mapping[Any, list[Any]],
+    interactions: Sequence[Row],
+    items: Sequence[Row] | None,
+    history: Sequence[Row] = (),
+    threshold: float = 0.0,
+) -> dict[Any, float]:
+    """novelty, arp, ild or serendipity of each user with a list (and a history for
+    serendipity: MS Recommenders' user_item_serendipity with cosine similarity of one-hot
+    categories, 1 for the same category, else 0)."""
+    users_of = interacting_users(interactions)
+    everyone = len({row["user_id"] for row in interactions})
+    category = {row["item_id"]: row["category"] for row in items or []}
+    values: dict[Any, float] = {}
+    for user, items_of_user in lists.items():
+        if metric == "novelty":
+            surprisal = [
+                -math.log2(max(len(users_of.get(i, ())), 1) / everyone) for i in items_of_user
+            ]
+            values[user] = sum(surprisal) / len(surprisal)
+        elif metric == "arp":
+            values[user] = sum(len(users_of.get(i, ())) for i in items_of_user) / len(items_of_user)
+        elif metric == "serendipity":
+            past = [row["item_id"] for row in history if row["user_id"] == user]
+            if not past:
+                continue
+            relevant = {
+                row["item_id"]
+                for row in interactions
+                if row["user_id"] == user and row.get("relevance", 1) > threshold
+            }
+            terms = [
+                (1 - sum(category[i] == category[j] for j in past) / len(past))
+                if i in relevant
+                else 0.0
+                for i in items_of_user
+            ]
+            values[user] = sum(terms) / len(terms)
+        elif metric == "ild":
+            pairs = list(itertools.combinations(items_of_user, 2))
+            differ = [category[a] != category[b] for a, b in pairs]
+            values[user] = sum(differ) / len(pairs) if pairs else 0.0
+        else:
+            raise ValueError(metric)
+    return values
+
+
+def list_metric(
+    metric: str,
+    k: int,
+    recommendations: Sequence[Row],
+    interactions: Sequence[Row],
+    items: Sequence[Row] | None = None,
+    all_recommendations: Sequence[Row] | None = None,
+    history: Sequence[Row] = (),
+    relevant_interactions: Sequence[Row] | None = None,
+) -> float:
+    """The value over one group's ``recommendations``. The catalogue and the popularity are
+    global: from ``all_recommendations`` (default: these) and all ``interactions``; relevance
+    (serendipity) comes from ``relevant_interactions`` (default: all), the group's."""
+    lists = top_lists(recommendations, k)
+    if metric == "serendipity":
+        values = per_user_values(
+            metric, lists, relevant_interactions or interactions, items, history
+        )
+        return sum(values.values()) / len(values) if values else math.nan
+    if metric in PER_USER:
+        values = per_user_values(metric, lists, interactions, items)
+        return sum(values.values()) / len(values) if values else math.nan
+    exposure = Counter(item for user_items in lists.values() for item in user_items)
+    if metric == "coverage":
+        every = catalogue(all_recommendations or recommendations, interactions, items)
+        return len(exposure) / len(every)
+    if metric == "entropy":
+        total = sum(exposure.values())
+        return -sum(n / total * math.log2(n / total) for n in exposure.values())
+    if metric == "gini":
+        every = catalogue(all_recommendations or recommendations, interactions, items)
+        counts = sorted(exposure.get(item, 0) for item in every)
+        n, total = len(counts), sum(counts)
+        return sum((2 * j - n - 1) * c for j, c in enumerate(counts, start=1)) / (n * total)
+    if metric == "personalization":
+        pairs = list(itertools.combinations(lists.values(), 2))
+        if not pairs:
+            return math.nan
+        overlap = [len(set(a) & set(b)) / k for a, b in pairs]
+        return 1 - sum(overlap) / len(pairs)
+    raise ValueError(metric)

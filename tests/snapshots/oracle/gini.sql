@@ -1,0 +1,107 @@
+WITH input_recommendations AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions interactions
+), truth AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    pos AS pos,
+    list_length AS list_length
+  FROM (
+    SELECT
+      user_id AS user_id,
+      item_id AS item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC NULLS LAST, item_id DESC NULLS LAST) AS pos,
+      COUNT(*) OVER (PARTITION BY user_id) AS list_length
+    FROM input_recommendations
+  ) _t
+  WHERE
+    pos <= 10
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.list_length AS list_length,
+    truth.n_relevant AS n_relevant
+  FROM ranked
+  FULL OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+), judged AS (
+  SELECT
+    user_id AS user_id,
+    n_relevant AS n_relevant,
+    list_length AS list_length
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id AS user_id,
+    MAX(judged.n_relevant) AS n_relevant,
+    COALESCE(MAX(judged.list_length), 0) AS list_length
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(judged.n_relevant) > 0
+), catalogue AS (
+  SELECT DISTINCT
+    item_id AS item_id
+  FROM (
+    SELECT
+      item_id AS item_id
+    FROM input_interactions
+    UNION ALL
+    SELECT
+      item_id AS item_id
+    FROM input_recommendations
+  ) items
+  WHERE
+    NOT item_id IS NULL
+), m1_groups AS (
+  SELECT
+    CAST(SUM(
+      (
+        2 * exposure."POSITION" + catalogue.items - 2 * exposure.recommended - 1
+      ) * exposure.n
+    ) AS DOUBLE PRECISION) / NULLIF(MAX(catalogue.items) * SUM(exposure.n), 0) AS m1
+  FROM (
+    SELECT
+      item_id AS item_id,
+      COUNT(*) AS n,
+      ROW_NUMBER() OVER (ORDER BY COUNT(*), item_id) AS "POSITION",
+      COUNT(*) OVER () AS recommended
+    FROM ranked
+    WHERE
+      pos <= 10
+    GROUP BY
+      item_id
+  ) exposure
+  CROSS JOIN (
+    SELECT
+      COUNT(*) AS items
+    FROM catalogue
+  ) catalogue
+)
+SELECT
+  COUNT(*) AS users,
+  MAX(m1_groups.m1) AS "gini@10"
+FROM per_user
+CROSS JOIN m1_groups;

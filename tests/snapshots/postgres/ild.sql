@@ -1,0 +1,106 @@
+WITH input_recommendations AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
+), input_items AS (
+  SELECT
+    item_id AS item_id,
+    category AS category
+  FROM items
+), truth AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    pos AS pos,
+    list_length AS list_length
+  FROM (
+    SELECT
+      user_id AS user_id,
+      item_id AS item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC NULLS LAST, item_id DESC NULLS LAST) AS pos,
+      COUNT(*) OVER (PARTITION BY user_id) AS list_length
+    FROM input_recommendations
+  ) AS _t
+  WHERE
+    pos <= 10
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.list_length AS list_length,
+    truth.n_relevant AS n_relevant
+  FROM ranked
+  FULL OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+), judged AS (
+  SELECT
+    user_id AS user_id,
+    n_relevant AS n_relevant,
+    list_length AS list_length
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id AS user_id,
+    MAX(judged.n_relevant) AS n_relevant,
+    COALESCE(MAX(judged.list_length), 0) AS list_length
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(judged.n_relevant) > 0
+), m1_users AS (
+  SELECT
+    user_id AS user_id,
+    CASE
+      WHEN SUM(n) > 1
+      THEN 1 - CAST(SUM(n * (
+        n - 1
+      )) AS DOUBLE PRECISION) / NULLIF(SUM(n) * (
+        SUM(n) - 1
+      ), 0)
+      ELSE 0
+    END AS m1
+  FROM (
+    SELECT
+      ranked.user_id AS user_id,
+      input_items.category AS category,
+      COUNT(*) AS n
+    FROM ranked
+    INNER JOIN input_items
+      ON ranked.item_id = input_items.item_id
+    WHERE
+      ranked.pos <= 10
+    GROUP BY
+      ranked.user_id,
+      input_items.category
+  ) AS categories
+  GROUP BY
+    user_id
+), m1_groups AS (
+  SELECT
+    AVG(CAST(m1_users.m1 AS DOUBLE PRECISION)) AS m1
+  FROM m1_users
+)
+SELECT
+  COUNT(*) AS users,
+  MAX(m1_groups.m1) AS "ild@10"
+FROM per_user
+CROSS JOIN m1_groups;

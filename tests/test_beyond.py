@@ -1,0 +1,321 @@
+"""The metrics over the top-k lists against the oracle on random data, and against RecTools.
+
+The oracle (tests/beyond_oracle.py) computes the textbook forms; the SQL uses closed forms
+(personalization from item counts, Gini from the recommended items' ranks), so agreement on
+random lists with ties, short lists, cold items and groups is a real check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import sqlmetrics
+from sqlmetrics.errors import SqlmetricsError
+from tests.beyond_oracle import LIST_METRICS, PER_USER, list_metric, per_user_values, top_lists
+
+REPO = Path(__file__).resolve().parent.parent
+TOLERANCE = 1e-9
+
+
+def random_case(
+    seed: int,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    rng = random.Random(seed)
+    items = list(range(1, rng.randint(5, 30)))
+    recommendations = [
+        {
+            "model": model,
+            "user_id": user,
+            "item_id": item,
+            "score": rng.choice([0.1, 0.5, 0.9, rng.random()]),
+        }
+        for model in ("a", "b")
+        for user in range(1, rng.randint(2, 12))
+        for item in rng.sample(items, rng.randint(1, min(8, len(items))))
+    ]
+    interactions = [
+        {"user_id": user, "item_id": item}
+        for user in range(1, 15)
+        for item in rng.sample(items, rng.randint(0, 4))
+    ]
+    catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in [*items, 99]]
+    return recommendations, interactions, catalogue
+
+
+def random_history(seed: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed + 1000)
+    items = list(range(1, 6))
+    return [
+        {"user_id": user, "item_id": item}
+        for user in range(1, 15)
+        for item in rng.sample(items, rng.randint(0, 3))
+    ]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_lists_agree_with_the_oracle(seed: int) -> None:
+    recommendations, interactions, catalogue = random_case(seed)
+    with_items = seed % 2 == 0
+    labels = [f"{name}@{k}" for name in sorted(LIST_METRICS) for k in (1, 3, 5)]
+    labels = [label for label in labels if with_items or not label.startswith(("ild", "ser"))]
+    history = random_history(seed)
+    result = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(interactions),
+        ["ndcg@3", *labels],
+        group_by="model",
+        items=pd.DataFrame(catalogue) if with_items else None,
+        history=pd.DataFrame(history),
+    )
+    for _, row in result.iterrows():
+        recs = [r for r in recommendations if r["model"] == row["model"]]
+        for label in labels:
+            name, k = label.split("@")
+            want = list_metric(
+                name,
+                int(k),
+                recs,
+                interactions,
+                catalogue if with_items else None,
+                all_recommendations=recommendations,
+                history=history,
+            )
+            got = row[label]
+            if math.isnan(want):
+                assert math.isnan(got), (label, got)
+            else:
+                assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (label, got, want)
+
+
+def test_per_user_rows_show_the_users_own_values() -> None:
+    recommendations, interactions, catalogue = random_case(3)
+    labels = ["novelty@3", "arp@3", "ild@3", "serendipity@3", "coverage@3", "ndcg@3"]
+    history = random_history(3)
+    result = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(interactions),
+        labels,
+        group_by="model",
+        per_user=True,
+        items=pd.DataFrame(catalogue),
+        history=pd.DataFrame(history),
+    )
+    assert result["coverage@3"].isna().all()  # a group-level value has no per-user value
+    for model in ("a", "b"):
+        lists = top_lists([r for r in recommendations if r["model"] == model], 3)
+        rows = result[result["model"] == model].set_index("user_id")
+        for name in PER_USER:
+            want = per_user_values(name, lists, interactions, catalogue, history)
+            for user, row in rows.iterrows():
+                if user in want:
+                    assert math.isclose(row[f"{name}@3"], want[user], abs_tol=TOLERANCE)
+                else:
+                    # in the population, without a list (or a history for serendipity)
+                    assert math.isnan(row[f"{name}@3"])
+
+
+def test_a_ranking_metric_alone_reads_no_list_stage() -> None:
+    sql = sqlmetrics.to_sql(["ndcg@10"], items="items")
+    assert "catalogue" not in sql and "input_items" not in sql and "m1_groups" not in sql
+
+
+def test_cutoff_is_required_and_categories_are_checked() -> None:
+    recs = pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0]})
+    truth = pd.DataFrame({"user_id": [1], "item_id": [1]})
+    with pytest.raises(SqlmetricsError, match="needs a cutoff"):
+        sqlmetrics.evaluate(recs, truth, ["coverage"])
+    with pytest.raises(SqlmetricsError, match="need an items table"):
+        sqlmetrics.evaluate(recs, truth, ["ild@3"])
+    with pytest.raises(SqlmetricsError, match="no category column"):
+        sqlmetrics.evaluate(recs, truth, ["ild@3"], items=pd.DataFrame({"item_id": [1]}))
+    with pytest.raises(SqlmetricsError, match="has no category"):
+        items = pd.DataFrame({"item_id": [2], "category": ["x"]})
+        sqlmetrics.evaluate(recs, truth, ["ild@3"], items=items)
+    with pytest.raises(SqlmetricsError, match="has 2 rows"):
+        items = pd.DataFrame({"item_id": [1, 1], "category": ["x", "y"]})
+        sqlmetrics.evaluate(recs, truth, ["ild@3"], items=items)
+    genre = pd.DataFrame({"item_id": [1], "genre": ["x"]})
+    result = sqlmetrics.evaluate(recs, truth, ["ild@3"], items=genre, columns={"category": "genre"})
+    assert result["ild@3"].tolist() == [0.0]
+
+
+# RecTools lives in a virtual environment of its own (it pins numpy < 2): `make rectools`.
+RECTOOLS_PYTHON = Path(
+    os.environ.get(
+        "SQLMETRICS_RECTOOLS_PYTHON", REPO / "bench" / ".venv-rectools" / "bin" / "python"
+    )
+)
+RECTOOLS_SCRIPT = """
+import json, sys
+import pandas as pd
+from rectools import Columns
+from rectools.metrics import AvgRecPopularity, CatalogCoverage, IntraListDiversity, MeanInvUserFreq
+from rectools.metrics.distances import PairwiseHammingDistanceCalculator
+data = json.load(sys.stdin)
+reco = pd.DataFrame(data["reco"], columns=[Columns.User, Columns.Item, Columns.Rank])
+prev = pd.DataFrame(data["interactions"], columns=[Columns.User, Columns.Item])
+features = pd.DataFrame(data["categories"], columns=[Columns.Item, "category"])
+features = features.set_index(Columns.Item)
+out = {}
+for k in data["ks"]:
+    out[f"coverage@{k}"] = CatalogCoverage(k=k, normalize=True).calc(reco, data["catalogue"])
+    out[f"novelty@{k}"] = MeanInvUserFreq(k=k).calc(reco, prev)
+    out[f"arp@{k}"] = AvgRecPopularity(k=k).calc(reco, prev)
+    ild = IntraListDiversity(k=k, distance_calculator=PairwiseHammingDistanceCalculator(features))
+    out[f"ild@{k}"] = ild.calc(reco)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not RECTOOLS_PYTHON.exists(), reason="no RecTools venv (make rectools)")
+@pytest.mark.parametrize("seed", range(3))
+def test_rectools_agrees(seed: int) -> None:
+    recommendations, interactions, catalogue = random_case(seed)
+    recs = [r for r in recommendations if r["model"] == "a"]
+    lists = top_lists(recs, 10**6)  # our order, handed to RecTools as ranks
+    reco = [
+        [user, item, rank] for user, items in lists.items() for rank, item in enumerate(items, 1)
+    ]
+    codes = {"x": 0, "y": 1, "z": 2}
+    ks = [1, 3, 5]
+    payload = {
+        "reco": reco,
+        "interactions": [[r["user_id"], r["item_id"]] for r in interactions],
+        "categories": [[c["item_id"], codes[c["category"]]] for c in catalogue],
+        # our catalogue: the items table plus every recommended item (all in it here)
+        "catalogue": sorted({c["item_id"] for c in catalogue}),
+        "ks": ks,
+    }
+    done = subprocess.run(
+        [str(RECTOOLS_PYTHON), "-c", RECTOOLS_SCRIPT],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    ours = sqlmetrics.evaluate(
+        pd.DataFrame(recs),
+        pd.DataFrame(interactions),
+        list(theirs),
+        items=pd.DataFrame(catalogue),
+    )
+    for label, value in theirs.items():
+        assert math.isclose(ours[label].iloc[0], value, rel_tol=0, abs_tol=TOLERANCE), (
+            label,
+            value,
+        )
+
+
+# MS Recommenders (pins pandas < 3) in a venv of its own: `make recommenders`.
+RECOMMENDERS_PYTHON = Path(
+    os.environ.get("SQLMETRICS_RECOMMENDERS_PYTHON", REPO / ".venv-recommenders" / "bin" / "python")
+)
+RECOMMENDERS_SCRIPT = """
+import json, sys
+import numpy as np
+import pandas as pd
+from recommenders.evaluation.python_evaluation import (
+    catalog_coverage, distributional_coverage, diversity, serendipity,
+)
+data = json.load(sys.stdin)
+train = pd.DataFrame(data["interactions"], columns=["userID", "itemID"])
+features = pd.DataFrame(
+    {"itemID": [i for i, _ in data["categories"]],
+     "features": [np.eye(3)[c] for _, c in data["categories"]]}
+)
+out = {}
+for k, rows in data["lists"].items():
+    reco = pd.DataFrame(rows, columns=["userID", "itemID"])
+    out[f"coverage@{k}"] = catalog_coverage(train, reco)
+    out[f"entropy@{k}"] = distributional_coverage(train, reco)
+    out[f"ild@{k}"] = diversity(
+        train, reco, item_feature_df=features, item_sim_measure="item_feature_vector"
+    )
+    relevant = {tuple(pair) for pair in data["relevant"]}
+    reco["relevance"] = [int((u, i) in relevant) for u, i in zip(reco.userID, reco.itemID)]
+    out[f"serendipity@{k}"] = serendipity(
+        train, reco, item_feature_df=features, item_sim_measure="item_feature_vector",
+        col_relevance="relevance",
+    )
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(
+    not RECOMMENDERS_PYTHON.exists(), reason="no MS Recommenders venv (make recommenders)"
+)
+@pytest.mark.parametrize("seed", range(3))
+def test_ms_recommenders_agrees(seed: int) -> None:
+    """catalog_coverage (its catalogue: the items of train_df, here every recommended item is
+    one), distributional_coverage (entropy), diversity with one-hot category features (ILD;
+    every list has two items or more, as users with one item have no pair there) and
+    serendipity (train_df is our history; its col_relevance is our interactions)."""
+    rng = random.Random(seed)
+    items = list(range(1, 25))
+    interactions = [{"user_id": 100, "item_id": item} for item in items]  # every item known
+    recommendations = []
+    for user in range(1, 10):
+        seen = rng.sample(items, rng.randint(1, 4))
+        interactions += [{"user_id": user, "item_id": item} for item in seen]
+        unseen = [item for item in items if item not in seen]  # MS refuses seen pairs
+        for item in rng.sample(unseen, rng.randint(5, 9)):
+            recommendations.append({"user_id": user, "item_id": item, "score": rng.random()})
+    catalogue = [{"item_id": item, "category": rng.choice("xyz")} for item in items]
+    relevant = [
+        {"user_id": r["user_id"], "item_id": r["item_id"]}
+        for r in recommendations
+        if rng.random() < 0.4
+    ]
+    codes = {"x": 0, "y": 1, "z": 2}
+    ks = [2, 5]
+    payload = {
+        "relevant": [[r["user_id"], r["item_id"]] for r in relevant],
+        "interactions": [[r["user_id"], r["item_id"]] for r in interactions],
+        "categories": [[c["item_id"], codes[c["category"]]] for c in catalogue],
+        "lists": {
+            str(k): [
+                [u, i]
+                for u, items_of_u in top_lists(recommendations, k).items()
+                for i in items_of_u
+            ]
+            for k in ks
+        },
+    }
+    done = subprocess.run(
+        [str(RECOMMENDERS_PYTHON), "-c", RECOMMENDERS_SCRIPT],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    ours = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(interactions),
+        [label for label in theirs if not label.startswith("serendipity")],
+        items=pd.DataFrame(catalogue),
+    )
+    # serendipity: the relevant pairs are the ground truth, MS's train_df the history
+    unexpected = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(relevant),
+        [label for label in theirs if label.startswith("serendipity")],
+        items=pd.DataFrame(catalogue),
+        history=pd.DataFrame(interactions),
+    )
+    for label, value in theirs.items():
+        got = (unexpected if label.startswith("serendipity") else ours)[label].iloc[0]
+        assert math.isclose(got, value, rel_tol=0, abs_tol=TOLERANCE), (
+            label,
+            value,
+        )
