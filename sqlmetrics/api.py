@@ -117,6 +117,8 @@ def to_sql(
         duplicates=duplicates,
         dialect=dialect,
         checks=checks,
+        items=items,
+        history=history,
     )
     return render(query, dialect, pretty=pretty)
 
@@ -136,6 +138,8 @@ def composed_query(
     duplicates: str = "error",
     dialect: str = "duckdb",
     checks: bool = False,
+    items: str | None = None,
+    history: str | None = None,
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
