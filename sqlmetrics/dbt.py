@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
-from sqlmetrics.catalog import MetricRequest, metrics
+from sqlmetrics.catalog import Metric, MetricRequest, metrics
 from sqlmetrics.compose import TIES, Group, Inputs, Options, compose, group_key
 from sqlmetrics.dialects import RESERVED_WORDS, portable
 from sqlmetrics.errors import SqlmetricsError
@@ -119,10 +119,17 @@ def _inputs(variant: Variant) -> Inputs:
     )
 
 
+def packaged_metrics() -> list[Metric]:
+    """The metrics the package's macros compute: the ranking metrics, read from the ranked
+    lists and the relevant interactions. The others (scored rows, whole lists with an items or
+    history table) are refused by name in the macros; ``sqlmetrics dbt models`` writes them."""
+    return [metric for metric in metrics().values() if metric.reads == "judged"]
+
+
 def _stage_requests(variant: Variant) -> list[MetricRequest]:
     """Every metric the variant can serve: its stages keep every column one of them reads."""
     requests = []
-    for metric in metrics().values():
+    for metric in packaged_metrics():
         if variant.ties == "average" and not metric.ties_average:
             continue
         if variant.length == "cutoff":
@@ -311,7 +318,7 @@ def metric_texts(dialect: str, ties: str) -> dict[str, MetricTexts]:
     """Keyed ``ndcg@k`` (with a cutoff) and ``ndcg`` (without), every metric the tie policy
     takes (ties="average" sums hits in closed form)."""
     requests = []
-    for metric in metrics().values():
+    for metric in packaged_metrics():
         if ties == "average" and not metric.ties_average:
             continue
         if metric.takes_cutoff:
@@ -495,6 +502,7 @@ def _catalog() -> dict[str, dict[str, object]]:
             "cutoff": metric.takes_cutoff,
             "whole": metric.reads_whole_list,
             "average": metric.ties_average,
+            "packaged": metric.reads == "judged",
         }
         for name in (metric.name, *metric.aliases):
             entries[name] = entry
@@ -529,7 +537,7 @@ def _metric_macro(name: str, title: str, definition: str, takes_cutoff: bool) ->
 def shared_macros() -> str:
     text = _SHARED_MACROS.read_text(encoding="utf-8").replace("CATALOG", _jinja_literal(_catalog()))
     text = text.replace("RESERVED", _jinja_literal(sorted(RESERVED_WORDS)))
-    for metric in metrics().values():
+    for metric in packaged_metrics():
         definition = metric.definition.replace("#}", "# }")
         text += "\n" + _metric_macro(metric.name, metric.title, definition, metric.takes_cutoff)
     return text
@@ -600,13 +608,13 @@ def export(folder: Path) -> list[Path]:
     from sqlmetrics import __version__
 
     folder = Path(folder)
-    if folder.exists():
-        if not (folder / "dbt_project.yml").exists() or not (folder / "macros").is_dir():
-            raise SqlmetricsError(
-                f"{folder} exists and is not a sqlmetrics dbt package: choose an empty folder"
-            )
-        shutil.rmtree(folder / "macros")
-    (folder / "macros" / "adapters").mkdir(parents=True)
+    is_package = (folder / "dbt_project.yml").exists() and (folder / "macros").is_dir()
+    if folder.exists() and any(folder.iterdir()) and not is_package:
+        raise SqlmetricsError(
+            f"{folder} exists and is not a sqlmetrics dbt package: choose an empty folder"
+        )
+    # Every file is rendered before anything is written or removed: an error leaves the folder
+    # as it was.
     files: dict[Path, str] = {
         folder / "dbt_project.yml": DBT_PROJECT.format(version=__version__),
         folder / "README.md": PACKAGE_README.format(
@@ -617,6 +625,9 @@ def export(folder: Path) -> list[Path]:
     }
     for adapter, dialect in ADAPTERS.items():
         files[folder / "macros" / "adapters" / f"{adapter}.sql"] = adapter_macros(adapter, dialect)
+    if (folder / "macros").is_dir():
+        shutil.rmtree(folder / "macros")
+    (folder / "macros" / "adapters").mkdir(parents=True)
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
     return list(files)
