@@ -92,7 +92,8 @@ def to_sql(
     Table and column names are written as in the target dialect. ``group_by`` columns are
     taken to be in both tables unless ``interactions_group_by`` names the ones that are (the
     others are then evaluated against the whole population, like a model column).
-    ``columns={"relevance": None}`` gives every interaction relevance 1.
+    ``columns={"relevance": None}`` gives every interaction relevance 1; ``columns["rating"]``
+    (default ``rating``) is read only by the rating metrics (rmse, mae, mse, r2).
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
@@ -123,6 +124,7 @@ def to_sql(
         score=None if rank is not None else named("score"),
         rank=rank,
         relevance=named("relevance"),
+        rating=named("rating"),
         groups=tuple(
             # The output column is labelled with the name itself, not its quotes.
             Group(column.name, column, name in shared)
@@ -144,8 +146,15 @@ def describe_metrics() -> list[dict[str, str]]:
         {
             "name": metric.name,
             "title": metric.title,
-            "cutoff": "@k optional" if metric.takes_cutoff else "none",
-            "aggregate": "micro (sum / sum)" if metric.micro else "mean over users",
+            "cutoff": "@k optional"
+            if metric.takes_cutoff
+            else "@t score threshold, default 0.5"
+            if metric.takes_score_threshold
+            else "none",
+            "aggregate": ("square root of " if metric.square_root else "")
+            + ("micro (sum / sum)" if metric.micro else "mean over users"),
+            "reads": metric.reads,
+            "averaged": metric.averaged_over(),
             "ties_average": "yes" if metric.ties_average else "no",
             "aliases": ", ".join(metric.aliases),
             "definition": metric.definition,

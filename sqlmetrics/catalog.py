@@ -1,7 +1,8 @@
 """Discovers the metric files in ``sql/`` and parses their headers.
 
-A metric file is a per-user query over the shared ``judged`` stage (see ``compose.py``), preceded
-by ``-- key: value`` header lines. Dropping a new file into ``sql/`` is all it takes to add a
+A metric file is a per-user query over a shared stage (``judged`` for the ranking metrics,
+``scored`` or ``rated`` for the others; see ``compose.py``), preceded by ``-- key: value`` header
+lines. Dropping a new file into ``sql/`` is all it takes to add a
 metric: nothing here lists them.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,11 +24,15 @@ from sqlmetrics.errors import SqlmetricsError
 
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
 REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
+# The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
+SOURCES = ("judged", "scored", "rated")
+# ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
+DEFAULT_SCORE_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric file: its header and its per-user expressions over ``judged``."""
+    """One metric file: its header and its per-user expressions over its stage."""
 
     name: str
     title: str
@@ -38,6 +44,17 @@ class Metric:
     ties_average: bool  # has an exact closed form under ties="average"
     reads_whole_list: bool  # needs every position, whatever the cutoff
     query: exp.Select  # the file's SQL, header stripped
+    reads: str = "judged"  # the stage it reads, one of SOURCES
+    takes_score_threshold: bool = False  # cutoff: threshold (`@t` is a score threshold)
+    square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
+    averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
+
+    def averaged_over(self) -> str:
+        if self.averaged:
+            return self.averaged
+        if self.reads != "judged":
+            return f"over {self.reads} rows"
+        return "over interactions" if self.micro else "over users"
 
     def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
@@ -70,10 +87,15 @@ def parse_metric_file(path: Path) -> Metric:
         raise SqlmetricsError(f"{path.name}: header is missing {', '.join(missing)}")
     if header["name"] != path.stem:
         raise SqlmetricsError(f"{path.name}: header name {header['name']!r} differs from the file")
+    reads = header.get("reads", "judged")
+    if reads not in SOURCES:
+        raise SqlmetricsError(f"{path.name}: reads: {reads!r} is not one of {', '.join(SOURCES)}")
+    if "finish" in header and (header["finish"] != "sqrt" or header["aggregate"] != "micro"):
+        raise SqlmetricsError(f"{path.name}: finish: sqrt is the only finish, for a micro metric")
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = sqlglot.parse_one("\n".join(body), read="duckdb")
     if not isinstance(query, exp.Select):
-        raise SqlmetricsError(f"{path.name}: expected exactly one query over judged")
+        raise SqlmetricsError(f"{path.name}: expected exactly one query over {reads}")
     return Metric(
         name=header["name"],
         title=header["title"],
@@ -83,8 +105,12 @@ def parse_metric_file(path: Path) -> Metric:
         takes_cutoff=header["cutoff"] == "optional",
         micro=header["aggregate"] == "micro",
         ties_average=header["ties_average"] == "yes",
-        reads_whole_list=header.get("reads_whole_list") == "yes",
+        reads_whole_list=header.get("reads_whole_list") == "yes" or reads != "judged",
         query=query,
+        reads=reads,
+        takes_score_threshold=header["cutoff"] == "threshold",
+        square_root=header.get("finish") == "sqrt",
+        averaged=header.get("averaged", ""),
     )
 
 
@@ -106,11 +132,13 @@ def _names() -> dict[str, Metric]:
 
 @dataclass(frozen=True)
 class MetricRequest:
-    """One requested metric: ``ndcg@10`` is ndcg with k=10, labelled as the user typed it."""
+    """One requested metric: ``ndcg@10`` is ndcg with k=10, ``accuracy@0.7`` accuracy at the
+    score threshold 0.7, each labelled as the user typed it."""
 
     metric: Metric
     k: int | None
     label: str
+    score_threshold: float | None = None  # for cutoff: threshold metrics, 0.5 by default
 
 
 def parse_request(text: str) -> MetricRequest:
@@ -121,7 +149,8 @@ def parse_request(text: str) -> MetricRequest:
     if not sep:
         # trec_eval spellings: P_10, P.10, ndcg_cut_10, map_cut.10, success_5
         match = re.fullmatch(r"(?P<name>.+?)[._](?P<k>\d+)", lowered)
-        if match and match.group("name") in _names() and lowered not in _names():
+        known = _names().get(match.group("name")) if match else None
+        if match and known and not known.takes_score_threshold and lowered not in _names():
             name, cutoff = match.group("name"), match.group("k")
     metric = _names().get(name)
     if metric is None:
@@ -130,6 +159,8 @@ def parse_request(text: str) -> MetricRequest:
         raise SqlmetricsError(
             f"unknown metric {label!r}.{hint} Run `sqlmetrics metrics` for the list."
         )
+    if metric.takes_score_threshold:
+        return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
     if not cutoff and not sep:
         return MetricRequest(metric, None, label)
     if not metric.takes_cutoff:
@@ -139,6 +170,20 @@ def parse_request(text: str) -> MetricRequest:
             f"cutoff in {label!r} must be a whole number of at least 1, like {metric.name}@10"
         )
     return MetricRequest(metric, int(cutoff), label)
+
+
+def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
+    """The t of ``accuracy@t``: a finite number (0.5 when there is no ``@``)."""
+    if not sep:
+        return DEFAULT_SCORE_THRESHOLD
+    number = re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", text)
+    value = float(text) if number else math.nan
+    if not math.isfinite(value):
+        raise SqlmetricsError(
+            f"the score threshold in {label!r} must be a number, like {metric.name}@0.5 "
+            f"(without @ it is {DEFAULT_SCORE_THRESHOLD})"
+        )
+    return value
 
 
 def parse_requests(texts: Sequence[str] | str) -> list[MetricRequest]:

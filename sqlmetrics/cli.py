@@ -53,7 +53,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate each value of this column separately; repeatable",
     )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
-    for role in ("user", "item", "score", "rank", "relevance"):
+    for role in ("user", "item", "score", "rank", "relevance", "rating"):
         parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
     parser.add_argument(
         "--no-relevance",
@@ -90,7 +90,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _columns(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance")
+        for role in ("user", "item", "score", "rank", "relevance", "rating")
         if getattr(args, f"{role}_column")
     }
     if args.no_relevance:
@@ -336,8 +336,10 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
     lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
     for row in rows:
         aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
-        cutoff = "yes" if row["cutoff"] != "none" else "no"
-        averaged = "over interactions" if row["aggregate"].startswith("micro") else "over users"
+        cutoff = "yes" if row["cutoff"].startswith("@k") else "no"
+        if row["cutoff"].startswith("@t"):
+            cutoff = "`@t` (score, 0.5)"
+        averaged = row["averaged"]
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
     return "\n".join(lines) + "\n"

@@ -31,6 +31,7 @@ from sqlmetrics.compose import (
     compose,
     deepest_cutoff,
     partial_columns,
+    reads_whole_group,
     uses_exponential_gain,
     uses_top_k,
 )
@@ -191,8 +192,10 @@ def resolve_inputs(
     interactions: Source,
     columns: Mapping[str, str | None] | None,
     group_by: Sequence[str],
+    rating: bool = False,
 ) -> Inputs:
-    """Checks the column mapping against both inputs and returns the bound inputs."""
+    """Checks the column mapping against both inputs and returns the bound inputs; the rating
+    column only when ``rating`` (a rating metric is requested)."""
     given = dict(columns or {})
     names = column_names(columns)
     user = _column(recommendations, str(names["user"]), "user")
@@ -228,6 +231,10 @@ def resolve_inputs(
     ):
         relevance = _column(interactions, str(names["relevance"]), "relevance")
         _check_numeric(interactions, relevance, "relevance")
+    rated = None
+    if rating and names["rating"] is not None:
+        rated = _column(interactions, str(names["rating"]), "rating")
+        _check_numeric(interactions, rated, "rating")
     groups = []
     for name in group_by:
         if name not in recommendations.columns:
@@ -252,6 +259,7 @@ def resolve_inputs(
         rank=rank,
         relevance=relevance,
         groups=tuple(groups),
+        rating=rated,
     )
 
 
@@ -270,6 +278,13 @@ def _run(
     try:
         return (*_split_diagnostics(connection, query, inputs, per_user), 1)
     except duckdb.OutOfMemoryException:
+        spanning = [r.label for r in requests if reads_whole_group(r)]
+        if spanning:
+            raise SqlmetricsError(
+                f"DuckDB ran out of memory, and {', '.join(spanning)} compare rows across all "
+                "users of a group, so they cannot be split into passes over the users; raise "
+                "its memory_limit (connection=duckdb.connect(config={'memory_limit': ...}))"
+            ) from None
         passes = _passes_for(connection, requests, inputs, options)
     while True:
         try:
@@ -362,10 +377,14 @@ def _run_in_passes(
         )
         users = int(group["users"].sum())
         row["users"] = users
-        for label, numerator, denominator in partial_columns(requests):
-            total = math.fsum(group[numerator])  # exact, whatever the order of the passes
-            divisor = math.fsum(group[denominator]) if denominator else users
+        for request, (label, numerator, denominator) in zip(
+            requests, partial_columns(requests), strict=True
+        ):
+            total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
+            divisor = math.fsum(group[denominator].dropna()) if denominator else users
             row[label] = total / divisor if divisor else math.nan
+            if request.metric.square_root:
+                row[label] = math.sqrt(row[label])
         rows.append(row)
     return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
 
@@ -492,6 +511,15 @@ def refuse_bad_rows(
             f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
             "that far: rescale the grades or use the linear-gain metrics"
         )
+    logloss = [r.label for r in requests if r.metric.name == "logloss"]
+    if total["scores_outside_0_1"] and logloss and inputs.score is not None:
+        score = exp.column(inputs.score)
+        example = _example(connection, recs, rec_columns, exp.or_(score < 0, score > 1))
+        raise SqlmetricsError(
+            f"recommendations.{inputs.score.name} (the score column) is outside [0, 1] in "
+            f"{total['scores_outside_0_1']} row(s){example}; {', '.join(logloss)} reads scores "
+            "as probabilities: calibrate them (e.g. a sigmoid) or leave logloss out"
+        )
     if not total["users_with_recommendations"]:
         raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
     if not total["users_in_interactions"]:
@@ -564,7 +592,8 @@ def evaluate(
         )
         recs = bind_source(recommendations, "recommendations", con, own_connection)
         truth = bind_source(interactions, "interactions", con, own_connection)
-        inputs = resolve_inputs(recs, truth, columns, group_by)
+        rating = any(request.metric.reads == "rated" for request in requests)
+        inputs = resolve_inputs(recs, truth, columns, group_by, rating=rating)
         _check_labels(requests, group_by, inputs)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
         refuse_bad_rows(con, inputs, diagnostics, requests)
