@@ -394,7 +394,7 @@ def compose(
         per_user,
         ordered_sums=dialect == "duckdb",
         sums=user_pass is not None,
-        population=ranking and len(per_user_stages) > 1,
+        population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
     )
     query = (
         _with_diagnostics_rows(final, inputs, columns, per_user, sums=user_pass is not None)
@@ -529,11 +529,11 @@ def _pruned_source(name: str, per_user_stage: exp.Select, also: set[str]) -> exp
 def _per_user_union(
     selects: dict[str, exp.Select], columns: list[MetricColumn]
 ) -> list[tuple[str, exp.Expr]]:
-    """``per_user``: the ranking metrics' per_user.sql alone, or with other stages one row per
-    user of any of them (UNION ALL, then one row per user), where ``in_population`` is 1 for
-    the ranking population and NULL otherwise; a stage's columns are NULL for users it lacks."""
-    if list(selects) == ["judged"]:
-        return [("per_user", selects["judged"])]
+    """``per_user``: one stage's per-user select, or with several one row per user of any of
+    them (UNION ALL, then one row per user), where ``in_population`` is 1 for the ranking
+    population and NULL otherwise; a stage's columns are NULL for users it lacks."""
+    if len(selects) == 1:
+        return [("per_user", next(iter(selects.values())))]
     names = [name for column in columns for name in column.names]
     ctes: list[tuple[str, exp.Expr]] = []
     branches: list[exp.Select] = []
@@ -546,10 +546,11 @@ def _per_user_union(
             exp.select(
                 "user_id",
                 exp.alias_(population, "in_population"),
+                # One type in every branch (ClickHouse makes a Variant of integer and double).
                 *[
-                    exp.column(name)
-                    if name in own
-                    else exp.alias_(exp.cast(exp.Null(), "double"), name)
+                    exp.alias_(
+                        exp.cast(exp.column(name) if name in own else exp.Null(), "double"), name
+                    )
                     for name in names
                 ],
             ).from_(cte)
@@ -810,7 +811,9 @@ GROUP_WIDE_COLUMNS = frozenset({"negatives_below_in_group", "negatives_in_group"
 
 def reads_whole_group(request: MetricRequest) -> bool:
     """Whether the request compares rows across users (auc, r2), so passes cannot split it."""
-    return any(column.name in GROUP_WIDE_COLUMNS for column in request.metric.query.find_all(exp.Column))
+    return any(
+        column.name in GROUP_WIDE_COLUMNS for column in request.metric.query.find_all(exp.Column)
+    )
 
 
 def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
