@@ -355,6 +355,16 @@ def compose(
     for _, cte in diagnosis:
         needed |= {column.name for column in cte.find_all(exp.Column)}
     _prune(ranked, needed | {"pos"})
+    if not ranking and inputs.rank is None:
+        # No metric reads positions: the diagnostics count every row of the whole lists, so
+        # the sort of ROW_NUMBER is not needed (each row is "within the positions read").
+        for projection in ranked.expressions:
+            if projection.alias_or_name == "pos":
+                projection.set("this", exp.Literal.number(1))
+        for _, cte in diagnosis:
+            for projection in cte.expressions:
+                if projection.alias_or_name == "broken_ranks":  # checks a rank column only
+                    projection.set("this", exp.Literal.number(0))
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.

@@ -382,9 +382,8 @@ def _run_in_passes(
         ):
             total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
             divisor = math.fsum(group[denominator].dropna()) if denominator else users
-            row[label] = total / divisor if divisor else math.nan
-            if request.metric.square_root:
-                row[label] = math.sqrt(row[label])
+            value = total / divisor if divisor else math.nan
+            row[label] = math.sqrt(value) if request.metric.square_root else value
         rows.append(row)
     return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
 

@@ -475,9 +475,7 @@ LOGLOSS_CLIP = 1e-15
 
 def _pair_wins(positives: Sequence[float], negatives: Sequence[float]) -> float:
     """Pairs where the positive scores higher, ties counting 1/2."""
-    return sum(
-        1.0 if p > n else 0.5 if p == n else 0.0 for p in positives for n in negatives
-    )
+    return sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in positives for n in negatives)
 
 
 def _ratio(numerator: float, denominator: float) -> float:

@@ -246,10 +246,20 @@ def test_score_metrics_refuse_a_rank_column() -> None:
 
 @pytest.mark.parametrize("label", ["accuracy@abc", "accuracy@", "accuracy@1e999", "auc@3"])
 def test_score_threshold_must_be_a_number(label: str) -> None:
-    with pytest.raises(SqlmetricsError, match="score threshold|takes no cutoff"):
+    with pytest.raises(SqlmetricsError, match=r"score threshold|takes no cutoff"):
         sqlmetrics.evaluate(recs(), truth(), [label])
 
 
 def test_a_trec_eval_spelling_is_no_score_threshold() -> None:
     with pytest.raises(SqlmetricsError, match="unknown metric 'accuracy_5'"):
         sqlmetrics.evaluate(recs(), truth(), ["accuracy_5"])
+
+
+def test_metrics_over_scores_refuse_repeated_recommendations_anywhere() -> None:
+    """They read whole lists, so a repeat at any position is refused (no positions to cut)."""
+    repeated = pd.concat([recs(), recs().iloc[[0]].assign(score=[0.1])])
+    for metric in ("auc", "rmse"):
+        with pytest.raises(SqlmetricsError, match=r"repeat a \(user_id, item_id\) pair in 1 row"):
+            sqlmetrics.evaluate(repeated, truth(rating=[1, 2]), [metric])
+    first = sqlmetrics.evaluate(repeated, truth(), ["auc"], duplicates="first")
+    assert first["auc"][0] == sqlmetrics.evaluate(recs(), truth(), ["auc"])["auc"][0]

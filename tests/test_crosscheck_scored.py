@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +26,9 @@ RATED = sorted(RATED_METRICS)
 
 
 @cache
-def scored_data(seed: int, *, string_ids: bool = False, null_scores: bool = False) -> tuple[Rows, Rows]:
+def scored_data(
+    seed: int, *, string_ids: bool = False, null_scores: bool = False
+) -> tuple[Rows, Rows]:
     """make_data's lists with scores squeezed into [0, 1] (tie groups kept: the scores are
     multiples of 1/8 below 1250, so dividing by 1250 keeps equal scores equal and distinct ones
     distinct), and interactions with a rating 1-5 (NULL for some rows)."""
@@ -150,7 +151,11 @@ def test_sql_matches_scikit_learn(data: str) -> None:
         if r["rating"] is not None:
             key = (r["user_id"], r["item_id"])
             best[key] = max(best.get(key, -math.inf), r["rating"])
-    pairs = [(best[(r["user_id"], r["item_id"])], r["score"]) for r in rows if (r["user_id"], r["item_id"]) in best]
+    pairs = [
+        (best[(r["user_id"], r["item_id"])], r["score"])
+        for r in rows
+        if (r["user_id"], r["item_id"]) in best
+    ]
     truth, predicted_ratings = np.array(pairs).T
     check("mse", sk.mean_squared_error(truth, predicted_ratings))
     check("rmse", sk.root_mean_squared_error(truth, predicted_ratings))
@@ -216,7 +221,9 @@ def test_auc_differs_from_the_user_means() -> None:
 
 def test_duplicates_first_reads_each_pair_once() -> None:
     recs, inter = DATA["int"]()
-    doubled = recs + [{**r, "score": None if r["score"] is None else r["score"] / 2} for r in recs[::3]]
+    doubled = recs + [
+        {**r, "score": None if r["score"] is None else r["score"] / 2} for r in recs[::3]
+    ]
     got = sqlmetrics.evaluate(*frames(doubled, inter), ["auc", "rmse"], duplicates="first").iloc[0]
     assert close(float(got["auc"]), oracle_scored(recs, inter, "auc").mean)
     assert close(float(got["rmse"]), oracle_scored(recs, inter, "rmse").mean)
