@@ -525,6 +525,23 @@ def refuse_bad_rows(
         raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
 
 
+def _refuse_nan_ratings(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs, rating: exp.Identifier
+) -> None:
+    """A NaN rating would make every rating metric NaN: refused (one more scan of the
+    interactions, only when a rating metric is requested). NULL ratings are left out."""
+    nan = _is_nan(exp.column(rating))
+    query = exp.select(exp.func("COUNT", exp.Star())).from_(inputs.interactions.copy()).where(nan)
+    row = connection.execute(query.sql("duckdb")).fetchone()
+    if row and row[0]:
+        columns = (inputs.user, inputs.item, rating)
+        raise SqlmetricsError(
+            f"interactions.{rating.name} (the rating column) is NaN in {row[0]} row(s)"
+            f"{_example(connection, inputs.interactions, columns, nan.copy())}; use NULL for a "
+            "missing rating (such rows are left out) or a number"
+        )
+
+
 def _duplicate_example(
     connection: duckdb.DuckDBPyConnection, inputs: Inputs
 ) -> tuple[Any, ...] | None:
@@ -596,6 +613,8 @@ def evaluate(
         _check_labels(requests, group_by, inputs)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
         refuse_bad_rows(con, inputs, diagnostics, requests)
+        if inputs.rating is not None:
+            _refuse_nan_ratings(con, inputs, inputs.rating)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":

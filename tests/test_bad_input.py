@@ -263,3 +263,16 @@ def test_metrics_over_scores_refuse_repeated_recommendations_anywhere() -> None:
             sqlmetrics.evaluate(repeated, truth(rating=[1, 2]), [metric])
     first = sqlmetrics.evaluate(repeated, truth(), ["auc"], duplicates="first")
     assert first["auc"][0] == sqlmetrics.evaluate(recs(), truth(), ["auc"])["auc"][0]
+
+
+def test_nan_ratings_are_refused() -> None:
+    rated = pa.table(
+        {"user_id": [1, 2], "item_id": [11, 20], "relevance": [1, 2], "rating": [4.0, NAN]}
+    )
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(), rated, ["rmse"])
+    assert str(raised.value) == (
+        "interactions.rating (the rating column) is NaN in 1 row(s), e.g. user_id=2, "
+        "item_id=20, rating=nan; use NULL for a missing rating (such rows are left out) or a "
+        "number"
+    )
