@@ -305,9 +305,7 @@ def compose(
     """
     _check_compatible(requests, inputs, options)
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    per_user_stages, columns = _per_user_stages(
-        requests, options, ordered_sums=dialect == "duckdb"
-    )
+    per_user_stages, columns = _per_user_stages(requests, options, ordered_sums=dialect == "duckdb")
     cutoff = deepest_cutoff(requests)
     ranking = "judged" in per_user_stages
 
@@ -358,13 +356,10 @@ def compose(
     if not ranking and inputs.rank is None:
         # No metric reads positions: the diagnostics count every row of the whole lists, so
         # the sort of ROW_NUMBER is not needed (each row is "within the positions read").
+        # (broken_ranks, which reads pos, is 0 without a rank column: _diagnostics_stages.)
         for projection in ranked.expressions:
             if projection.alias_or_name == "pos":
                 projection.set("this", exp.Literal.number(1))
-        for _, cte in diagnosis:
-            for projection in cte.expressions:
-                if projection.alias_or_name == "broken_ranks":  # checks a rank column only
-                    projection.set("this", exp.Literal.number(0))
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
@@ -753,6 +748,8 @@ def refused_checks(
             refused.append("relevance_over_1000")
     if options.duplicates == "error":
         refused.append("duplicate_recommendations")
+    if any(r.metric.name == "logloss" for r in requests) and inputs.score is not None:
+        refused.append("scores_outside_0_1")
     return refused
 
 
