@@ -6,10 +6,11 @@
 Each round runs every tool once, in a fresh child process (``bench/tools.py``), the order rotating
 from round to round so that background load hits all tools alike. A child's peak RSS is its own
 (``os.wait4``); a child still running after ``--timeout`` seconds is killed and reported as not
-finishing. With sqlmetrics in the list, two more sqlmetrics runs join each round: the same seven
-metrics at k = 1, 5, 10, 20, 50, 100 in one call, and the single-k call on a DuckDB connection
-with ``memory_limit='1GB'``. Results: a table on stdout and ``bench/results/<rows>.json``;
-``bench/report.py`` merges the scales into ``bench/results/report.md`` and a plot.
+finishing. With sqlmetrics in the list, three more sqlmetrics runs join each round: the same seven
+metrics at k = 1, 5, 10, 20, 50, 100 in one call, the single-k call on a DuckDB connection
+with ``memory_limit='1GB'``, and ``gauc`` (per-user AUC over whole lists) alone. Results: a
+table on stdout and ``bench/results/<rows>.json``; ``bench/report.py`` merges the scales into
+``bench/results/report.md`` and a plot.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import shutil
@@ -45,11 +47,14 @@ POLARS_LIB = BENCH / ".lib-polars"
 TOOLS_SCRIPT = BENCH / "tools.py"
 
 PEERS = ("sqlmetrics", "polars", "pandas", "pytrec_eval", "ranx", "rectools")
-EXTRAS = ("sqlmetrics_multik", "sqlmetrics_1gb")
+EXTRAS = ("sqlmetrics_multik", "sqlmetrics_1gb", "sqlmetrics_gauc")
 DISPLAY = {
     "sqlmetrics_multik": "sqlmetrics k=1..100",
     "sqlmetrics_1gb": "sqlmetrics 1GB",
+    "sqlmetrics_gauc": "sqlmetrics gauc",
 }
+# Runs of other metrics than the seven: nothing to compare with sqlmetrics' numbers.
+OTHER_METRICS = {"sqlmetrics_gauc"}
 # Implementations that rank exactly as sqlmetrics does (score desc, item id desc): they must agree.
 EXACT = {"polars", "pandas", "rectools", "sqlmetrics_multik", "sqlmetrics_1gb"}
 EXACT_TOLERANCE = 1e-9
@@ -452,6 +457,19 @@ def targets(result: dict[str, Any]) -> list[dict[str, str]]:
                         "verdict": "FAIL",
                     }
                 )
+    gauc = tools.get("sqlmetrics_gauc", {}).get("summary", {})
+    if rows >= 50_000_000 and gauc:
+        ok = gauc.get("status") == "ok"
+        seconds, peak = gauc.get("median_s", math.inf), gauc.get("peak_rss_mb") or math.inf
+        out.append(
+            {
+                "target": "per-user AUC (gauc) at 98 M rows: <= 25 s and <= 4 GB (perf.md)",
+                "figure": f"{seconds:.1f} s, peak {peak:,.0f} MB"
+                if ok
+                else f"failed: {gauc.get('message', '')[:160]}",
+                "verdict": "PASS" if ok and seconds <= 25 and peak <= 4096 else "FAIL",
+            }
+        )
     multi, single = median("sqlmetrics_multik"), median("sqlmetrics")
     if multi is not None and single is not None:
         ratio = multi / single
@@ -582,7 +600,9 @@ def main(argv: list[str] | None = None) -> int:
         "--force", action="store_true", help="run pytrec_eval and ranx above 1e7 rows anyway"
     )
     parser.add_argument(
-        "--no-extras", action="store_true", help="without the multi-k and 1 GB sqlmetrics runs"
+        "--no-extras",
+        action="store_true",
+        help="without the multi-k, 1 GB and gauc sqlmetrics runs",
     )
     args = parser.parse_args(argv)
     wanted = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -689,7 +709,7 @@ def _store(result: dict[str, Any], runs: dict[str, list[Run]]) -> None:
     for tool, tool_runs in runs.items():
         entry = result["tools"][tool]
         entry["runs"] = [r.as_json() for r in tool_runs]
-        compare = None if tool == "sqlmetrics" or reference is None else reference
+        compare = None if tool in {"sqlmetrics", *OTHER_METRICS} else reference
         entry["summary"] = summarize(tool, tool_runs, compare)
     result["targets"] = targets(result)
 

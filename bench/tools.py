@@ -108,6 +108,22 @@ def run_sqlmetrics_1gb(recs: str, truth: str, k: int) -> Result:
     return run_sqlmetrics(recs, truth, k, memory_limit="1GB")
 
 
+def run_sqlmetrics_gauc(recs: str, truth: str, k: int) -> Result:
+    """Per-user AUC over whole lists (issue #4): no peer computes it in this form (perf.md)."""
+    import sqlmetrics
+
+    timer = Timer()
+    frame = sqlmetrics.evaluate(recs, truth, ["gauc"])
+    timing = timer.done()
+    return {
+        **timing,
+        "metrics": {"gauc": float(frame["gauc"].iloc[0])},
+        "users": int(frame["users"].iloc[0]),  # users with a scored row
+        "single_class_users": int(sqlmetrics.read_diagnostics(frame)["single_class_users"].sum()),
+        "version": _version("sqlmetrics") + f" (duckdb {_version('duckdb')})",
+    }
+
+
 # ------------------------------------------------------------------------------------------------
 # polars: one lazy query; the top k per user by a sort within each group, ideal DCG by top_k.
 # ------------------------------------------------------------------------------------------------
@@ -383,6 +399,7 @@ TOOLS: dict[str, Callable[[str, str, int], Result]] = {
     "sqlmetrics": run_sqlmetrics,
     "sqlmetrics_multik": run_sqlmetrics_multik,
     "sqlmetrics_1gb": run_sqlmetrics_1gb,
+    "sqlmetrics_gauc": run_sqlmetrics_gauc,
     "polars": run_polars,
     "pandas": run_pandas,
     "pytrec_eval": run_pytrec_eval,

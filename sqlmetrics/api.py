@@ -94,10 +94,11 @@ def to_sql(
     Table and column names are written as in the target dialect. ``group_by`` columns are
     taken to be in both tables unless ``interactions_group_by`` names the ones that are (the
     others are then evaluated against the whole population, like a model column).
-    ``columns={"relevance": None}`` gives every interaction relevance 1. ``items`` names an
-    optional table with one row per item (the item column, and ``columns["category"]`` for ild):
-    the catalogue of coverage and gini. ``history`` names an optional table of what each user
-    consumed before (the user and item columns), for serendipity.
+    ``columns={"relevance": None}`` gives every interaction relevance 1; ``columns["rating"]``
+    (default ``rating``) is read only by the rating metrics (rmse, mae, mse, r2). ``items`` names
+    an optional table with one row per item (the item column, and ``columns["category"]`` for
+    ild): the catalogue of coverage and gini. ``history`` names an optional table of what each
+    user consumed before (the user and item columns), for serendipity.
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
@@ -167,6 +168,7 @@ def composed_query(
         score=None if rank is not None else named("score"),
         rank=rank,
         relevance=named("relevance"),
+        rating=named("rating"),
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
         history=None if history is None else table_name(history, dialect, "history"),
@@ -193,14 +195,19 @@ def describe_metrics() -> list[dict[str, str]]:
             if metric.requires_cutoff
             else "@k optional"
             if metric.takes_cutoff
+            else "@t score threshold, default 0.5"
+            if metric.takes_score_threshold
             else "none",
-            "aggregate": "micro (sum / sum)"
-            if metric.micro
-            else "one value per group, over every list"
-            if metric.group_level
-            else "mean over users with a list"
-            if metric.reads == "lists"
-            else "mean over users",
+            "aggregate": ("square root of " if metric.square_root else "")
+            + (
+                "micro (sum / sum)"
+                if metric.micro
+                else "one value per group"
+                if metric.group_level
+                else "mean"
+            ),
+            "reads": metric.reads,
+            "averaged": metric.averaged_over(),
             "ties_average": "yes" if metric.ties_average else "no",
             "aliases": ", ".join(metric.aliases),
             "definition": metric.definition,

@@ -1,6 +1,7 @@
 """Discovers the metric files in ``sql/`` and parses their headers.
 
-A metric file is a per-user query over the shared ``judged`` stage (see ``compose.py``), or with
+A metric file is a per-user query over a shared stage (``judged`` for the ranking metrics,
+``scored`` or ``rated`` for the score and rating metrics; see ``compose.py``), or with
 ``reads: lists`` a query over every user's top-k list (``ranked``), preceded by ``-- key: value``
 header lines. Dropping a new file into ``sql/`` is all it takes to add a
 metric: nothing here lists them.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,11 +25,15 @@ from sqlmetrics.errors import SqlmetricsError
 
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
 REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
+# The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
+SOURCES = ("judged", "lists", "scored", "rated")
+# ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
+DEFAULT_SCORE_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric file: its header and its per-user expressions over ``judged``."""
+    """One metric file: its header and its per-user expressions over its stage."""
 
     name: str
     title: str
@@ -39,13 +45,28 @@ class Metric:
     ties_average: bool  # has an exact closed form under ties="average"
     reads_whole_list: bool  # needs every position, whatever the cutoff
     query: exp.Select  # the file's SQL, header stripped
-    # "judged" (a per-user query over the population) or "lists" (over the top-k lists of every
-    # user with a list: per user with aggregate mean, or one value per group with aggregate group)
+    # The stage it reads, one of SOURCES: "judged" (a per-user query over the population),
+    # "scored"/"rated" (score and rating rows), or "lists" (over the top-k lists of every user
+    # with a list: per user with aggregate mean, or one value per group with aggregate group)
     reads: str = "judged"
     group_level: bool = False  # aggregate: group
     requires_cutoff: bool = False  # cutoff: required
     needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
     needs_history: bool = False  # reads the history table (needs_history: yes)
+    takes_score_threshold: bool = False  # cutoff: threshold (`@t` is a score threshold)
+    square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
+    averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
+
+    def averaged_over(self) -> str:
+        if self.averaged:
+            return self.averaged
+        if self.reads in ("scored", "rated"):
+            return f"over {self.reads} rows"
+        if self.group_level:
+            return "one value per group, over every list"
+        if self.reads == "lists":
+            return "over users with a list"
+        return "over interactions" if self.micro else "over users"
 
     def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""
@@ -76,16 +97,19 @@ def parse_metric_file(path: Path) -> Metric:
     missing = [key for key in REQUIRED_KEYS if key not in header]
     if missing:
         raise SqlmetricsError(f"{path.name}: header is missing {', '.join(missing)}")
-    if header.get("reads", "judged") not in ("judged", "lists"):
-        raise SqlmetricsError(f"{path.name}: reads must be judged or lists")
     if header["aggregate"] == "group" and header.get("reads") != "lists":
         raise SqlmetricsError(f"{path.name}: aggregate: group needs reads: lists")
     if header["name"] != path.stem:
         raise SqlmetricsError(f"{path.name}: header name {header['name']!r} differs from the file")
+    reads = header.get("reads", "judged")
+    if reads not in SOURCES:
+        raise SqlmetricsError(f"{path.name}: reads: {reads!r} is not one of {', '.join(SOURCES)}")
+    if "finish" in header and (header["finish"] != "sqrt" or header["aggregate"] != "micro"):
+        raise SqlmetricsError(f"{path.name}: finish: sqrt is the only finish, for a micro metric")
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = sqlglot.parse_one("\n".join(body), read="duckdb")
     if not isinstance(query, exp.Select):
-        raise SqlmetricsError(f"{path.name}: expected exactly one query over judged")
+        raise SqlmetricsError(f"{path.name}: expected exactly one query over {reads}")
     return Metric(
         name=header["name"],
         title=header["title"],
@@ -96,12 +120,16 @@ def parse_metric_file(path: Path) -> Metric:
         requires_cutoff=header["cutoff"] == "required",
         micro=header["aggregate"] == "micro",
         group_level=header["aggregate"] == "group",
-        reads=header.get("reads", "judged"),
         needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
         needs_history=header.get("needs_history") == "yes",
         ties_average=header["ties_average"] == "yes",
-        reads_whole_list=header.get("reads_whole_list") == "yes",
+        # Score and rating rows are whole lists; top-k lists stop at the cutoff like rankings.
+        reads_whole_list=header.get("reads_whole_list") == "yes" or reads in ("scored", "rated"),
         query=query,
+        reads=reads,
+        takes_score_threshold=header["cutoff"] == "threshold",
+        square_root=header.get("finish") == "sqrt",
+        averaged=header.get("averaged", ""),
     )
 
 
@@ -123,11 +151,13 @@ def _names() -> dict[str, Metric]:
 
 @dataclass(frozen=True)
 class MetricRequest:
-    """One requested metric: ``ndcg@10`` is ndcg with k=10, labelled as the user typed it."""
+    """One requested metric: ``ndcg@10`` is ndcg with k=10, ``accuracy@0.7`` accuracy at the
+    score threshold 0.7, each labelled as the user typed it."""
 
     metric: Metric
     k: int | None
     label: str
+    score_threshold: float | None = None  # for cutoff: threshold metrics, 0.5 by default
 
 
 def parse_request(text: str) -> MetricRequest:
@@ -138,7 +168,8 @@ def parse_request(text: str) -> MetricRequest:
     if not sep:
         # trec_eval spellings: P_10, P.10, ndcg_cut_10, map_cut.10, success_5
         match = re.fullmatch(r"(?P<name>.+?)[._](?P<k>\d+)", lowered)
-        if match and match.group("name") in _names() and lowered not in _names():
+        known = _names().get(match.group("name")) if match else None
+        if match and known and not known.takes_score_threshold and lowered not in _names():
             name, cutoff = match.group("name"), match.group("k")
     metric = _names().get(name)
     if metric is None:
@@ -147,6 +178,8 @@ def parse_request(text: str) -> MetricRequest:
         raise SqlmetricsError(
             f"unknown metric {label!r}.{hint} Run `sqlmetrics metrics` for the list."
         )
+    if metric.takes_score_threshold:
+        return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
     if not cutoff and not sep:
         if metric.requires_cutoff:
             raise SqlmetricsError(
@@ -160,6 +193,20 @@ def parse_request(text: str) -> MetricRequest:
             f"cutoff in {label!r} must be a whole number of at least 1, like {metric.name}@10"
         )
     return MetricRequest(metric, int(cutoff), label)
+
+
+def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
+    """The t of ``accuracy@t``: a finite number (0.5 when there is no ``@``)."""
+    if not sep:
+        return DEFAULT_SCORE_THRESHOLD
+    number = re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", text)
+    value = float(text) if number else math.nan
+    if not math.isfinite(value):
+        raise SqlmetricsError(
+            f"the score threshold in {label!r} must be a number, like {metric.name}@0.5 "
+            f"(without @ it is {DEFAULT_SCORE_THRESHOLD})"
+        )
+    return value
 
 
 def parse_requests(texts: Sequence[str] | str) -> list[MetricRequest]:

@@ -53,7 +53,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate each value of this column separately; repeatable",
     )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
-    for role in ("user", "item", "score", "rank", "relevance", "category"):
+    for role in ("user", "item", "score", "rank", "relevance", "rating", "category"):
         parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
     parser.add_argument(
         "--no-relevance",
@@ -90,7 +90,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _columns(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance", "category")
+        for role in ("user", "item", "score", "rank", "relevance", "rating", "category")
         if getattr(args, f"{role}_column")
     }
     if args.no_relevance:
@@ -410,11 +410,9 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
     for row in rows:
         aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
         cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
-        averaged = {
-            "micro (sum / sum)": "over interactions",
-            "one value per group, over every list": "one value over all lists",
-            "mean over users with a list": "over users with a list",
-        }.get(row["aggregate"], "over users")
+        if row["cutoff"].startswith("@t"):
+            cutoff = "`@t` (score, 0.5)"
+        averaged = row["averaged"]
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
     return "\n".join(lines) + "\n"

@@ -32,13 +32,14 @@ POPULATIONS = ("all", "common")
 DUPLICATES = ("error", "first")
 
 
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "category")
+COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
 DEFAULT_COLUMNS: dict[str, str | None] = {
     "user": "user_id",
     "item": "item_id",
     "score": "score",
     "rank": None,
     "relevance": "relevance",
+    "rating": "rating",  # read only by the rating metrics (rmse, mae, mse, r2)
     "category": "category",  # of the items table
 }
 
@@ -77,6 +78,7 @@ class Inputs:
     items: exp.Expr | None = None  # the optional items table: the catalogue, item categories
     category: exp.Identifier | None = None  # its category column, when it has one
     history: exp.Expr | None = None  # the optional history table: what users consumed before
+    rating: exp.Identifier | None = None  # the interactions' rating, for the rating metrics
 
 
 @dataclass(frozen=True)
@@ -143,13 +145,18 @@ def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     """Makes (keys..., user_id) the key wherever a stage keys on user_id.
 
     Partitions, GROUP BY lists and projections get the group columns before user_id; join
-    conditions ``a.user_id = b.user_id`` get one equality per group column.
+    conditions ``a.user_id = b.user_id`` get one equality per group column. A window without
+    user_id spans the group (like scored.sql's ``SUM(negatives) OVER ()``): its partition
+    gets the group columns first.
     """
     if not keys:
         return tree
     for node in list(tree.walk()):
         if isinstance(node, exp.Window):
-            node.set("partition_by", _widened_list(node.args.get("partition_by") or [], keys))
+            partition = node.args.get("partition_by") or []
+            if not any(_is_user_key(column) for column in partition):
+                partition = [exp.column(key) for key in keys] + partition
+            node.set("partition_by", _widened_list(partition, keys))
         elif isinstance(node, exp.Group):
             node.set("expressions", _widened_list(node.expressions, keys))
         elif isinstance(node, exp.Select):
@@ -189,7 +196,8 @@ def bind_recommendations(inputs: Inputs) -> exp.Select:
     return exp.select(*columns).from_(inputs.recommendations.copy())
 
 
-def bind_interactions(inputs: Inputs) -> exp.Select:
+def bind_interactions(inputs: Inputs, rating: bool = False) -> exp.Select:
+    """The interactions as user_id, item_id, relevance (and ``rating`` when a metric reads it)."""
     columns: list[exp.Expr] = []
     arms: list[str] = []
     for i, group in enumerate(inputs.groups):
@@ -206,6 +214,8 @@ def bind_interactions(inputs: Inputs) -> exp.Select:
         exp.alias_(exp.column(inputs.item), "item_id"),
         exp.alias_(relevance, "relevance"),
     ]
+    if rating and inputs.rating is not None:
+        columns.append(exp.alias_(exp.column(inputs.rating), "rating"))
     bound = exp.select(*columns).from_(exp.alias_(inputs.interactions.copy(), "interactions"))
     if arms:
         # A column only the recommendations have (a model, an experiment arm): each of its
@@ -423,11 +433,14 @@ def compose(
             "(connection=duckdb.connect(config={'memory_limit': ...}))"
         )
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    per_user_stage, columns = _per_user_stage(requests, options, ordered_sums=dialect == "duckdb")
+    per_user_stages, columns = _per_user_stages(requests, options, ordered_sums=dialect == "duckdb")
     cutoff = deepest_cutoff(requests)
+    ranking = "judged" in per_user_stages
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
-    needed = {column.name for column in per_user_stage.find_all(exp.Column)} | {"user_id"}
+    needed = {"user_id"}
+    for per_source in per_user_stages.values():
+        needed |= {column.name for column in per_source.find_all(exp.Column)}
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     top_k = inputs.rank is None and uses_top_k(requests, options, dialect)
     ranked = _ranked_stage(inputs, options, top_k=top_k)
@@ -439,26 +452,53 @@ def compose(
         for name in ("hit", "gain", "exp_gain", "hits_through"):
             joined.select(exp.column(name, "ranked"), copy=False)
         judged.select(exp.column("hits_through"), copy=False)
-    _spread_per_user_constants(judged, per_user_stage)
-    if dialect in TOP_K_DIALECTS and options.ties == "id" and inputs.rank is None:
-        duckdb_plan.keep_hit_rows(joined, requests)
-    needed = _prune(judged, needed) | {"user_id"}
-    needed = _prune(joined, needed) | {"user_id", "item_id"}
+    # The diagnostics count the lists gauc skips from scored's positives and negatives.
+    counted = {"positives", "negatives"} if diagnostics else set()
+    scored_stages = [
+        (source, _pruned_source(source, per_user_stages[source], counted))
+        for source in ("scored", "rated")
+        if source in per_user_stages
+    ]
+    if ranking:
+        _spread_per_user_constants(judged, per_user_stages["judged"])
+        if dialect in TOP_K_DIALECTS and options.ties == "id" and inputs.rank is None:
+            duckdb_plan.keep_hit_rows(joined, requests)
+        needed = _prune(judged, needed) | {"user_id"}
+        needed = _prune(joined, needed) | {"user_id", "item_id"}
+    else:
+        needed = {"user_id", "item_id"}
+    for _, source in scored_stages:
+        needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        _diagnostics_stages(options, cutoff, requests, keys, given_ranks=inputs.rank is not None)
+        _diagnostics_stages(
+            options,
+            cutoff,
+            requests,
+            keys,
+            given_ranks=inputs.rank is not None,
+            scored="scored" in per_user_stages,
+        )
         if diagnostics
         else []
     )
     for _, cte in diagnosis:
         needed |= {column.name for column in cte.find_all(exp.Column)}
     _prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
+    if not ranking and not over_lists and inputs.rank is None:
+        # No metric reads positions: the diagnostics count every row of the whole lists, so
+        # the sort of ROW_NUMBER is not needed (each row is "within the positions read").
+        # (broken_ranks, which reads pos, is 0 without a rank column: _diagnostics_stages.)
+        for projection in ranked.expressions:
+            if projection.alias_or_name == "pos":
+                projection.set("this", exp.Literal.number(1))
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
     ranked = _cutoff_literal(ranked, cutoff + 1 if diagnostics and cutoff else cutoff)
 
     # The inputs already carry the group columns; the stages get them by widening.
-    recommendations, interactions = bind_recommendations(inputs), bind_interactions(inputs)
+    recommendations = bind_recommendations(inputs)
+    interactions = bind_interactions(inputs, rating="rated" in per_user_stages)
     if user_pass is not None:
         for binding in (recommendations, interactions):
             binding.where(_in_pass(exp.column(inputs.user), *user_pass), copy=False)
@@ -473,14 +513,16 @@ def compose(
                 window.set("order", exp.Order(expressions=[exp.column("pos")]))
         bound[0] = ("all_recommendations", bound[0][1])
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
-    stages: list[tuple[str, exp.Expr]] = [
-        ("truth", truth),
-        ("ranked", ranked),
-        ("joined", joined),
-        ("judged", judged),
-        ("per_user", per_user_stage),
-        *diagnosis,
-    ]
+    stages: list[tuple[str, exp.Expr]] = []
+    if ranking or "scored" in per_user_stages:
+        stages.append(("truth", truth))
+    if ranking or diagnostics:
+        stages.append(("ranked", ranked))
+    if ranking:
+        stages += [("joined", joined), ("judged", judged)]
+    stages += scored_stages
+    stages += _per_user_union(per_user_stages, columns)
+    stages += diagnosis
     stages = [(name, widen_keys(cte, keys)) for name, cte in stages]
     if over_lists:
         if inputs.items is not None:
@@ -490,7 +532,12 @@ def compose(
             bound.append(("input_history", bind_history(inputs)))
         stages += _lists_stages(columns, inputs, keys)
     final = _final(
-        columns, inputs, per_user, ordered_sums=dialect == "duckdb", sums=user_pass is not None
+        columns,
+        inputs,
+        per_user,
+        ordered_sums=dialect == "duckdb",
+        sums=user_pass is not None,
+        population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
     )
     query = (
         _with_diagnostics_rows(final, inputs, columns, per_user, sums=user_pass is not None)
@@ -547,6 +594,18 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             "before: pass history=... (CLI: --history), one row per (user, item) of the "
             "user's past, with the same user and item columns"
         )
+    by_score = [r.label for r in requests if r.metric.reads in ("scored", "rated")]
+    if by_score and inputs.rank is not None:
+        raise SqlmetricsError(
+            f"{', '.join(by_score)} read the scores, not positions: give the score column "
+            "instead of the rank column"
+        )
+    rated = [r.label for r in requests if r.metric.reads == "rated"]
+    if rated and inputs.rating is None:
+        raise SqlmetricsError(
+            f"{', '.join(rated)} compare the score with a rating: name the interactions' rating "
+            "column with columns={'rating': ...} (CLI: --rating-column)"
+        )
     if inputs.rank is not None and options.ties != "id":
         raise SqlmetricsError(
             "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
@@ -573,21 +632,37 @@ def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -
             projection.replace(exp.alias_(exp.func("COALESCE", window, 0), name))
 
 
-def _per_user_stage(
+def _per_user_stages(
     requests: Sequence[MetricRequest], options: Options, ordered_sums: bool = False
-) -> tuple[exp.Select, list[MetricColumn]]:
-    """per_user.sql with one column per request: its file's expressions, k bound."""
-    per_user_stage = stage("per_user")
+) -> tuple[dict[str, exp.Select], list[MetricColumn]]:
+    """A per-user select for each stage the requests read, with one column per request (its
+    file's expressions, k or the score threshold bound): per_user.sql for the ranking metrics
+    over judged, a plain GROUP BY user_id for scored and rated."""
+    selects: dict[str, exp.Select] = {}
     columns: list[MetricColumn] = []
     for index, request in enumerate(requests):
-        if request.metric.reads == "lists":  # computed by _lists_stages
+        source = request.metric.reads
+        if source == "lists":  # computed by _lists_stages, over per_user's population
+            selects.setdefault("judged", stage("per_user"))
             columns.append(MetricColumn(request, (f"m{index + 1}",)))
             continue
+        if source not in selects:
+            selects[source] = (
+                stage("per_user")
+                if source == "judged"
+                else exp.select("user_id").from_(source).group_by("user_id")
+            )
+        per_user_stage = selects[source]
+        threshold = request.score_threshold
         expressions = {
-            alias: _per_user_constants(_bind_cutoff(expression, request.k))
+            alias: _per_user_constants(
+                _bind_cutoff(expression, request.k)
+                if threshold is None
+                else exp.replace_placeholders(expression, score_threshold=exp.convert(threshold))
+            )
             for alias, expression in request.metric.expressions().items()
         }
-        if options.ties == "average":
+        if options.ties == "average" and source == "judged":
             expressions = {
                 alias: _tie_averaged_sums(expression, ordered_sums)
                 for alias, expression in expressions.items()
@@ -604,11 +679,65 @@ def _per_user_stage(
             value = exp.func("COALESCE", expressions[request.metric.name], 0)
             per_user_stage.select(exp.alias_(value, name), copy=False)
         columns.append(MetricColumn(request, names))
-    if options.population == "common":
-        having = per_user_stage.args["having"]
+    if options.population == "common" and "judged" in selects:
+        having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
-    return per_user_stage, columns
+    return selects, columns
+
+
+def _pruned_source(name: str, per_user_stage: exp.Select, also: set[str]) -> exp.Select:
+    """scored.sql or rated.sql with only the columns the metrics (and ``also``) read: each of
+    their windows is a sort."""
+    source = stage(name)
+    _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
+    return source
+
+
+def _per_user_union(
+    selects: dict[str, exp.Select], columns: list[MetricColumn]
+) -> list[tuple[str, exp.Expr]]:
+    """``per_user``: one stage's per-user select, or with several one row per user of any of
+    them (UNION ALL, then one row per user), where ``in_population`` is 1 for the ranking
+    population and NULL otherwise; a stage's columns are NULL for users it lacks."""
+    if len(selects) == 1:
+        return [("per_user", next(iter(selects.values())))]
+    names = [name for column in columns if not column.over_lists for name in column.names]
+    ctes: list[tuple[str, exp.Expr]] = []
+    branches: list[exp.Select] = []
+    for source, select in selects.items():
+        cte = f"per_user_{'ranking' if source == 'judged' else source}"
+        ctes.append((cte, select))
+        own = {name for name in select.named_selects}
+        population: exp.Expr = exp.Literal.number(1) if source == "judged" else exp.Null()
+        branches.append(
+            exp.select(
+                "user_id",
+                exp.alias_(population, "in_population"),
+                # One type in every branch (ClickHouse makes a Variant of integer and double).
+                *[
+                    exp.alias_(
+                        exp.cast(exp.column(name) if name in own else exp.Null(), "double"), name
+                    )
+                    for name in names
+                ],
+            ).from_(cte)
+        )
+    union: exp.Query = branches[0]
+    for branch in branches[1:]:
+        union = exp.union(union, branch, distinct=False)
+    combined = (
+        exp.select(
+            "user_id",
+            *[
+                exp.alias_(exp.func("MAX", exp.column(name)), name)
+                for name in ["in_population", *names]
+            ],
+        )
+        .from_(exp.alias_(exp.paren(union), "per_stage"))
+        .group_by("user_id")
+    )
+    return [*ctes, ("per_user", combined)]
 
 
 def _is_sum_of_hits(node: exp.Expr) -> bool:
@@ -677,6 +806,7 @@ DIAGNOSTICS = (
     "duplicate_interactions",
     "null_scores",
     "tied_score_groups",
+    "single_class_users",  # lists gauc and user_auc skip: every scored row relevant, or none
 )
 # Counts of rows evaluate refuses (see run.refuse_bad_rows); computed by the same query.
 CHECKS = (
@@ -688,6 +818,7 @@ CHECKS = (
     "bad_interaction_item_ids",
     "bad_relevance",
     "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
+    "scores_outside_0_1",  # refused only for logloss, which reads scores as probabilities
 )
 # Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
 EXPONENTIAL_GAIN_BOUND = 1000
@@ -700,12 +831,23 @@ def _diagnostics_stages(
     requests: Sequence[MetricRequest],
     keys: Sequence[str],
     given_ranks: bool,
+    scored: bool,
 ) -> list[tuple[str, exp.Expr]]:
-    """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``."""
+    """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
+    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0."""
     query = stage("diagnostics")
     if not given_ranks:  # positions the stages number themselves have no gaps to look for
         for projection in query.find_all(exp.Alias):
             if projection.alias == "broken_ranks":
+                projection.set("this", exp.Literal.number(0))
+    if not scored:
+        with_ = query.args["with_"]
+        with_.set("expressions", [c for c in with_.expressions if c.alias != "single_class"])
+        for select in query.find_all(exp.Select):
+            joins = [j for j in select.args.get("joins") or [] if j.this.name != "single_class"]
+            select.set("joins", joins)
+        for projection in query.find_all(exp.Alias):
+            if projection.alias == "single_class":
                 projection.set("this", exp.Literal.number(0))
     max_k = max((r.k for r in requests if r.k is not None), default=None)
     query = bind_placeholders(
@@ -769,6 +911,8 @@ def refused_checks(
             refused.append("relevance_over_1000")
     if options.duplicates == "error":
         refused.append("duplicate_recommendations")
+    if any(r.metric.name == "logloss" for r in requests) and inputs.score is not None:
+        refused.append("scores_outside_0_1")
     return refused
 
 
@@ -830,6 +974,18 @@ def _in_pass(user: exp.Expr, index: int, passes: int) -> exp.Expr:
     )
 
 
+# Columns of scored.sql and rated.sql computed over every list of a group (windows without
+# user_id): a metric reading them cannot be evaluated in passes over the users.
+GROUP_WIDE_COLUMNS = frozenset({"negatives_below_in_group", "negatives_in_group", "mean_rating"})
+
+
+def reads_whole_group(request: MetricRequest) -> bool:
+    """Whether the request compares rows across users (auc, r2), so passes cannot split it."""
+    return any(
+        column.name in GROUP_WIDE_COLUMNS for column in request.metric.query.find_all(exp.Column)
+    )
+
+
 def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
     """Per request of a pass's summary: (label, numerator column, denominator column or None
     for a mean over ``users``)."""
@@ -847,7 +1003,10 @@ def _final(
     per_user: bool,
     ordered_sums: bool,
     sums: bool = False,
+    population: bool = False,
 ) -> exp.Select:
+    """The result rows from per_user. ``population``: per_user also holds users outside the
+    ranking population (for the other metrics), so ``users`` counts ``in_population``."""
     over_lists = [column for column in columns if column.over_lists]
     # Joined to the CTEs of the metrics over the lists, per_user's columns need their table.
     table = "per_user" if over_lists else None
@@ -859,6 +1018,8 @@ def _final(
     order = [exp.column(key, table) for key in keys]
 
     def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
+        if column.request.metric.square_root:
+            value = exp.func("SQRT", value)
         return exp.alias_(value, exp.to_identifier(column.request.label, quoted=True))
 
     def joined(query: exp.Select, suffix: str, on: Sequence[str]) -> exp.Select:
@@ -922,7 +1083,8 @@ def _final(
             else label(column, summed("AVG", column.names[0]))
             for column in columns
         ]
-    users = exp.alias_(exp.func("COUNT", exp.Star()), "users")
+    counted = exp.column("in_population", table) if population else exp.Star()
+    users = exp.alias_(exp.func("COUNT", counted), "users")
     query = joined(exp.select(*groups, users, *aggregates).from_("per_user"), "_groups", keys)
     if order:
         query = query.group_by(*order).order_by(*order)

@@ -32,6 +32,7 @@ from sqlmetrics.compose import (
     compose,
     deepest_cutoff,
     partial_columns,
+    reads_whole_group,
     uses_exponential_gain,
     uses_top_k,
 )
@@ -208,8 +209,10 @@ def resolve_inputs(
     group_by: Sequence[str],
     items: Source | None = None,
     history: Source | None = None,
+    rating: bool = False,
 ) -> Inputs:
-    """Checks the column mapping against the inputs and returns the bound inputs."""
+    """Checks the column mapping against the inputs and returns the bound inputs; the rating
+    column only when ``rating`` (a rating metric is requested)."""
     given = dict(columns or {})
     names = column_names(columns)
     user = _column(recommendations, str(names["user"]), "user")
@@ -245,6 +248,10 @@ def resolve_inputs(
     ):
         relevance = _column(interactions, str(names["relevance"]), "relevance")
         _check_numeric(interactions, relevance, "relevance")
+    rated = None
+    if rating and names["rating"] is not None:
+        rated = _column(interactions, str(names["rating"]), "rating")
+        _check_numeric(interactions, rated, "rating")
     groups = []
     for name in group_by:
         if name not in recommendations.columns:
@@ -297,6 +304,7 @@ def resolve_inputs(
         rank=rank,
         relevance=relevance,
         groups=tuple(groups),
+        rating=rated,
     )
 
 
@@ -315,6 +323,13 @@ def _run(
     try:
         return (*_split_diagnostics(connection, query, inputs, per_user), 1)
     except duckdb.OutOfMemoryException:
+        spanning = [r.label for r in requests if reads_whole_group(r)]
+        if spanning:
+            raise SqlmetricsError(
+                f"DuckDB ran out of memory, and {', '.join(spanning)} compare rows across all "
+                "users of a group, so they cannot be split into passes over the users; raise "
+                "its memory_limit (connection=duckdb.connect(config={'memory_limit': ...}))"
+            ) from None
         passes = _passes_for(connection, requests, inputs, options)
     while True:
         try:
@@ -408,10 +423,13 @@ def _run_in_passes(
         )
         users = int(group["users"].sum())
         row["users"] = users
-        for label, numerator, denominator in partial_columns(requests):
-            total = math.fsum(group[numerator])  # exact, whatever the order of the passes
-            divisor = math.fsum(group[denominator]) if denominator else users
-            row[label] = total / divisor if divisor else math.nan
+        for request, (label, numerator, denominator) in zip(
+            requests, partial_columns(requests), strict=True
+        ):
+            total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
+            divisor = math.fsum(group[denominator].dropna()) if denominator else users
+            value = total / divisor if divisor else math.nan
+            row[label] = math.sqrt(value) if request.metric.square_root else value
         rows.append(row)
     return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
 
@@ -567,10 +585,36 @@ def refuse_bad_rows(
             f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
             "that far: rescale the grades or use the linear-gain metrics"
         )
+    logloss = [r.label for r in requests if r.metric.name == "logloss"]
+    if total["scores_outside_0_1"] and logloss and inputs.score is not None:
+        score = exp.column(inputs.score)
+        example = _example(connection, recs, rec_columns, exp.or_(score < 0, score > 1))
+        raise SqlmetricsError(
+            f"recommendations.{inputs.score.name} (the score column) is outside [0, 1] in "
+            f"{total['scores_outside_0_1']} row(s){example}; {', '.join(logloss)} reads scores "
+            "as probabilities: calibrate them (e.g. a sigmoid) or leave logloss out"
+        )
     if not total["users_with_recommendations"]:
         raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
     if not total["users_in_interactions"]:
         raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
+
+
+def _refuse_nan_ratings(
+    connection: duckdb.DuckDBPyConnection, inputs: Inputs, rating: exp.Identifier
+) -> None:
+    """A NaN rating would make every rating metric NaN: refused (one more scan of the
+    interactions, only when a rating metric is requested). NULL ratings are left out."""
+    nan = _is_nan(exp.column(rating))
+    query = exp.select(exp.func("COUNT", exp.Star())).from_(inputs.interactions.copy()).where(nan)
+    row = connection.execute(query.sql("duckdb")).fetchone()
+    if row and row[0]:
+        columns = (inputs.user, inputs.item, rating)
+        raise SqlmetricsError(
+            f"interactions.{rating.name} (the rating column) is NaN in {row[0]} row(s)"
+            f"{_example(connection, inputs.interactions, columns, nan.copy())}; use NULL for a "
+            "missing rating (such rows are left out) or a number"
+        )
 
 
 def _duplicate_example(
@@ -647,11 +691,14 @@ def evaluate(
         truth = bind_source(interactions, "interactions", con, own_connection)
         catalogue = None if items is None else bind_source(items, "items", con, own_connection)
         past = None if history is None else bind_source(history, "history", con, own_connection)
-        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past)
+        rating = any(request.metric.reads == "rated" for request in requests)
+        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
         result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
         refuse_bad_rows(con, inputs, diagnostics, requests)
+        if inputs.rating is not None:
+            _refuse_nan_ratings(con, inputs, inputs.rating)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":

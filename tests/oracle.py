@@ -447,3 +447,169 @@ def oracle_mean(
         rank_column=rank_column,
     )
     return result[(metric, k)].mean
+
+
+# ----------------------------------------------------------------------------------------------
+# Metrics over scored rows (auc, classification) and rated rows (rating metrics)
+# ----------------------------------------------------------------------------------------------
+#
+# Written from METRICS.md "Rating and classification metrics" without the SQL's shape: AUC counts
+# every (positive, negative) pair one by one (seed 003's first formula, m / (n0 * n1)) instead of
+# the rank sums and windows of sql/stages/scored.sql.
+
+SCORED_METRICS = frozenset(
+    {
+        "auc",
+        "gauc",
+        "user_auc",
+        "accuracy",
+        "logloss",
+        "score_precision",
+        "score_recall",
+        "score_f1",
+    }
+)
+RATED_METRICS = frozenset({"mse", "rmse", "mae", "r2"})
+LOGLOSS_CLIP = 1e-15
+
+
+def _pair_wins(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    """Pairs where the positive scores higher, ties counting 1/2."""
+    return sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in positives for n in negatives)
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else math.nan
+
+
+def scored_rows(
+    recommendations: Iterable[dict], interactions: Iterable[dict], threshold: float = 0.0
+) -> list[tuple[object, float, int]]:
+    """(user, score, relevant 0/1) for every recommendation row with a score."""
+    truth = _truth_by_user(interactions, threshold)
+    return [
+        (row["user_id"], float(row["score"]), int(row["item_id"] in truth.get(row["user_id"], {})))
+        for row in recommendations
+        if row.get("score") is not None and not math.isnan(float(row["score"]))
+    ]
+
+
+def rated_rows(
+    recommendations: Iterable[dict], interactions: Iterable[dict]
+) -> list[tuple[object, float, float]]:
+    """(user, score, rating) for each scored recommendation the interactions rate (the largest
+    rating of repeated interactions)."""
+    ratings: dict[tuple[object, object], float] = {}
+    for row in interactions:
+        if row.get("rating") is None:
+            continue
+        key = (row["user_id"], row["item_id"])
+        ratings[key] = max(ratings.get(key, -math.inf), float(row["rating"]))
+    return [
+        (row["user_id"], float(row["score"]), ratings[(row["user_id"], row["item_id"])])
+        for row in recommendations
+        if row.get("score") is not None and (row["user_id"], row["item_id"]) in ratings
+    ]
+
+
+def _classification(
+    metric: str, rows: Sequence[tuple[float, int]], score_threshold: float
+) -> float:
+    n = len(rows)
+    predicted = [(int(score >= score_threshold), label) for score, label in rows]
+    true_positives = sum(1 for guess, label in predicted if guess and label)
+    if metric == "accuracy":
+        return _ratio(sum(1 for guess, label in predicted if guess == label), n)
+    if metric == "score_precision":
+        return _ratio(true_positives, sum(guess for guess, _ in predicted))
+    if metric == "score_recall":
+        return _ratio(true_positives, sum(label for _, label in predicted))
+    if metric == "score_f1":
+        predicted_positive = sum(guess for guess, _ in predicted)
+        actual_positive = sum(label for _, label in predicted)
+        if predicted_positive + actual_positive == 0:
+            return math.nan
+        if true_positives == 0:
+            return 0.0
+        precision = true_positives / predicted_positive
+        recall = true_positives / actual_positive
+        return 2 * precision * recall / (precision + recall)
+    if metric == "logloss":
+        total = 0.0
+        for score, label in rows:
+            p = min(max(score, LOGLOSS_CLIP), 1 - LOGLOSS_CLIP)
+            total -= math.log(p) if label else math.log(1 - p)
+        return _ratio(total, n)
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def oracle_scored(
+    recommendations: list[dict],
+    interactions: list[dict],
+    metric: str,
+    *,
+    threshold: float = 0.0,
+    score_threshold: float = 0.5,
+) -> OracleResult:
+    """A scored or rated metric over one group: per-user values (NaN where undefined) and the
+    group's value."""
+    if metric in RATED_METRICS:
+        return _oracle_rated(rated_rows(recommendations, interactions), metric)
+    rows = scored_rows(recommendations, interactions, threshold)
+    by_user: dict[object, list[tuple[float, int]]] = {}
+    for user, score, label in rows:
+        by_user.setdefault(user, []).append((score, label))
+    negatives = [score for _, score, label in rows if not label]
+    if metric == "auc":
+        positives = [score for _, score, label in rows if label]
+        per_user = {
+            user: _ratio(
+                _pair_wins([s for s, label in own if label], negatives),
+                sum(label for _, label in own) * len(negatives),
+            )
+            for user, own in by_user.items()
+        }
+        return OracleResult(
+            per_user, _ratio(_pair_wins(positives, negatives), len(positives) * len(negatives))
+        )
+    if metric in ("gauc", "user_auc"):
+        per_user = {}
+        for user, own in by_user.items():
+            pos = [s for s, label in own if label]
+            neg = [s for s, label in own if not label]
+            per_user[user] = _ratio(_pair_wins(pos, neg), len(pos) * len(neg))
+        both = {user: value for user, value in per_user.items() if not math.isnan(value)}
+        weights = {user: len(by_user[user]) if metric == "gauc" else 1 for user in both}
+        mean = _ratio(
+            sum(weights[user] * value for user, value in both.items()), sum(weights.values())
+        )
+        return OracleResult(per_user, mean)
+    if metric in SCORED_METRICS:
+        per_user = {
+            user: _classification(metric, own, score_threshold) for user, own in by_user.items()
+        }
+        everything = [(score, label) for _, score, label in rows]
+        return OracleResult(per_user, _classification(metric, everything, score_threshold))
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def _oracle_rated(rows: Sequence[tuple[object, float, float]], metric: str) -> OracleResult:
+    mean_rating = _ratio(sum(rating for _, _, rating in rows), len(rows))
+
+    def value(own: Sequence[tuple[float, float]]) -> float:
+        errors = [score - rating for score, rating in own]
+        if metric == "mae":
+            return _ratio(sum(abs(e) for e in errors), len(errors))
+        mse = _ratio(sum(e * e for e in errors), len(errors))
+        if metric == "mse":
+            return mse
+        if metric == "rmse":
+            return math.sqrt(mse)
+        total = sum((rating - mean_rating) ** 2 for _, rating in own)
+        return 1 - _ratio(sum(e * e for e in errors), total)
+
+    by_user: dict[object, list[tuple[float, float]]] = {}
+    for user, score, rating in rows:
+        by_user.setdefault(user, []).append((score, rating))
+    per_user = {user: value(own) for user, own in by_user.items()}
+    return OracleResult(per_user, value([(score, rating) for _, score, rating in rows]))

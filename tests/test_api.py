@@ -146,6 +146,7 @@ def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFr
         "duplicate_interactions": 0,
         "null_scores": 1,
         "tied_score_groups": 1,  # user 4's two 0.5 scores
+        "single_class_users": 0,  # counted only when a metric reads scored (auc, gauc, ...)
     }
 
 

@@ -209,3 +209,70 @@ def test_checks_sql_of_fit_inputs_refuses_nothing_and_counts_as_evaluate() -> No
     repeated = pd.concat([recs(), recs().iloc[:1]])
     assert run_checks(repeated, truth())["refused_rows"].tolist() == [1]
     assert run_checks(repeated, truth(), duplicates="first")["refused_rows"].tolist() == [0]
+
+
+def test_logloss_refuses_scores_outside_0_1() -> None:
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["auc", "logloss"])
+    assert str(raised.value) == (
+        "recommendations.score (the score column) is outside [0, 1] in 1 row(s), e.g. "
+        "user_id=1, item_id=11, score=1.5; logloss reads scores as probabilities: calibrate "
+        "them (e.g. a sigmoid) or leave logloss out"
+    )
+    # auc reads any scores: positives 1.5 and 0.7 against the negative 0.9 -> 1 / 2
+    assert sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["auc"])["auc"][0] == 0.5
+
+
+def test_rating_metrics_need_a_rating_column() -> None:
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(), truth(), ["rmse"])
+    assert str(raised.value).startswith(
+        "interactions has no column 'rating' (the rating column). Its columns: user_id, "
+        "item_id, relevance. Name yours with columns={'rating': ...} (CLI: --rating-column)."
+    )
+    with pytest.raises(SqlmetricsError, match="compare the score with a rating"):
+        sqlmetrics.evaluate(recs(), truth(), ["mae"], columns={"rating": None})
+    with pytest.raises(SqlmetricsError, match="is VARCHAR, not a number"):
+        sqlmetrics.evaluate(recs(), truth(stars=["a", "b"]), ["mae"], columns={"rating": "stars"})
+    rated = sqlmetrics.evaluate(recs(), truth(stars=[4, 1]), ["mae"], columns={"rating": "stars"})
+    assert math.isclose(rated["mae"][0], (3.5 + 0.3) / 2, abs_tol=1e-12)
+
+
+def test_score_metrics_refuse_a_rank_column() -> None:
+    ranked = pd.DataFrame({"user_id": [1, 1], "item_id": [10, 11], "rank": [1, 2]})
+    with pytest.raises(SqlmetricsError, match="auc, accuracy read the scores, not positions"):
+        sqlmetrics.evaluate(ranked, truth(), ["auc", "accuracy", "ndcg@2"])
+
+
+@pytest.mark.parametrize("label", ["accuracy@abc", "accuracy@", "accuracy@1e999", "auc@3"])
+def test_score_threshold_must_be_a_number(label: str) -> None:
+    with pytest.raises(SqlmetricsError, match=r"score threshold|takes no cutoff"):
+        sqlmetrics.evaluate(recs(), truth(), [label])
+
+
+def test_a_trec_eval_spelling_is_no_score_threshold() -> None:
+    with pytest.raises(SqlmetricsError, match="unknown metric 'accuracy_5'"):
+        sqlmetrics.evaluate(recs(), truth(), ["accuracy_5"])
+
+
+def test_metrics_over_scores_refuse_repeated_recommendations_anywhere() -> None:
+    """They read whole lists, so a repeat at any position is refused (no positions to cut)."""
+    repeated = pd.concat([recs(), recs().iloc[[0]].assign(score=[0.1])])
+    for metric in ("auc", "rmse"):
+        with pytest.raises(SqlmetricsError, match=r"repeat a \(user_id, item_id\) pair in 1 row"):
+            sqlmetrics.evaluate(repeated, truth(rating=[1, 2]), [metric])
+    first = sqlmetrics.evaluate(repeated, truth(), ["auc"], duplicates="first")
+    assert first["auc"][0] == sqlmetrics.evaluate(recs(), truth(), ["auc"])["auc"][0]
+
+
+def test_nan_ratings_are_refused() -> None:
+    rated = pa.table(
+        {"user_id": [1, 2], "item_id": [11, 20], "relevance": [1, 2], "rating": [4.0, NAN]}
+    )
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(), rated, ["rmse"])
+    assert str(raised.value) == (
+        "interactions.rating (the rating column) is NaN in 1 row(s), e.g. user_id=2, "
+        "item_id=20, rating=nan; use NULL for a missing rating (such rows are left out) or a "
+        "number"
+    )

@@ -151,3 +151,24 @@ def test_readme_example_output_is_what_make_example_prints() -> None:
     readme = (EXAMPLES.parent / "README.md").read_text()
     run = cli("evaluate", RECS, TRUTH, "-m", ",".join(METRICS), "--group-by", "model", "-q")
     assert run.stdout.strip() in readme
+
+
+def test_rating_column_flag_and_score_threshold(tmp_path: Path) -> None:
+    recs = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [1, 2, 3], "score": [0.9, 0.2, 0.6]})
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [1, 3], "stars": [1.0, 0.0]})
+    recs.to_parquet(tmp_path / "recs.parquet")
+    truth.to_parquet(tmp_path / "truth.parquet")
+    paths = [str(tmp_path / "recs.parquet"), str(tmp_path / "truth.parquet")]
+    run = cli(
+        "evaluate", *paths, "-m", "mae,auc,accuracy@0.7", "--rating-column", "stars", "-q",
+        "--format", "json",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    # mae: |0.9 - 1| and |0.6 - 0| -> 0.35; auc: positives 0.9, 0.6 against 0.2 -> 1;
+    # accuracy@0.7: 0.9 relevant and >= 0.7 (right), 0.2 neither (right), 0.6 relevant (wrong)
+    [row] = json.loads(run.stdout)
+    assert row["users"] == 2 and row["auc"] == 1.0
+    assert abs(row["mae"] - 0.35) < 1e-12 and abs(row["accuracy@0.7"] - 2 / 3) < 1e-12
+    missing = cli("evaluate", *paths, "-m", "rmse", "-q")
+    assert missing.returncode == 2
+    assert "interactions has no column 'rating' (the rating column)" in missing.stderr

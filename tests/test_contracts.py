@@ -12,7 +12,12 @@ from sqlmetrics.catalog import metrics, sql_folder
 from sqlmetrics.compose import stage
 
 JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
-METRICS = sorted(name for name, metric in metrics().items() if metric.reads == "judged")
+SOURCE_COLUMNS = {
+    source: {column.alias_or_name for column in stage(source).expressions}
+    for source in ("judged", "scored", "rated")
+}
+# Per-user queries over a stage; the metrics over the lists are checked apart below.
+METRICS = sorted(name for name, metric in metrics().items() if metric.reads in SOURCE_COLUMNS)
 LIST_METRICS = sorted(name for name, metric in metrics().items() if metric.reads == "lists")
 # What a metric over the lists may read: the lists (ranked) and the stages global to all groups.
 LIST_SOURCES = {
@@ -42,20 +47,42 @@ def test_judged_offers_the_documented_columns() -> None:
     } == JUDGED_COLUMNS
 
 
+def test_scored_and_rated_offer_the_documented_columns() -> None:
+    assert {
+        "user_id",
+        "score",
+        "positives",
+        "negatives",
+        "negatives_below_in_list",
+        "negatives_below_in_group",
+        "negatives_in_group",
+    } == SOURCE_COLUMNS["scored"]
+    assert {"user_id", "score", "rating", "mean_rating"} == SOURCE_COLUMNS["rated"]
+
+
 @pytest.mark.parametrize("name", METRICS)
-def test_metric_file_is_a_per_user_query_over_judged(name: str) -> None:
+def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     metric = metrics()[name]
     query = metric.query
-    assert [table.name for table in query.find_all(exp.Table)] == ["judged"]
+    assert [table.name for table in query.find_all(exp.Table)] == [metric.reads]
     outputs = [projection.alias_or_name for projection in query.expressions]
     assert outputs == (
         ["user_id", "numerator", "denominator"] if metric.micro else ["user_id", name]
     )
     group = [column.name for column in query.args["group"].expressions]
-    assert group == ["user_id", "n_relevant", "list_length"]
-    assert {column.name for column in query.find_all(exp.Column)} <= JUDGED_COLUMNS
+    judged = metric.reads == "judged"
+    assert group == (["user_id", "n_relevant", "list_length"] if judged else ["user_id"])
+    assert {column.name for column in query.find_all(exp.Column)} <= SOURCE_COLUMNS[metric.reads]
     placeholders = {node.name for node in query.find_all(exp.Placeholder)}
-    assert placeholders == ({"k"} if metric.takes_cutoff else set())
+    assert placeholders == (
+        {"k"}
+        if metric.takes_cutoff
+        else {"score_threshold"}
+        if metric.takes_score_threshold
+        else set()
+    )
+    # Metrics beyond the ranking ones are micro: their per-user parts add up over any users.
+    assert judged or metric.micro
     # Never a one-argument LOG: its base differs between engines (LOG2 parses with its base).
     assert all(node.args.get("expression") is not None for node in query.find_all(exp.Log))
 
@@ -65,12 +92,24 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     text = (sql_folder() / f"{name}.sql").read_text()
     connection = duckdb.connect()
     connection.execute(
+        "CREATE TABLE scored (user_id INT, score DOUBLE, positives INT, negatives INT,"
+        " negatives_below_in_list DOUBLE, negatives_below_in_group DOUBLE,"
+        " negatives_in_group INT)"
+    )
+    connection.execute("INSERT INTO scored VALUES (1, 0.5, 1, 1, 0.5, 0.5, 1)")
+    connection.execute(
+        "CREATE TABLE rated (user_id INT, score DOUBLE, rating DOUBLE, mean_rating DOUBLE)"
+    )
+    connection.execute("INSERT INTO rated VALUES (1, 0.5, 1, 1)")
+    connection.execute(
         "CREATE TABLE judged (user_id INT, pos INT, hit INT, gain DOUBLE, exp_gain DOUBLE,"
         " relevance DOUBLE, ideal_pos INT, scored_ideal_pos INT, hits_so_far INT,"
         " n_relevant INT, list_length INT)"
     )
     connection.execute("INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3)")
     parameters = {"k": 3} if "$k" in text else None
+    if "$score_threshold" in text:
+        parameters = {"score_threshold": 0.5}
     rows = connection.execute(text, parameters).fetchall()
     assert len(rows) == 1 and rows[0][0] == 1
 

@@ -74,10 +74,37 @@ def test_fixture_matches_golden_values(path: Path, plan: str) -> None:
     assert len(result) == len(expected), result
     for column in expected.columns:
         for got, want in zip(result[column], expected[column], strict=True):
-            if isinstance(want, float):
-                assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (column, got, want)
-            else:
-                assert got == want, (column, got, want)
+            assert same(got, want), (column, got, want)
+
+
+def same(got: Any, want: Any) -> bool:
+    """Equal to 1e-9; ``.nan`` in a fixture (an undefined value) wants NaN or NULL."""
+    if isinstance(want, float):
+        if math.isnan(want):
+            return got is None or bool(pd.isna(got))
+        return math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE)
+    return bool(got == want)
+
+
+PER_USER_CASES = [path for path in CASES if "expect_per_user" in load(path)]
+
+
+@pytest.mark.parametrize("path", PER_USER_CASES, ids=[path.stem for path in PER_USER_CASES])
+def test_fixture_per_user_values(path: Path) -> None:
+    """``expect_per_user``: the per-user rows (NaN where a user has no value), and
+    ``diagnostics``: some of the counts, per group."""
+    case = load(path)
+    result = run(case, per_user=True)
+    expected = pd.DataFrame(case["expect_per_user"])
+    assert list(result.columns) == list(expected.columns)
+    assert len(result) == len(expected), result
+    for column in expected.columns:
+        for got, want in zip(result[column], expected[column], strict=True):
+            assert same(got, want), (column, got, want)
+    if "diagnostics" in case:
+        counted = sqlmetrics.read_diagnostics(run(case)).to_dict("records")
+        for got, want in zip(counted, case["diagnostics"], strict=True):
+            assert {key: got[key] for key in want} == want
 
 
 @pytest.mark.parametrize("path", CASES, ids=[path.stem for path in CASES])
@@ -103,7 +130,7 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
     """The oracle sees one group at a time: a recommendation-only column splits the lists and
     keeps every interaction, a shared column splits both."""
     from tests.beyond_oracle import list_metric
-    from tests.oracle import oracle_mean
+    from tests.oracle import RATED_METRICS, SCORED_METRICS, oracle_mean, oracle_scored
 
     case = load(path)
     options = dict(case.get("options", {}))
@@ -120,10 +147,11 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
         ]
         for metric in case_metrics(case):
             request = parse_request(metric)
+            name = request.metric.name
             if request.metric.reads == "lists":
                 # The catalogue and the popularity are the same for every group.
                 got = list_metric(
-                    request.metric.name,
+                    name,
                     int(request.k or 0),
                     recs,
                     case["given"]["interactions"],
@@ -132,7 +160,15 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
                     history=case["given"].get("history", ()),
                     relevant_interactions=truth,
                 )
+            elif name in SCORED_METRICS | RATED_METRICS:
+                got = oracle_scored(
+                    recs,
+                    truth,
+                    name,
+                    threshold=options.get("threshold", 0.0),
+                    score_threshold=request.score_threshold or 0.5,
+                ).mean
             else:
-                got = oracle_mean(recs, truth, request.metric.name, request.k, **options)
+                got = oracle_mean(recs, truth, name, request.k, **options)
             want = expected[metric]
-            assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (metric, got, want)
+            assert same(got, want), (metric, got, want)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -45,3 +46,35 @@ def test_passes_under_a_memory_limit_give_the_same_numbers(
     pd.testing.assert_frame_equal(
         sqlmetrics.read_diagnostics(limited), sqlmetrics.read_diagnostics(free)
     )
+
+
+def test_per_user_auc_in_passes_and_global_auc_refused(
+    many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gauc and user_auc add up per user, so passes give the same numbers; auc compares rows
+    across users, so running out of memory is an error that says what to do. (DuckDB spills
+    these plans rather than fail, so the first, single-pass query is made to fail here.)"""
+    import sqlmetrics.run
+
+    recs, truth = many_users
+    per_user_metrics = ["gauc", "user_auc", "accuracy@0.5", "ndcg@10"]
+    free = sqlmetrics.evaluate(recs, truth, per_user_metrics)
+    single_pass = sqlmetrics.run._split_diagnostics
+    calls: list[int] = []
+
+    def first_runs_out_of_memory(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise duckdb.OutOfMemoryException("out of memory")
+        return single_pass(*args)
+
+    monkeypatch.setattr("sqlmetrics.run._split_diagnostics", first_runs_out_of_memory)
+    limited = sqlmetrics.evaluate(recs, truth, per_user_metrics)
+    assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        sqlmetrics.read_diagnostics(limited), sqlmetrics.read_diagnostics(free)
+    )
+    calls.clear()
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="auc, r2 compare rows across all users"):
+        sqlmetrics.evaluate(recs, truth, ["auc", "gauc", "r2"], columns={"rating": "relevance"})

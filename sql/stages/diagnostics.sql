@@ -3,6 +3,8 @@
 -- positions the metrics read (the first K, K the deepest cutoff or the whole list; ties also
 -- the position after K, where a tie decides what falls inside). With a rank column, "scores"
 -- are the ranks. NaN sorts above every number, so a NaN score is always among those positions.
+-- single_class counts the scored lists (scored.sql) gauc and user_auc skip: all relevant or
+-- none; the composer drops it when no metric reads scored.
 WITH counted AS (
   SELECT
     user_id,
@@ -12,6 +14,7 @@ WITH counted AS (
     - COUNT(DISTINCT CASE WHEN pos <= $cutoff THEN item_id END) AS duplicate_rows,
     MAX(list_length) - MAX(named_length) AS null_items,
     SUM(CASE WHEN ISNAN(score) THEN 1 ELSE 0 END) AS nan_scores,
+    SUM(CASE WHEN score < 0 OR score > 1 THEN 1 ELSE 0 END) AS outside_unit_scores,
     CASE
       WHEN MIN(pos) = 1 AND MAX(pos) = COUNT(*) AND COUNT(DISTINCT pos) = COUNT(*) THEN 0 ELSE 1
     END AS broken_ranks
@@ -35,6 +38,14 @@ tied AS (
   GROUP BY user_id
 ),
 
+single_class AS (
+  SELECT
+    user_id,
+    CASE WHEN SUM(positives) = 0 OR SUM(negatives) = 0 THEN 1 ELSE 0 END AS skipped
+  FROM scored
+  GROUP BY user_id
+),
+
 -- Kept apart from the FULL OUTER JOIN below: SQLite and MySQL write that join as two joins,
 -- which they can only do when it is the select's one join.
 listed AS (
@@ -46,9 +57,12 @@ listed AS (
     counted.null_items,
     counted.nan_scores,
     counted.broken_ranks,
-    COALESCE(tied.tie_groups, 0) AS tie_groups
+    counted.outside_unit_scores,
+    COALESCE(tied.tie_groups, 0) AS tie_groups,
+    COALESCE(single_class.skipped, 0) AS single_class
   FROM counted
   LEFT JOIN tied ON counted.user_id = tied.user_id
+  LEFT JOIN single_class ON counted.user_id = single_class.user_id
 ),
 
 interacted AS (
@@ -80,6 +94,8 @@ users AS (
     listed.nan_scores,
     listed.broken_ranks,
     listed.tie_groups,
+    listed.outside_unit_scores,
+    listed.single_class,
     interacted.has_relevant,
     interacted.interaction_rows,
     interacted.duplicate_interactions,
@@ -104,6 +120,7 @@ SELECT
   COALESCE(SUM(duplicate_interactions), 0) AS duplicate_interactions,
   COALESCE(SUM(null_scores), 0) AS null_scores,
   COALESCE(SUM(tie_groups), 0) AS tied_score_groups,
+  COALESCE(SUM(single_class), 0) AS single_class_users,
   COALESCE(
     SUM(CASE WHEN listed_user IS NULL THEN list_length ELSE 0 END), 0
   ) AS bad_recommendation_user_ids,
@@ -115,5 +132,6 @@ SELECT
   ) AS bad_interaction_user_ids,
   COALESCE(SUM(null_interacted_items), 0) AS bad_interaction_item_ids,
   COALESCE(SUM(bad_relevance), 0) AS bad_relevance,
-  COALESCE(SUM(huge_relevance), 0) AS relevance_over_1000
+  COALESCE(SUM(huge_relevance), 0) AS relevance_over_1000,
+  COALESCE(SUM(outside_unit_scores), 0) AS scores_outside_0_1
 FROM users

@@ -99,15 +99,22 @@ def load_case(path: Path) -> Case:
     options = dict(data.get("options", {}))
     groups = set(options.get("group_by", []))
     requested = [key for key in data["expect"][0] if key not in groups | {"users"}]
+    recommendations = Table.of(data["given"]["recommendations"], ["user_id", "item_id", "score"])
+    interactions = Table.of(data["given"]["interactions"], ["user_id", "item_id"])
     return Case(
         name=path.stem,
-        recommendations=Table.of(data["given"]["recommendations"], ["user_id", "item_id", "score"]),
-        interactions=Table.of(data["given"]["interactions"], ["user_id", "item_id"]),
+        recommendations=recommendations,
+        interactions=interactions,
         options=options,
         metrics=requested,
         expect=list(data["expect"]),
         all_metrics=every_metric(
-            requested, options, items="items" in data["given"], history="history" in data["given"]
+            requested,
+            options,
+            recommendations,
+            interactions,
+            items="items" in data["given"],
+            history="history" in data["given"],
         ),
         items=Table.of(data["given"]["items"], ["item_id"]) if "items" in data["given"] else None,
         history=(
@@ -119,16 +126,26 @@ def load_case(path: Path) -> Case:
 
 
 def every_metric(
-    requested: Sequence[str], options: dict[str, Any], items: bool = False, history: bool = False
+    requested: Sequence[str],
+    options: dict[str, Any],
+    recommendations: Table,
+    interactions: Table,
+    items: bool = False,
+    history: bool = False,
 ) -> list[str]:
-    """Every metric at each cutoff the fixture asks for (and without one), under its options;
-    those reading item categories only when the fixture has an items table."""
+    """Every metric at each cutoff the fixture asks for (and without one), under its options,
+    that the tables can feed: the metrics over scores need a score column, the rating metrics
+    a rating column, those reading item categories or a history those tables."""
     cutoffs = sorted({k for k in (parse_request(label).k for label in requested) if k}) or [3]
     labels: list[str] = []
     for metric in metrics().values():
         if options.get("ties") == "average" and not metric.ties_average:
             continue
         if (metric.needs_items and not items) or (metric.needs_history and not history):
+            continue
+        if metric.reads in ("scored", "rated") and "score" not in recommendations.names:
+            continue
+        if metric.reads == "rated" and "rating" not in interactions.names:
             continue
         if metric.takes_cutoff:
             labels += [f"{metric.name}@{k}" for k in cutoffs]
@@ -211,7 +228,15 @@ def extra_cases() -> list[Case]:
         ("extra_string_arms", arms, arm_truth, {"group_by": ["arm"]}),
     ]
     return [
-        Case(name, recs, truth, options, [], [], every_metric(["ndcg@2", "ndcg@3"], options))
+        Case(
+            name,
+            recs,
+            truth,
+            options,
+            [],
+            [],
+            every_metric(["ndcg@2", "ndcg@3"], options, recs, truth),
+        )
         for name, recs, truth, options in cases
     ]
 

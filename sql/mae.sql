@@ -1,0 +1,14 @@
+-- name: mae
+-- title: Mean absolute error of the score against the rating
+-- definition: mean of |score - rating| over the recommended (user, item) rows the interactions rate.
+-- cutoff: none
+-- reads: rated
+-- aggregate: micro
+-- ties_average: yes
+-- references: seed 004 `mae`; scikit-learn `mean_absolute_error`; MS Recommenders `mae`
+SELECT
+  user_id,
+  SUM(ABS(score - rating)) AS numerator,
+  COUNT(*) AS denominator
+FROM rated
+GROUP BY user_id

@@ -1,0 +1,14 @@
+-- name: mse
+-- title: Mean squared error of the score against the rating
+-- definition: mean of (score - rating)^2 over the recommended (user, item) rows the interactions rate.
+-- cutoff: none
+-- reads: rated
+-- aggregate: micro
+-- ties_average: yes
+-- references: scikit-learn `mean_squared_error`
+SELECT
+  user_id,
+  SUM((score - rating) * (score - rating)) AS numerator,
+  COUNT(*) AS denominator
+FROM rated
+GROUP BY user_id
