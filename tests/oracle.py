@@ -27,13 +27,15 @@ AVERAGE_CAPABLE = frozenset(
         "ndcg",
         "dcg_exp",
         "ndcg_exp",
+        "ndcg_scored",  # the ideal over the scored items does not depend on their order
+        "ndcg_exp_scored",
         "micro_hit_ratio",
         "micro_mrr",
     }
 )
 ALL_METRICS = frozenset(
     AVERAGE_CAPABLE
-    | {"hit_rate", "mrr", "map", "map_min", "map_hits", "ndcg_scored", "ndcg_exp_scored"}
+    | {"hit_rate", "mrr", "map", "map_min", "map_hits"}
 )
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})

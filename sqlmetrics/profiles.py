@@ -1,0 +1,322 @@
+"""Definition profiles: which sqlmetrics metric reproduces each library's definition.
+
+A profile is data, not a code path: for every metric name a library defines (``map`` for the
+uncut form, ``map@k`` with a cutoff) the sqlmetrics metric file that computes the same number,
+plus the options that make the inputs mean what the library takes them to mean (tie policy,
+population, which interactions count as relevant). The mapping lives in this module as a plain
+dict rather than a YAML file so it is typed (mypy checks every entry), ships inside the package
+without a YAML parser at run time, and is imported without reading files. ``docs/profiles.md``
+is generated from it (a test keeps them in sync) and ``tests/test_profiles.py`` runs every
+profile against the library itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sqlmetrics.catalog import MetricRequest, metrics, parse_requests
+from sqlmetrics.errors import SqlmetricsError
+
+# How a profile reads the interactions: "graded" keeps sqlmetrics' rule (relevant means
+# relevance above the threshold, gain = relevance); "every_row" is for libraries that take the
+# ground truth as a set of items (every interaction row is relevant, gain 1), as if the
+# relevance column were absent.
+RELEVANCE = ("graded", "every_row")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One library's definitions, as sqlmetrics metrics and options."""
+
+    name: str
+    library: str  # the library and version the golden tests compare with
+    metrics: Mapping[str, str]  # "map" (no cutoff) / "map@k" -> sqlmetrics metric file
+    ties: str = "id"
+    population: str = "all"
+    relevance: str = "graded"
+    notes: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+
+def _both(*pairs: tuple[str, str]) -> dict[str, str]:
+    """The same metric with and without a cutoff."""
+    return {form: metric for name, metric in pairs for form in (name, f"{name}@k")}
+
+
+PROFILES: dict[str, Profile] = {
+    profile.name: profile
+    for profile in (
+        Profile(
+            name="trec_eval",
+            library="trec_eval 9.0.8 (pytrec-eval-terrier 0.5)",
+            metrics={
+                "map": "map",  # map
+                "map@k": "map",  # map_cut.k
+                "ndcg": "ndcg",  # ndcg
+                "ndcg@k": "ndcg",  # ndcg_cut.k
+                "precision": "precision",  # set_P
+                "precision@k": "precision",  # P.k
+                "recall": "recall",  # set_recall
+                "recall@k": "recall",  # recall.k
+                "hit_rate@k": "hit_rate",  # success.k
+                "mrr": "mrr",  # recip_rank
+                "r_precision": "r_precision",  # Rprec
+                "hits": "hits",  # num_rel_ret
+            },
+            notes=(
+                "The sqlmetrics defaults. Equal scores: docno descending, which trec_eval "
+                "compares as strings (strcmp); ties='id' compares ids in their own type, so "
+                "with tied scores and integer ids pass the ids as strings to get trec_eval's "
+                "order.",
+                "relevant means relevance >= trec_eval's -l level (1): threshold=L-1 for "
+                "integer grades; trec_eval's ndcg ignores -l, sqlmetrics' threshold also "
+                "zeroes the gains it excludes.",
+                "Population: users with a relevant interaction, 0 when not recommended "
+                "(trec_eval -c). trec_eval without -c averages over the users it was given "
+                "lists for (population='common'), and also counts users whose judged items "
+                "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
+            ),
+            references=(
+                "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
+                "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
+                "m_recip_rank.c, m_Rprec.c",
+            ),
+        ),
+        Profile(
+            name="ranx",
+            library="ranx 0.3.21",
+            metrics={
+                **_both(
+                    ("hits", "hits"),
+                    ("hit_rate", "hit_rate"),
+                    ("precision", "precision"),
+                    ("recall", "recall"),
+                    ("f1", "f1"),
+                    ("mrr", "mrr"),
+                    ("map", "map"),
+                    ("dcg", "dcg"),
+                    ("dcg_exp", "dcg_exp"),
+                    ("ndcg", "ndcg"),
+                    ("ndcg_exp", "ndcg_exp"),
+                ),
+                "r_precision": "r_precision",
+            },
+            notes=(
+                "ranx breaks equal scores by the order the run was built in (numba argsort), "
+                "so results on tied scores are arbitrary; compared on tie-free data only.",
+                "relevance_level=L means relevance >= L: threshold=L-1 for integer grades; "
+                "ranx drops the lower grades from NDCG too, as sqlmetrics does.",
+                "Users without a run score 0 with make_comparable=True (population all); "
+                "without it ranx refuses the run.",
+                "dcg_exp / ndcg_exp are ranx's dcg_burges / ndcg_burges (2^rel - 1).",
+            ),
+            references=("AmenRa/ranx: ranx/metrics/*.py",),
+        ),
+        Profile(
+            name="sklearn",
+            library="scikit-learn 1.8",
+            metrics=_both(("ndcg", "ndcg_scored"), ("dcg", "dcg")),
+            ties="average",
+            population="common",
+            notes=(
+                "ndcg_score / dcg_score see only the scored items: the ideal DCG sorts the "
+                "relevances of the recommended items (ndcg_scored), relevant items never "
+                "scored do not exist for it, and users without recommendations have no row.",
+                "Equal scores get the tie-averaged DCG (sklearn's default ignore_ties=False).",
+                "ndcg_score needs at least 2 scored items per user; a user whose scored items "
+                "are all non-relevant scores 0.",
+            ),
+            references=("scikit-learn: sklearn/metrics/_ranking.py (ndcg_score, dcg_score)",),
+        ),
+        Profile(
+            name="spark",
+            library="Apache Spark 4 MLlib RankingMetrics / ML RankingEvaluator",
+            metrics={
+                "map": "map",  # meanAveragePrecision
+                "map@k": "map_min",  # meanAveragePrecisionAt(k)
+                "precision@k": "precision",  # precisionAt(k)
+                "recall@k": "recall",  # recallAt(k)
+                "ndcg@k": "ndcg",  # ndcgAt(k), binary labels
+            },
+            relevance="every_row",
+            notes=(
+                "The ground truth is a set of items per user: every interaction row is "
+                "relevant, gain 1 (RankingEvaluator's only form). Spark's graded NDCG (RDD "
+                "API with relevance values) walks the labels in the order the caller gives "
+                "them for the ideal DCG, so it is not reproduced.",
+                "Spark takes each user's list already ordered: sqlmetrics' ranking rule "
+                "(score descending, item id descending) decides that order.",
+                "Spark averages over the rows it is given, and counts a row without labels "
+                "as 0; sqlmetrics' population is the users with a relevant interaction "
+                "(users without recommendations score 0).",
+                "No MRR or hit rate in Spark (apache/spark#12461 was closed).",
+            ),
+            references=(
+                "apache/spark: mllib/src/main/scala/org/apache/spark/mllib/evaluation/"
+                "RankingMetrics.scala; ml/evaluation/RankingEvaluator.scala",
+            ),
+        ),
+    )
+}
+
+
+def get_profile(name: str) -> Profile:
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise SqlmetricsError(
+            f"unknown profile {name!r}; use one of {', '.join(PROFILES)} "
+            "(`sqlmetrics profiles` shows what each changes)"
+        )
+    return profile
+
+
+def _form(request: MetricRequest) -> str:
+    return request.metric.name if request.k is None else f"{request.metric.name}@k"
+
+
+def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[MetricRequest]:
+    """The requests as the profile's library defines them, labelled as the user typed them."""
+    requests = []
+    for request in parse_requests(texts):
+        metric = profile.metrics.get(_form(request))
+        if metric is None:
+            raise SqlmetricsError(
+                f"{profile.library} (profile {profile.name!r}) does not define "
+                f"{request.label!r}; it defines {', '.join(profile.metrics)}"
+            )
+        requests.append(MetricRequest(metrics()[metric], request.k, request.label))
+    return requests
+
+
+def _pick(profile: Profile, option: str, given: str, default: str, wanted: str) -> str:
+    """The profile's value unless the caller asked for the same explicitly; a different
+    explicit value is refused rather than silently changing the library's number."""
+    if given not in (default, wanted):
+        raise SqlmetricsError(
+            f"profile {profile.name!r} sets {option}={wanted!r} (that is how "
+            f"{profile.library} computes it); drop {option}={given!r} or the profile"
+        )
+    return wanted
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What evaluate and to_sql run once a profile (or none) is applied."""
+
+    requests: list[MetricRequest]
+    ties: str
+    population: str
+    columns: dict[str, str | None] | None
+
+
+def resolve(
+    profile: str | None,
+    texts: Sequence[str] | str,
+    *,
+    ties: str,
+    population: str,
+    columns: Mapping[str, str | None] | None,
+) -> Resolved:
+    """The requests and options for ``profile``; without one, the arguments as given."""
+    if profile is None:
+        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None)
+    chosen = get_profile(profile)
+    resolved_columns = dict(columns or {})
+    if chosen.relevance == "every_row":
+        resolved_columns["relevance"] = None
+    return Resolved(
+        requests=profile_requests(chosen, texts),
+        ties=_pick(chosen, "ties", ties, "id", chosen.ties),
+        population=_pick(chosen, "population", population, "all", chosen.population),
+        columns=resolved_columns or None,
+    )
+
+
+def describe_profiles() -> list[dict[str, str]]:
+    """Every profile: its library, what each metric name maps to, and the options it sets."""
+    return [
+        {
+            "profile": profile.name,
+            "library": profile.library,
+            "metrics": ", ".join(f"{name}={metric}" for name, metric in profile.metrics.items()),
+            "ties": profile.ties,
+            "population": profile.population,
+            "relevance": profile.relevance,
+            "notes": " ".join(profile.notes),
+            "references": "; ".join(profile.references),
+        }
+        for profile in PROFILES.values()
+    ]
+
+
+GENERIC = (
+    "precision",
+    "recall",
+    "f1",
+    "hits",
+    "hit_rate",
+    "mrr",
+    "map",
+    "r_precision",
+    "dcg",
+    "dcg_exp",
+    "ndcg",
+    "ndcg_exp",
+)
+
+
+def profiles_markdown() -> str:
+    """docs/profiles.md: the matrix of definitions, then each profile's notes."""
+    names = [f"{name}{cut}" for name in GENERIC for cut in ("@k", "")]
+    names = [n for n in names if any(n in p.metrics for p in PROFILES.values())]
+    lines = [
+        "# Definition profiles",
+        "",
+        "<!-- Generated by `sqlmetrics profiles --format markdown` from sqlmetrics/profiles.py;",
+        "     tests/test_profiles.py fails when this file is out of date. -->",
+        "",
+        "`profile=` (CLI `--profile`) computes each metric the way one library defines it, so",
+        "numbers reported with that library can be reproduced: `map@10` under `spark` is",
+        "Spark's `meanAveragePrecisionAt(10)`, i.e. sqlmetrics' `map_min@10`. A name the",
+        "library does not define is refused. Each profile is checked against the library",
+        "itself on random data (tests/test_profiles.py) to 1e-9 per user.",
+        "",
+        "```python",
+        'sqlmetrics.evaluate(recs, truth, metrics=["map@10", "ndcg@10"], profile="spark")',
+        "```",
+        "```sh",
+        "sqlmetrics evaluate recs.parquet truth.parquet -m map@10 --profile spark",
+        "sqlmetrics profiles",
+        "```",
+        "",
+        "## Which sqlmetrics metric each name means",
+        "",
+        "`-` = the library has no such metric (requesting it under the profile is an error).",
+        "",
+        "| name | " + " | ".join(f"`{p}`" for p in PROFILES) + " |",
+        "|---|" + "---|" * len(PROFILES),
+    ]
+    for name in names:
+        cells = [f"`{p.metrics[name]}`" if name in p.metrics else "-" for p in PROFILES.values()]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    for option in ("ties", "population", "relevance"):
+        cells = [f"{getattr(p, option)}" for p in PROFILES.values()]
+        lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Options: *ties* is the tie policy (`id`: score descending then item id descending);",
+        "*population* `all` scores users without recommendations 0, `common` leaves them out;",
+        "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
+        "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
+        "set of items). What the metric files compute: `sqlmetrics metrics`, and",
+        "[METRICS.md](METRICS.md). The discount is 1/log2(position + 1) everywhere; libraries",
+        "with a natural-log discount (Spark) give the same NDCG, as the base cancels out.",
+        "",
+    ]
+    for profile in PROFILES.values():
+        lines += [f"## `{profile.name}`: {profile.library}", ""]
+        lines += [f"- {note}" for note in profile.notes]
+        lines += [f"- References: {'; '.join(profile.references)}", ""]
+    return "\n".join(lines)
