@@ -13,7 +13,7 @@ profile against the library itself.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlmetrics.catalog import MetricRequest, metrics, parse_requests
 from sqlmetrics.errors import SqlmetricsError
@@ -35,6 +35,9 @@ class Profile:
     ties: str = "id"
     population: str = "all"
     relevance: str = "graded"
+    # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
+    # to do instead; requesting one is an error that says so.
+    unsupported: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
 
@@ -158,6 +161,79 @@ PROFILES: dict[str, Profile] = {
                 "RankingMetrics.scala; ml/evaluation/RankingEvaluator.scala",
             ),
         ),
+        Profile(
+            name="recommenders",
+            library="MS Recommenders 1.2.1 (recommenders.evaluation.python_evaluation)",
+            metrics={
+                "precision@k": "precision",  # precision_at_k
+                "recall@k": "recall",  # recall_at_k
+                "map@k": "map_min",  # map_at_k
+            },
+            population="common",
+            relevance="every_row",
+            unsupported={
+                "ndcg@k": "ndcg_at_k averages over every user of rating_true (users without "
+                "recommendations score 0) while the other functions average over the users "
+                "in both tables, so it cannot share this profile's population; with the "
+                "default score_type='binary' it equals sqlmetrics ndcg@k without a profile "
+                "and with the relevance column ignored (columns={'relevance': None}, CLI "
+                "--no-relevance)",
+            },
+            notes=(
+                "Every row of rating_true is relevant (the rating only matters for "
+                "ndcg_at_k's score_type 'raw'/'exp'); duplicate rows would count twice "
+                "there, deduplicate them first.",
+                "Means over the users present in both tables (merge_ranking_true_pred's "
+                "common_users): population='common'.",
+                "map@k is map_at_k (divided by min(|R|, k)); map(), divided by |R|, is "
+                "sqlmetrics map@k with population='common' and the relevance column ignored.",
+                "The lists are ordered with a pandas sort of the predictions and ranked by "
+                "cumcount: equal scores keep the input row order, which is arbitrary; "
+                "compared on tie-free data only.",
+                "relevancy_method='top_k' (the default); 'by_threshold' is not reproduced "
+                "(recommenders-team/recommenders#2154).",
+            ),
+            references=(
+                "recommenders-team/recommenders: recommenders/evaluation/python_evaluation.py "
+                "(merge_ranking_true_pred, precision_at_k, recall_at_k, map_at_k, map, "
+                "ndcg_at_k, get_top_k_items)",
+            ),
+        ),
+        Profile(
+            name="rectools",
+            library="RecTools 0.19.0 (rectools.metrics)",
+            metrics={
+                "precision@k": "precision",  # Precision(k)
+                "recall@k": "recall",  # Recall(k)
+                "f1@k": "f1",  # F1Beta(k, beta=1)
+                "hit_rate@k": "hit_rate",  # HitRate(k)
+                "mrr@k": "mrr",  # MRR(k)
+                "map@k": "map",  # MAP(k), divide_by_k=False
+            },
+            relevance="every_row",
+            unsupported={
+                "ndcg@k": "RecTools' default NDCG divides by the DCG of k relevant items "
+                "(sum over i = 1..k of 1/log2(i + 1)) whatever the user's |R|, which has no "
+                "portable SQL form yet; NDCG(k, divide_by_achievable=True) is sqlmetrics "
+                "ndcg@k with the relevance column ignored (columns={'relevance': None})",
+            },
+            notes=(
+                "Every interaction row is relevant (RecTools reads no relevance); duplicate "
+                "rows count twice (MobileTeleSystems/RecTools#164): deduplicate them first.",
+                "Users are those of the interactions table; a user without recommendations "
+                "scores 0 (population all).",
+                "RecTools takes the ranks as given (the Rank column); sqlmetrics' ranking rule "
+                "(or a rank column) gives them, so tied scores are compared too.",
+                "Options not reproduced: MAP(divide_by_k=True), Precision(r_precision=True), "
+                "NDCG's log_base other than 2 with the default IDCG (the base cancels out "
+                "with divide_by_achievable=True), debias_config.",
+            ),
+            references=(
+                "MobileTeleSystems/RecTools: rectools/metrics/classification.py (Precision, "
+                "Recall, F1Beta, HitRate, calc_confusions), rectools/metrics/ranking.py (MAP, "
+                "NDCG, MRR)",
+            ),
+        ),
     )
 }
 
@@ -181,6 +257,11 @@ def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[Metri
     requests = []
     for request in parse_requests(texts):
         metric = profile.metrics.get(_form(request))
+        reason = profile.unsupported.get(_form(request))
+        if reason is not None:
+            raise SqlmetricsError(
+                f"profile {profile.name!r} cannot reproduce {request.label!r}: {reason}"
+            )
         if metric is None:
             raise SqlmetricsError(
                 f"{profile.library} (profile {profile.name!r}) does not define "
@@ -244,6 +325,7 @@ def describe_profiles() -> list[dict[str, str]]:
             "ties": profile.ties,
             "population": profile.population,
             "relevance": profile.relevance,
+            "not_reproduced": ", ".join(profile.unsupported),
             "notes": " ".join(profile.notes),
             "references": "; ".join(profile.references),
         }
@@ -270,7 +352,9 @@ GENERIC = (
 def profiles_markdown() -> str:
     """docs/profiles.md: the matrix of definitions, then each profile's notes."""
     names = [f"{name}{cut}" for name in GENERIC for cut in ("@k", "")]
-    names = [n for n in names if any(n in p.metrics for p in PROFILES.values())]
+    names = [
+        n for n in names if any(n in p.metrics or n in p.unsupported for p in PROFILES.values())
+    ]
     lines = [
         "# Definition profiles",
         "",
@@ -293,7 +377,9 @@ def profiles_markdown() -> str:
         "",
         "## Which sqlmetrics metric each name means",
         "",
-        "`-` = the library has no such metric (requesting it under the profile is an error).",
+        "`-` = the library has no such metric; *not reproduced* = it has one that no",
+        "sqlmetrics metric computes (the section below says why and what to use instead).",
+        "Requesting either under the profile is an error that says so.",
         "",
         "| name | " + " | ".join(f"`{p}`" for p in PROFILES) + " |",
         "|---|" + "---|" * len(PROFILES),
@@ -318,5 +404,9 @@ def profiles_markdown() -> str:
     for profile in PROFILES.values():
         lines += [f"## `{profile.name}`: {profile.library}", ""]
         lines += [f"- {note}" for note in profile.notes]
+        lines += [
+            f"- `{form}` is not reproduced: {reason}."
+            for form, reason in profile.unsupported.items()
+        ]
         lines += [f"- References: {'; '.join(profile.references)}", ""]
     return "\n".join(lines)

@@ -10,9 +10,12 @@ the library defines, so a change in the library shows up here.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,9 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
     from sqlmetrics.catalog import metrics
 
     for profile in PROFILES.values():
+        assert not set(profile.metrics) & set(profile.unsupported), profile.name
+        for form in profile.unsupported:
+            assert form.partition("@")[0] in GENERIC, (profile.name, form)
         for form, metric in profile.metrics.items():
             name, at, cut = form.partition("@")
             assert name in GENERIC, (profile.name, form)
@@ -80,6 +86,10 @@ def test_profile_refuses_a_metric_the_library_lacks(small: Any) -> None:
     recs, truth = small
     with pytest.raises(sqlmetrics.SqlmetricsError, match=r"profile 'spark'.*'mrr@10'.*map@k"):
         sqlmetrics.evaluate(recs, truth, metrics=["map@10", "mrr@10"], profile="spark")
+    with pytest.raises(
+        sqlmetrics.SqlmetricsError, match=r"'rectools' cannot reproduce 'ndcg@5'.*k"
+    ):
+        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@5"], profile="rectools")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown profile 'sprak'"):
         sqlmetrics.to_sql(["map@10"], profile="sprak")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="sets ties='average'"):
@@ -364,4 +374,118 @@ def test_spark_profile(spark_context: Any, data: str) -> None:
         mean = sum(values) / len(values)
         if not close(mean, want) or math.isnan(mean):
             problems.append(f"spark {label}: sqlmetrics {mean!r} vs Spark {want!r}")
+    report(problems)
+
+
+# --- libraries in .venv-profiles (make profiles-venv) ------------------------------------------
+
+
+def _profiles_python() -> Path:
+    """The interpreter of .venv-profiles (or SQLMETRICS_PROFILES_PYTHON)."""
+    python = Path(os.environ.get("SQLMETRICS_PROFILES_PYTHON", REPO / ".venv-profiles/bin/python"))
+    if (
+        not (python.parent.parent / ".installed").exists()
+        and "SQLMETRICS_PROFILES_PYTHON" not in os.environ
+    ):
+        _skip_or_fail("profiles", f"{python.parent.parent} is not built: run `make profiles-venv`")
+    return python
+
+
+def _run_library(library: str, recs: Rows, inter: Rows) -> dict[str, dict[str, Any]]:
+    """tests/profile_runner.py in .venv-profiles on the data, interactions one row per
+    (user, item) with the largest relevance (the libraries would count repeats twice)."""
+    python = _profiles_python()
+    truth = [
+        {"user_id": user, "item_id": item, "relevance": rel}
+        for (user, item), rel in _max_relevance(inter).items()
+    ]
+    data = {"recommendations": recs, "interactions": truth, "ks": list(LIB_KS)}
+    done = subprocess.run(
+        [str(python), str(REPO / "tests" / "profile_runner.py"), library],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"profile_runner.py {library} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _means(recs: Rows, inter: Rows, labels: list[str], **options: Any) -> dict[str, float]:
+    import sqlmetrics
+
+    rec_df, truth_df = to_frames(recs, inter)
+    frame = sqlmetrics.evaluate(rec_df, truth_df, metrics=labels, **options)
+    return {label: float(frame[label].iloc[0]) for label in labels}
+
+
+def _compare_means(expected: dict[str, float], got: dict[str, float], label: str) -> list[str]:
+    return [
+        f"{label} {name}: sqlmetrics {got[name]!r} vs library {want!r}"
+        for name, want in expected.items()
+        if not close(got[name], want)
+    ]
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-noties"])
+def test_recommenders_profile(data: str) -> None:
+    """Means only (the library returns means); tie-free data: its sort keeps the input order
+    of equal scores. Also checks the two alternatives the profile's notes promise."""
+    recs, inter = DATASETS[data]()
+    numbers = _run_library("recommenders", recs, inter)["means"]
+    expected = {
+        label: value
+        for label, value in numbers.items()
+        if label.split("@")[0] in {"precision", "recall", "map"}
+    }
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["recommenders"].metrics)
+    problems = _compare_means(
+        expected, _means(recs, inter, list(expected), profile="recommenders"), "recommenders"
+    )
+    # map() divides by |R|: sqlmetrics map with population common, relevance ignored.
+    binary = {"columns": {"relevance": None}}
+    gt = {
+        label.replace("map_gt", "map"): v
+        for label, v in numbers.items()
+        if label.startswith("map_gt")
+    }
+    problems += _compare_means(
+        gt, _means(recs, inter, list(gt), population="common", **binary), "map()"
+    )
+    # ndcg_at_k averages over every user of rating_true: sqlmetrics ndcg, population all.
+    ndcg = {label: v for label, v in numbers.items() if label.startswith("ndcg")}
+    problems += _compare_means(ndcg, _means(recs, inter, list(ndcg), **binary), "ndcg_at_k")
+    report(problems)
+
+
+@pytest.mark.parametrize("data", list(DATASETS))
+def test_rectools_profile(data: str) -> None:
+    """Per user; tied data too, since RecTools takes the ranks as given."""
+    recs, inter = DATASETS[data]()
+    numbers = _run_library("rectools", recs, inter)["per_user"]
+    expected = {label: v for label, v in numbers.items() if not label.startswith("ndcg")}
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["rectools"].metrics)
+    problems = _compare(
+        expected, _sql_per_user(recs, inter, list(expected), "rectools"), "rectools"
+    )
+    # NDCG(divide_by_achievable=True) is sqlmetrics ndcg with the relevance ignored.
+    achievable = {
+        label.replace("ndcg_achievable", "ndcg"): v
+        for label, v in numbers.items()
+        if label.startswith("ndcg_achievable")
+    }
+    import sqlmetrics
+
+    rec_df, truth_df = to_frames(recs, inter)
+    frame = sqlmetrics.evaluate(
+        rec_df, truth_df, metrics=list(achievable), per_user=True, columns={"relevance": None}
+    )
+    got = {
+        label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in achievable
+    }
+    problems += _compare(achievable, got, "rectools NDCG(divide_by_achievable)")
     report(problems)

@@ -1,0 +1,107 @@
+"""Runs one recommender library on the shared random data and prints its numbers as JSON.
+
+Used by tests/test_profiles.py through ``.venv-profiles/bin/python`` (make profiles-venv): the
+libraries there pin their own numpy, pandas and torch, so they cannot share the test venv.
+
+    python tests/profile_runner.py LIBRARY < data.json > numbers.json
+
+data.json: {"recommendations": [{user_id, item_id, score}], "interactions": [{user_id,
+item_id, relevance}], "ks": [1, 3, ...]}, interactions already one row per (user, item).
+Output: {"per_user": {label: {str(user): value}}, "means": {label: value}} with sqlmetrics
+labels (``precision@10``) for the library's own functions; nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+Numbers = dict[str, dict[str, Any]]
+
+
+def ranked(recommendations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with a 1-based rank: score descending, then item id descending (ties="id")."""
+    by_user: dict[Any, list[dict[str, Any]]] = {}
+    for row in recommendations:
+        by_user.setdefault(row["user_id"], []).append(row)
+    out = []
+    for rows in by_user.values():
+        rows = sorted(rows, key=lambda r: (r["score"], r["item_id"]), reverse=True)
+        out += [{**row, "rank": rank} for rank, row in enumerate(rows, start=1)]
+    return out
+
+
+def recommenders(data: dict[str, Any]) -> Numbers:
+    """MS Recommenders python_evaluation (means over the users in both tables)."""
+    import pandas as pd
+    from recommenders.evaluation import python_evaluation as evaluation
+
+    truth = pd.DataFrame(data["interactions"]).rename(
+        columns={"user_id": "userID", "item_id": "itemID", "relevance": "rating"}
+    )
+    predictions = pd.DataFrame(data["recommendations"]).rename(
+        columns={"user_id": "userID", "item_id": "itemID", "score": "prediction"}
+    )
+    functions: dict[str, Callable[..., float]] = {
+        "precision": evaluation.precision_at_k,
+        "recall": evaluation.recall_at_k,
+        "map": evaluation.map_at_k,
+        "map_gt": evaluation.map,
+        "ndcg": evaluation.ndcg_at_k,
+    }
+    means = {
+        f"{name}@{k}": float(function(truth, predictions, k=k))
+        for name, function in functions.items()
+        for k in data["ks"]
+    }
+    return {"per_user": {}, "means": means}
+
+
+def rectools(data: dict[str, Any]) -> Numbers:
+    """RecTools metrics per user (users of the interactions table)."""
+    import pandas as pd
+    from rectools import Columns
+    from rectools.metrics import MAP, MRR, NDCG, F1Beta, HitRate, Precision, Recall
+
+    interactions = pd.DataFrame(data["interactions"]).rename(
+        columns={"user_id": Columns.User, "item_id": Columns.Item}
+    )[[Columns.User, Columns.Item]]
+    reco = pd.DataFrame(ranked(data["recommendations"])).rename(
+        columns={"user_id": Columns.User, "item_id": Columns.Item, "rank": Columns.Rank}
+    )[[Columns.User, Columns.Item, Columns.Rank]]
+    per_user: dict[str, dict[str, Any]] = {}
+    for k in data["ks"]:
+        metrics = {
+            "precision": Precision(k=k),
+            "recall": Recall(k=k),
+            "f1": F1Beta(k=k, beta=1.0),
+            "hit_rate": HitRate(k=k),
+            "mrr": MRR(k=k),
+            "map": MAP(k=k),
+            "ndcg_achievable": NDCG(k=k, divide_by_achievable=True),
+            "ndcg_default": NDCG(k=k),
+        }
+        for name, metric in metrics.items():
+            values = metric.calc_per_user(reco, interactions)
+            per_user[f"{name}@{k}"] = {str(u): float(v) for u, v in values.items()}
+    return {"per_user": per_user, "means": {}}
+
+
+LIBRARIES: dict[str, Callable[[dict[str, Any]], Numbers]] = {
+    "recommenders": recommenders,
+    "rectools": rectools,
+}
+
+
+def main() -> None:
+    warnings.simplefilter("ignore")
+    data = json.load(sys.stdin)
+    numbers = LIBRARIES[sys.argv[1]](data)
+    json.dump(numbers, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
