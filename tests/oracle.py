@@ -33,10 +33,7 @@ AVERAGE_CAPABLE = frozenset(
         "micro_mrr",
     }
 )
-ALL_METRICS = frozenset(
-    AVERAGE_CAPABLE
-    | {"hit_rate", "mrr", "map", "map_min", "map_hits"}
-)
+ALL_METRICS = frozenset(AVERAGE_CAPABLE | {"hit_rate", "mrr", "map", "map_min", "map_hits"})
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
 TIE_POLICIES = ("id", "optimistic", "pessimistic", "average")
