@@ -234,6 +234,32 @@ PROFILES: dict[str, Profile] = {
                 "NDCG, MRR)",
             ),
         ),
+        Profile(
+            name="replay",
+            library="RePlay 0.22.0 (replay.metrics)",
+            metrics={
+                "precision@k": "precision",  # Precision
+                "recall@k": "recall",  # Recall
+                "hit_rate@k": "hit_rate",  # HitRate
+                "mrr@k": "mrr",  # MRR
+                "map@k": "map_min",  # MAP
+                "ndcg@k": "ndcg",  # NDCG, binary
+            },
+            relevance="every_row",
+            notes=(
+                "The ground truth is a list of items per user: every interaction row is "
+                "relevant, gain 1; repeated items count twice in MAP's min(k, |R|), "
+                "deduplicate them first.",
+                "Users are those of the ground truth; a user without recommendations scores "
+                "0 (population all).",
+                "Equal scores: item id descending (a stable sort by score and item id), the "
+                "same rule as ties='id', so tied scores are compared too.",
+            ),
+            references=(
+                "sb-ai-lab/RePlay: replay/metrics/base_metric.py (sorting, users), "
+                "replay/metrics/map.py, ndcg.py, precision.py, recall.py, hitrate.py, mrr.py",
+            ),
+        ),
     )
 }
 

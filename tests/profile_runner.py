@@ -90,9 +90,38 @@ def rectools(data: dict[str, Any]) -> Numbers:
     return {"per_user": per_user, "means": {}}
 
 
+def replay(data: dict[str, Any]) -> Numbers:
+    """RePlay metrics per user (PerUser mode; users of the ground truth)."""
+    import pandas as pd
+    from replay.metrics import MAP, MRR, NDCG, HitRate, PerUser, Precision, Recall
+
+    ground_truth = pd.DataFrame(data["interactions"]).rename(columns={"user_id": "query_id"})[
+        ["query_id", "item_id"]
+    ]
+    recommendations = pd.DataFrame(data["recommendations"]).rename(
+        columns={"user_id": "query_id", "score": "rating"}
+    )
+    classes = {
+        "precision": Precision,
+        "recall": Recall,
+        "hit_rate": HitRate,
+        "mrr": MRR,
+        "map": MAP,
+        "ndcg": NDCG,
+    }
+    per_user: dict[str, dict[str, Any]] = {}
+    for name, metric_class in classes.items():
+        values = metric_class(topk=data["ks"], mode=PerUser())(recommendations, ground_truth)
+        for k in data["ks"]:
+            by_user = values[f"{metric_class.__name__}-PerUser@{k}"]
+            per_user[f"{name}@{k}"] = {str(u): float(v) for u, v in by_user.items()}
+    return {"per_user": per_user, "means": {}}
+
+
 LIBRARIES: dict[str, Callable[[dict[str, Any]], Numbers]] = {
     "recommenders": recommenders,
     "rectools": rectools,
+    "replay": replay,
 }
 
 

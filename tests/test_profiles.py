@@ -488,3 +488,13 @@ def test_rectools_profile(data: str) -> None:
     }
     problems += _compare(achievable, got, "rectools NDCG(divide_by_achievable)")
     report(problems)
+
+
+@pytest.mark.parametrize("data", list(DATASETS))
+def test_replay_profile(data: str) -> None:
+    """Per user; tied data too: RePlay breaks ties by item id descending, like ties='id'."""
+    recs, inter = DATASETS[data]()
+    expected = _run_library("replay", recs, inter)["per_user"]
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["replay"].metrics)
+    report(_compare(expected, _sql_per_user(recs, inter, list(expected), "replay"), "replay"))
