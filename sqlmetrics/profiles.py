@@ -260,6 +260,48 @@ PROFILES: dict[str, Profile] = {
                 "replay/metrics/map.py, ndcg.py, precision.py, recall.py, hitrate.py, mrr.py",
             ),
         ),
+        Profile(
+            name="torchmetrics",
+            library="torchmetrics 1.9.0 (torchmetrics.functional.retrieval)",
+            metrics=_both(
+                ("precision", "precision"),  # retrieval_precision (adaptive_k=False)
+                ("recall", "recall_scored"),  # retrieval_recall
+                ("hit_rate", "hit_rate"),  # retrieval_hit_rate
+                ("mrr", "mrr"),  # retrieval_reciprocal_rank
+                ("map", "map_hits"),  # retrieval_average_precision
+                ("ndcg", "ndcg_scored"),  # retrieval_normalized_dcg
+            ),
+            population="common",
+            unsupported={
+                "r_precision": "retrieval_r_precision takes R = the relevant items among the "
+                "scored ones, not |R|; no sqlmetrics metric divides that way yet",
+            },
+            notes=(
+                "A query is a user's scored items: preds = the scores, target = their "
+                "relevance; relevant items never recommended do not exist for it (recall "
+                "divides by the relevant items in the list, NDCG's ideal sorts the list's "
+                "relevances), users without recommendations have no query "
+                "(population='common').",
+                "Users whose list holds no relevant item score 0 in torchmetrics "
+                "(empty_target_action='neg' in the module classes); sqlmetrics scores the "
+                "same 0, but a user without any relevant interaction is outside its "
+                "population, so the means differ when such users have lists.",
+                "torchmetrics 1.8+ treats scores <= 0 as not retrieved for precision, recall, "
+                "AP and MRR (Lightning-AI/torchmetrics PR #3160) but not for hit rate; "
+                "sqlmetrics ranks them like any score. Compared on positive scores.",
+                "Equal scores: topk / argsort order, arbitrary, except NDCG, which averages "
+                "over the tie orders like scikit-learn: on tied scores use profile='sklearn' "
+                "for ndcg (the same ndcg_scored with ties='average'). Compared on tie-free "
+                "data, and NDCG also on tied data against the sklearn profile.",
+                "torchmetrics computes in float32: it agrees to about 1e-7, not 1e-9.",
+                "Not reproduced: retrieval_precision(adaptive_k=True).",
+            ),
+            references=(
+                "Lightning-AI/torchmetrics: src/torchmetrics/functional/retrieval/precision.py, "
+                "recall.py, hit_rate.py, reciprocal_rank.py, average_precision.py, ndcg.py, "
+                "r_precision.py",
+            ),
+        ),
     )
 }
 

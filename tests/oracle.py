@@ -29,6 +29,7 @@ AVERAGE_CAPABLE = frozenset(
         "ndcg_exp",
         "ndcg_scored",  # the ideal over the scored items does not depend on their order
         "ndcg_exp_scored",
+        "recall_scored",
         "micro_hit_ratio",
         "micro_mrr",
     }
@@ -189,6 +190,9 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         else:
             both = precision + recall
             value = 0.0 if both == 0 else 2 * precision * recall / both
+    elif metric == "recall_scored":
+        listed = sum(1 for _, rel in pairs if rel > 0)
+        value = hits / listed if listed > 0 else 0.0
     elif metric == "r_precision":
         value = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0) / n_rel
     elif metric == "mrr":

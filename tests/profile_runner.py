@@ -118,10 +118,44 @@ def replay(data: dict[str, Any]) -> Numbers:
     return {"per_user": per_user, "means": {}}
 
 
+def torchmetrics(data: dict[str, Any]) -> Numbers:
+    """torchmetrics' functional retrieval metrics, one call per user with recommendations
+    (preds = the user's scores, target = the relevance of each scored item)."""
+    import torch
+    from torchmetrics.functional import retrieval
+
+    relevance = {(r["user_id"], r["item_id"]): r["relevance"] for r in data["interactions"]}
+    by_user: dict[Any, list[dict[str, Any]]] = {}
+    for row in data["recommendations"]:
+        by_user.setdefault(row["user_id"], []).append(row)
+    binary_functions = {
+        "precision": retrieval.retrieval_precision,
+        "recall": retrieval.retrieval_recall,
+        "map": retrieval.retrieval_average_precision,
+        "mrr": retrieval.retrieval_reciprocal_rank,
+        "hit_rate": retrieval.retrieval_hit_rate,
+    }
+    per_user: dict[str, dict[str, Any]] = {}
+    for user, rows in by_user.items():
+        preds = torch.tensor([row["score"] for row in rows], dtype=torch.float64)
+        grades = [relevance.get((user, row["item_id"]), 0) for row in rows]
+        graded = torch.tensor(grades, dtype=torch.long)
+        binary = graded > 0
+        for k in [None, *data["ks"]]:
+            suffix = "" if k is None else f"@{k}"
+            for name, function in binary_functions.items():
+                value = function(preds, binary, top_k=k)
+                per_user.setdefault(f"{name}{suffix}", {})[str(user)] = float(value)
+            value = retrieval.retrieval_normalized_dcg(preds, graded, top_k=k)
+            per_user.setdefault(f"ndcg{suffix}", {})[str(user)] = float(value)
+    return {"per_user": per_user, "means": {}}
+
+
 LIBRARIES: dict[str, Callable[[dict[str, Any]], Numbers]] = {
     "recommenders": recommenders,
     "rectools": rectools,
     "replay": replay,
+    "torchmetrics": torchmetrics,
 }
 
 

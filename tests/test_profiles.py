@@ -498,3 +498,34 @@ def test_replay_profile(data: str) -> None:
     forms = {label.split("@")[0] + "@k" for label in expected}
     assert forms == set(PROFILES["replay"].metrics)
     report(_compare(expected, _sql_per_user(recs, inter, list(expected), "replay"), "replay"))
+
+
+TORCH_TOL = 1e-6  # torchmetrics computes in float32
+
+
+@pytest.mark.parametrize("data", ["int-noties", "int-ties"])  # the id type is not its concern
+def test_torchmetrics_profile(data: str) -> None:
+    """Per user, to float32 precision, on positive scores (torchmetrics drops scores <= 0).
+    Tie-free data for every metric; on tied data NDCG only, against the sklearn profile
+    (both average over the tie orders)."""
+    recs, inter = DATASETS[data]()
+    recs = [{**r, "score": r["score"] + 1.0} for r in recs]
+    numbers = _run_library("torchmetrics", recs, inter)["per_user"]
+    ties = "noties" not in data
+    expected = {label: v for label, v in numbers.items() if not ties or label.startswith("ndcg")}
+    if not ties:
+        forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in expected}
+        assert forms == set(PROFILES["torchmetrics"].metrics)
+    got = _sql_per_user(recs, inter, list(expected), "sklearn" if ties else "torchmetrics")
+    problems = []
+    for label, want in expected.items():
+        # torchmetrics also scores users without any relevant interaction (0): not ours.
+        have = got[label]
+        assert set(have) <= set(want), label
+        problems += [
+            f"torchmetrics {label} user {u}: {have[u]!r} vs {want[u]!r}"
+            for u in have
+            if not math.isclose(have[u], want[u], rel_tol=0.0, abs_tol=TORCH_TOL)
+        ]
+        assert len(have) > 50, label
+    report(problems)
