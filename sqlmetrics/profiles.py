@@ -302,6 +302,47 @@ PROFILES: dict[str, Profile] = {
                 "r_precision.py",
             ),
         ),
+        Profile(
+            name="lenskit",
+            library="LensKit 2025.8.1 (lenskit.metrics.ranking)",
+            metrics={
+                "precision": "precision",  # Precision()
+                "precision@k": "precision_listed",  # Precision(k)
+                "recall": "recall",  # Recall()
+                "recall@k": "recall_capped",  # Recall(k)
+                "hit_rate": "hit_rate",  # Hit()
+                "hit_rate@k": "hit_rate",  # Hit(k)
+                "mrr": "mrr",  # RecipRank()
+                "mrr@k": "mrr",  # RecipRank(k)
+                "map": "map_listed",  # AveragePrecision()
+                "map@k": "map_listed",  # AveragePrecision(k)
+                "ndcg": "ndcg_clipped",  # NDCG()
+                "ndcg@k": "ndcg_clipped",  # NDCG(k)
+            },
+            relevance="every_row",
+            notes=(
+                "The test items are relevant with gain 1 (NDCG's default gain=None); every "
+                "interaction row counts. NDCG(gain='rating') is not reproduced through the "
+                "profile.",
+                "NDCG's default LogRankWeight discounts position i by log2(max(i, 2)) "
+                "(ndcg_clipped), not log2(i + 1); LogRankWeight(offset=1) gives sqlmetrics "
+                "ndcg.",
+                "Precision@k divides by the list truncated to k (precision_listed), Recall@k "
+                "by min(|R|, k) (recall_capped), AveragePrecision by min(|R|, the truncated "
+                "list's length) (map_listed).",
+                "A user of the test data without recommendations scores 0 in Recall, Hit, "
+                "RecipRank and NDCG, as here; LensKit's Precision and AveragePrecision give "
+                "NaN for an empty list, which its summaries skip, while sqlmetrics scores 0: "
+                "with such users, their means differ (equal per user otherwise).",
+                "LensKit takes each list already ordered; sqlmetrics' ranking rule decides "
+                "that order, so tied scores are compared too.",
+            ),
+            references=(
+                "lenskit/lkpy: src/lenskit/metrics/ranking/_pr.py (Precision, Recall), "
+                "_map.py (AveragePrecision), _hit.py, _recip.py, _dcg.py (NDCG), "
+                "_weighting.py (LogRankWeight), _base.py (truncate)",
+            ),
+        ),
     )
 }
 

@@ -151,11 +151,49 @@ def torchmetrics(data: dict[str, Any]) -> Numbers:
     return {"per_user": per_user, "means": {}}
 
 
+def lenskit(data: dict[str, Any]) -> Numbers:
+    """LensKit's list metrics, one call per user of the test data (an empty list for a user
+    without recommendations); NaN (Precision and AP of an empty list) comes out as null."""
+    import math
+
+    from lenskit.data import ItemList
+    from lenskit.metrics.ranking import NDCG, AveragePrecision, Hit, Precision, Recall, RecipRank
+
+    test: dict[Any, list[Any]] = {}
+    for row in data["interactions"]:
+        test.setdefault(row["user_id"], []).append(row["item_id"])
+    lists: dict[Any, list[Any]] = {}
+    for row in ranked(data["recommendations"]):
+        lists.setdefault(row["user_id"], []).append(row["item_id"])
+    classes = {
+        "precision": Precision,
+        "recall": Recall,
+        "hit_rate": Hit,
+        "mrr": RecipRank,
+        "map": AveragePrecision,
+        "ndcg": NDCG,
+    }
+    per_user: dict[str, dict[str, Any]] = {}
+    for user, items in test.items():
+        truth = ItemList(items)
+        recs = ItemList(lists.get(user, []), ordered=True)
+        for k in [None, *data["ks"]]:
+            suffix = "" if k is None else f"@{k}"
+            for name, metric_class in classes.items():
+                metric = metric_class(k) if k is not None else metric_class()
+                value = float(metric.measure_list(recs, truth))
+                per_user.setdefault(f"{name}{suffix}", {})[str(user)] = (
+                    None if math.isnan(value) else value
+                )
+    return {"per_user": per_user, "means": {}}
+
+
 LIBRARIES: dict[str, Callable[[dict[str, Any]], Numbers]] = {
     "recommenders": recommenders,
     "rectools": rectools,
     "replay": replay,
     "torchmetrics": torchmetrics,
+    "lenskit": lenskit,
 }
 
 
