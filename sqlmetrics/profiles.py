@@ -129,7 +129,8 @@ PROFILES: dict[str, Profile] = {
                 "scored do not exist for it, and users without recommendations have no row.",
                 "Equal scores get the tie-averaged DCG (sklearn's default ignore_ties=False).",
                 "ndcg_score needs at least 2 scored items per user; a user whose scored items "
-                "are all non-relevant scores 0.",
+                "are all non-relevant scores 0, and a user without any relevant interaction "
+                "(a row of zeros in y_true) is outside sqlmetrics' population.",
             ),
             references=("scikit-learn: sklearn/metrics/_ranking.py (ndcg_score, dcg_score)",),
         ),

@@ -292,6 +292,10 @@ def spark_context(tmp_path_factory: pytest.TempPathFactory) -> Any:
         _skip_or_fail("spark", "pyspark is not installed")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         _skip_or_fail("spark", "no Java runtime (java) for Spark")
+    running = SparkSession.getActiveSession()  # the engine tests' session, when they ran first
+    if running is not None:
+        yield running
+        return
     session = (
         SparkSession.builder.master("local[1]")
         .appName("sqlmetrics-profiles")
