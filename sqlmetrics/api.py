@@ -122,6 +122,7 @@ def to_sql(
         checks=checks,
         items=items,
         history=history,
+        profile=profile,
     )
     return render(query, dialect, pretty=pretty)
 
@@ -143,6 +144,7 @@ def composed_query(
     checks: bool = False,
     items: str | None = None,
     history: str | None = None,
+    profile: str | None = None,
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
