@@ -6,10 +6,11 @@ FAKESNOW = $(VENV)/fakesnow
 DBT_VENV ?= .venv-dbt
 RECTOOLS = bench/.venv-rectools
 RECOMMENDERS = .venv-recommenders
+PROFILES_VENV = .venv-profiles
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
 .PHONY: help example test lint unit format clean engines test-engines snapshots dbt rectools \
-	recommenders
+	recommenders profiles-venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -65,6 +66,17 @@ $(RECOMMENDERS)/.installed:
 	$(RECOMMENDERS)/bin/python -m pip install --quiet "pandas>2,<3" numpy scikit-learn
 	touch $@
 
+# The libraries the definition profiles are compared with (tests/test_profiles.py runs them
+# through tests/profile_runner.py): they pin their own numpy, pandas and torch (CPU), so they
+# get a virtual environment of their own. About 2 minutes and 2.6 GB.
+$(PROFILES_VENV)/.installed:
+	$(PYTHON) -m venv $(PROFILES_VENV)
+	$(PROFILES_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "torchmetrics==1.9.0" \
+		"rectools==0.19.0" "recommenders==1.2.1" "replay-rec==0.22.0" "lenskit==2025.8.1"
+	touch $@
+
+profiles-venv: $(PROFILES_VENV)/.installed ## the libraries the definition profiles are tested against
+
 example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \
 		-m $(EXAMPLE_METRICS) --group-by model
@@ -83,7 +95,7 @@ format: $(VENV)/.installed-dev ## apply ruff's formatting and fixes
 	$(BIN)/ruff format sqlmetrics tests examples bench
 	$(BIN)/ruff check --fix sqlmetrics tests examples bench
 
-engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed ## install the Python engines, fakesnow's and dbt's venvs
+engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed $(PROFILES_VENV)/.installed ## install the Python engines and the venvs of fakesnow, dbt and the profile libraries
 	@echo "PostgreSQL and MariaDB: the tests start them when their binaries are installed"
 	@echo "(apt-get install postgresql mariadb-server), or use SQLMETRICS_POSTGRES_DSN and"
 	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
@@ -95,4 +107,4 @@ snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metri
 	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) $(DBT_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(DBT_VENV) $(PROFILES_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

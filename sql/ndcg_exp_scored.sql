@@ -4,7 +4,7 @@
 -- cutoff: optional
 -- reads_whole_list: yes
 -- aggregate: mean
--- ties_average: no
+-- ties_average: yes
 -- aliases:
 -- references: seed 001 worked example (exponential gain)
 SELECT

@@ -4,7 +4,7 @@
 -- cutoff: optional
 -- reads_whole_list: yes
 -- aggregate: mean
--- ties_average: no
+-- ties_average: yes
 -- aliases: ndcg_sklearn
 -- references: seeds 000, 004 worked examples; scikit-learn `ndcg_score`
 SELECT

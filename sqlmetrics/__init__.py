@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.run import evaluate, read_diagnostics
 
 __version__ = "0.1.0"
-__all__ = ["SqlmetricsError", "describe_metrics", "evaluate", "read_diagnostics", "to_sql"]
+__all__ = [
+    "SqlmetricsError",
+    "describe_metrics",
+    "describe_profiles",
+    "evaluate",
+    "read_diagnostics",
+    "to_sql",
+]

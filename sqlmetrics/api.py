@@ -9,10 +9,11 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
-from sqlmetrics.catalog import metrics, parse_requests
+from sqlmetrics.catalog import metrics
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, compose_checks
 from sqlmetrics.dialects import get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.profiles import resolve
 
 
 def table_name(name: str, dialect: str, role: str) -> exp.Table:
@@ -88,6 +89,7 @@ def to_sql(
     checks: bool = False,
     items: str | None = None,
     history: str | None = None,
+    profile: str | None = None,
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
@@ -98,7 +100,8 @@ def to_sql(
     (default ``rating``) is read only by the rating metrics (rmse, mae, mse, r2). ``items`` names
     an optional table with one row per item (the item column, and ``columns["category"]`` for
     ild): the catalogue of coverage and gini. ``history`` names an optional table of what each
-    user consumed before (the user and item columns), for serendipity.
+    user consumed before (the user and item columns), for serendipity. ``profile`` computes each
+    metric as one library defines it (see docs/profiles.md).
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
@@ -120,6 +123,7 @@ def to_sql(
         checks=checks,
         items=items,
         history=history,
+        profile=profile,
     )
     return render(query, dialect, pretty=pretty)
 
@@ -141,12 +145,18 @@ def composed_query(
     checks: bool = False,
     items: str | None = None,
     history: str | None = None,
+    profile: str | None = None,
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
-    requests = parse_requests(metrics)
-    options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
-    names = column_names(columns)
+    resolved = resolve(profile, metrics, ties=ties, population=population, columns=columns)
+    options = Options(
+        ties=resolved.ties,
+        threshold=threshold,
+        population=resolved.population,
+        duplicates=duplicates,
+    )
+    requests, names = resolved.requests, column_names(resolved.columns)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     shared = set(group_by if interactions_group_by is None else interactions_group_by)
     if not shared <= set(group_by):

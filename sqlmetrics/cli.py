@@ -16,6 +16,7 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog import metrics, parse_request
 from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.profiles import PROFILES, describe_profiles, profiles_markdown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,6 +78,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         choices=POPULATIONS,
         default="all",
         help="all users with a relevant interaction, or only those also recommended",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        help="compute each metric as this library defines it (see `sqlmetrics profiles`)",
     )
     parser.add_argument(
         "--duplicates",
@@ -195,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("metrics", help="every metric with its definition")
     listing.add_argument("--format", choices=("table", "json", "markdown"), default="table")
 
+    profiles = commands.add_parser("profiles", help="what each definition profile changes")
+    profiles.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+
     example = commands.add_parser("example", help="evaluate the bundled example data")
     example.add_argument("--format", choices=("table", "csv", "json"), default="table")
     example.add_argument("-q", "--quiet", action="store_true")
@@ -260,6 +269,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "threshold": args.threshold,
         "population": args.population,
         "duplicates": args.duplicates,
+        "profile": args.profile,
     }
 
 
@@ -375,6 +385,11 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
     if any(k < 1 for k in cutoffs):
         raise SqlmetricsError("--cutoff must be a whole number of at least 1")
     labels: list[str] = []
+    if args.profile is not None:  # the names the profile's library defines
+        for form in PROFILES[args.profile].metrics:
+            name, _, cut = form.partition("@")
+            labels += [f"{name}@{k}" for k in cutoffs] if cut else [name]
+        return labels
     for metric in metrics().values():
         if args.ties == "average" and not metric.ties_average:
             continue
@@ -404,6 +419,22 @@ def _metrics(args: argparse.Namespace) -> None:
         )
 
 
+def _profiles(args: argparse.Namespace) -> None:
+    if args.format == "markdown":
+        sys.stdout.write(profiles_markdown())
+        return
+    rows = describe_profiles()
+    if args.format == "json":
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    for row in rows:
+        sys.stdout.write(
+            f"{row['profile']}  ({row['library']}; ties={row['ties']}, "
+            f"population={row['population']}, relevance={row['relevance']})\n"
+            f"    {row['metrics']}\n"
+        )
+
+
 def metrics_markdown(rows: list[dict[str, str]]) -> str:
     """The README's metric table."""
     lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
@@ -424,6 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "evaluate": _evaluate,
         "sql": _sql,
         "metrics": _metrics,
+        "profiles": _profiles,
         "example": _example,
         "dbt": _dbt,
     }

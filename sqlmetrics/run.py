@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from sqlmetrics import compose as compose_module
-from sqlmetrics.catalog import MetricRequest, parse_requests
+from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import (
     CHECKS,
     DIAGNOSTICS,
@@ -37,6 +37,7 @@ from sqlmetrics.compose import (
     uses_top_k,
 )
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.profiles import resolve
 
 if TYPE_CHECKING:
     import duckdb
@@ -648,6 +649,7 @@ def evaluate(
     progress: bool = False,
     items: object = None,
     history: object = None,
+    profile: str | None = None,
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions on DuckDB.
 
@@ -671,6 +673,9 @@ def evaluate(
             for ild). When given it is the catalogue of coverage and gini.
         history: optional, in any of the same forms: what each user consumed before (user_id,
             item_id), for serendipity.
+        profile: compute each metric as one library defines it ("trec_eval", "ranx",
+            "sklearn", "spark", ...; see docs/profiles.md): the profile picks the metric
+            variant and sets ties, population and how relevance is read.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -678,8 +683,14 @@ def evaluate(
         ``result.attrs["passes"]`` is 1, or how many passes over the users DuckDB's memory
         limit required (the numbers are the same either way).
     """
-    requests = parse_requests(metrics)
-    options = Options(ties=ties, threshold=threshold, population=population, duplicates=duplicates)
+    resolved = resolve(profile, metrics, ties=ties, population=population, columns=columns)
+    requests, columns = resolved.requests, resolved.columns
+    options = Options(
+        ties=resolved.ties,
+        threshold=threshold,
+        population=resolved.population,
+        duplicates=duplicates,
+    )
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     own_connection = connection is None
     con = connect(connection)

@@ -27,13 +27,18 @@ AVERAGE_CAPABLE = frozenset(
         "ndcg",
         "dcg_exp",
         "ndcg_exp",
+        "ndcg_scored",  # the ideal over the scored items does not depend on their order
+        "ndcg_exp_scored",
+        "recall_scored",
+        "precision_listed",
+        "recall_capped",
+        "ndcg_clipped",
         "micro_hit_ratio",
         "micro_mrr",
     }
 )
 ALL_METRICS = frozenset(
-    AVERAGE_CAPABLE
-    | {"hit_rate", "mrr", "map", "map_min", "map_hits", "ndcg_scored", "ndcg_exp_scored"}
+    AVERAGE_CAPABLE | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
 )
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
@@ -128,6 +133,11 @@ def _log_discount(position: int) -> float:
     return math.log2(position + 1)
 
 
+def _clipped_discount(position: int) -> float:
+    """log2(max(i, 2)): LensKit's default, positions 1 and 2 undiscounted."""
+    return math.log2(max(position, 2))
+
+
 def _exp_gain(rel: float) -> float:
     return 2.0**rel - 1.0
 
@@ -190,6 +200,23 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         else:
             both = precision + recall
             value = 0.0 if both == 0 else 2 * precision * recall / both
+    elif metric == "precision_listed":
+        den = min(k, n_list) if k is not None else n_list
+        value = hits / den if den > 0 else 0.0
+    elif metric == "recall_capped":
+        den = min(n_rel, k if k is not None else n_list)
+        value = hits / den if den > 0 else 0.0
+    elif metric == "map_listed":
+        den = min(n_rel, n_list, k if k is not None else n_list)
+        value = _ap_sum(top) / den if den > 0 else 0.0
+    elif metric == "ndcg_clipped":
+        best = sorted(ul.ideal, reverse=True)[:k]
+        ideal = sum(rel / _clipped_discount(i) for i, rel in enumerate(best, start=1))
+        dcg = sum(rel / _clipped_discount(pos) for pos, rel in top if rel > 0)
+        value = dcg / ideal if ideal > 0 else 0.0
+    elif metric == "recall_scored":
+        listed = sum(1 for _, rel in pairs if rel > 0)
+        value = hits / listed if listed > 0 else 0.0
     elif metric == "r_precision":
         value = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0) / n_rel
     elif metric == "mrr":

@@ -1,0 +1,13 @@
+-- name: recall_capped
+-- title: Recall capped at k
+-- definition: H / min(|R_u|, k), so a user with more than k relevant items can reach 1; without a cutoff, H / min(|R_u|, list length).
+-- cutoff: optional
+-- aggregate: mean
+-- ties_average: yes
+-- aliases: r_cap
+-- references: LensKit `Recall`; BEIR `R_cap@k`
+SELECT
+  user_id,
+  SUM(CASE WHEN pos <= $k THEN hit ELSE 0 END) / NULLIF(LEAST(n_relevant, $k), 0) AS recall_capped
+FROM judged
+GROUP BY user_id, n_relevant, list_length

@@ -1,0 +1,528 @@
+"""Definition profiles: which sqlmetrics metric reproduces each library's definition.
+
+A profile is data, not a code path: for every metric name a library defines (``map`` for the
+uncut form, ``map@k`` with a cutoff) the sqlmetrics metric file that computes the same number,
+plus the options that make the inputs mean what the library takes them to mean (tie policy,
+population, which interactions count as relevant). The mapping lives in this module as a plain
+dict rather than a YAML file so it is typed (mypy checks every entry), ships inside the package
+without a YAML parser at run time, and is imported without reading files. ``docs/profiles.md``
+is generated from it (a test keeps them in sync) and ``tests/test_profiles.py`` runs every
+profile against the library itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sqlmetrics.catalog import MetricRequest, metrics, parse_requests
+from sqlmetrics.errors import SqlmetricsError
+
+# How a profile reads the interactions: "graded" keeps sqlmetrics' rule (relevant means
+# relevance above the threshold, gain = relevance); "every_row" is for libraries that take the
+# ground truth as a set of items (every interaction row is relevant, gain 1), as if the
+# relevance column were absent.
+RELEVANCE = ("graded", "every_row")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One library's definitions, as sqlmetrics metrics and options."""
+
+    name: str
+    library: str  # the library and version the golden tests compare with
+    metrics: Mapping[str, str]  # "map" (no cutoff) / "map@k" -> sqlmetrics metric file
+    ties: str = "id"
+    population: str = "all"
+    relevance: str = "graded"
+    # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
+    # to do instead; requesting one is an error that says so.
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+
+def _both(*pairs: tuple[str, str]) -> dict[str, str]:
+    """The same metric with and without a cutoff."""
+    return {form: metric for name, metric in pairs for form in (name, f"{name}@k")}
+
+
+PROFILES: dict[str, Profile] = {
+    profile.name: profile
+    for profile in (
+        Profile(
+            name="trec_eval",
+            library="trec_eval (pytrec-eval-terrier 0.5.11)",
+            metrics={
+                "map": "map",  # map
+                "map@k": "map",  # map_cut.k
+                "ndcg": "ndcg",  # ndcg
+                "ndcg@k": "ndcg",  # ndcg_cut.k
+                "precision": "precision",  # set_P
+                "precision@k": "precision",  # P.k
+                "recall": "recall",  # set_recall
+                "recall@k": "recall",  # recall.k
+                "hit_rate@k": "hit_rate",  # success.k
+                "mrr": "mrr",  # recip_rank
+                "r_precision": "r_precision",  # Rprec
+                "hits": "hits",  # num_rel_ret
+            },
+            notes=(
+                "The sqlmetrics defaults. Equal scores: docno descending, which trec_eval "
+                "compares as strings (strcmp); ties='id' compares ids in their own type, so "
+                "with tied scores and integer ids pass the ids as strings to get trec_eval's "
+                "order.",
+                "relevant means relevance >= trec_eval's -l level (1): threshold=L-1 for "
+                "integer grades; trec_eval's ndcg ignores -l, sqlmetrics' threshold also "
+                "zeroes the gains it excludes.",
+                "Population: users with a relevant interaction, 0 when not recommended "
+                "(trec_eval -c). trec_eval without -c averages over the users it was given "
+                "lists for (population='common'), and also counts users whose judged items "
+                "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
+            ),
+            references=(
+                "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
+                "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
+                "m_recip_rank.c, m_Rprec.c",
+            ),
+        ),
+        Profile(
+            name="ranx",
+            library="ranx 0.3.21",
+            metrics={
+                **_both(
+                    ("hits", "hits"),
+                    ("hit_rate", "hit_rate"),
+                    ("precision", "precision"),
+                    ("recall", "recall"),
+                    ("f1", "f1"),
+                    ("mrr", "mrr"),
+                    ("map", "map"),
+                    ("dcg", "dcg"),
+                    ("dcg_exp", "dcg_exp"),
+                    ("ndcg", "ndcg"),
+                    ("ndcg_exp", "ndcg_exp"),
+                ),
+                "r_precision": "r_precision",
+            },
+            notes=(
+                "ranx breaks equal scores by the order the run was built in (numba argsort), "
+                "so results on tied scores are arbitrary; compared on tie-free data only.",
+                "relevance_level=L means relevance >= L: threshold=L-1 for integer grades; "
+                "ranx drops the lower grades from NDCG too, as sqlmetrics does.",
+                "Users without a run score 0 with make_comparable=True (population all); "
+                "without it ranx refuses the run.",
+                "dcg_exp / ndcg_exp are ranx's dcg_burges / ndcg_burges (2^rel - 1).",
+            ),
+            references=("AmenRa/ranx: ranx/metrics/*.py",),
+        ),
+        Profile(
+            name="sklearn",
+            library="scikit-learn 1.9 (ndcg_score, dcg_score)",
+            metrics=_both(("ndcg", "ndcg_scored"), ("dcg", "dcg")),
+            ties="average",
+            population="common",
+            notes=(
+                "ndcg_score / dcg_score see only the scored items: the ideal DCG sorts the "
+                "relevances of the recommended items (ndcg_scored), relevant items never "
+                "scored do not exist for it, and users without recommendations have no row.",
+                "Equal scores get the tie-averaged DCG (sklearn's default ignore_ties=False).",
+                "ndcg_score needs at least 2 scored items per user; a user whose scored items "
+                "are all non-relevant scores 0, and a user without any relevant interaction "
+                "(a row of zeros in y_true) is outside sqlmetrics' population.",
+            ),
+            references=("scikit-learn: sklearn/metrics/_ranking.py (ndcg_score, dcg_score)",),
+        ),
+        Profile(
+            name="spark",
+            library="Apache Spark 4.3 MLlib RankingMetrics / ML RankingEvaluator",
+            metrics={
+                "map": "map",  # meanAveragePrecision
+                "map@k": "map_min",  # meanAveragePrecisionAt(k)
+                "precision@k": "precision",  # precisionAt(k)
+                "recall@k": "recall",  # recallAt(k)
+                "ndcg@k": "ndcg",  # ndcgAt(k), binary labels
+            },
+            relevance="every_row",
+            notes=(
+                "The ground truth is a set of items per user: every interaction row is "
+                "relevant, gain 1 (RankingEvaluator's only form). Spark's graded NDCG (RDD "
+                "API with relevance values) walks the labels in the order the caller gives "
+                "them for the ideal DCG, so it is not reproduced.",
+                "Spark takes each user's list already ordered: sqlmetrics' ranking rule "
+                "(score descending, item id descending) decides that order.",
+                "Spark averages over the rows it is given, and counts a row without labels "
+                "as 0; sqlmetrics' population is the users with a relevant interaction "
+                "(users without recommendations score 0).",
+                "No MRR or hit rate in Spark (apache/spark#12461 was closed).",
+            ),
+            references=(
+                "apache/spark: mllib/src/main/scala/org/apache/spark/mllib/evaluation/"
+                "RankingMetrics.scala; ml/evaluation/RankingEvaluator.scala",
+            ),
+        ),
+        Profile(
+            name="recommenders",
+            library="MS Recommenders 1.2.1 (recommenders.evaluation.python_evaluation)",
+            metrics={
+                "precision@k": "precision",  # precision_at_k
+                "recall@k": "recall",  # recall_at_k
+                "map@k": "map_min",  # map_at_k
+            },
+            population="common",
+            relevance="every_row",
+            unsupported={
+                "ndcg@k": "ndcg_at_k averages over every user of rating_true (users without "
+                "recommendations score 0) while the other functions average over the users "
+                "in both tables, so it cannot share this profile's population; with the "
+                "default score_type='binary' it equals sqlmetrics ndcg@k without a profile "
+                "and with the relevance column ignored (columns={'relevance': None}, CLI "
+                "--no-relevance)",
+            },
+            notes=(
+                "Every row of rating_true is relevant (the rating only matters for "
+                "ndcg_at_k's score_type 'raw'/'exp'); duplicate rows would count twice "
+                "there, deduplicate them first.",
+                "Means over the users present in both tables (merge_ranking_true_pred's "
+                "common_users): population='common'.",
+                "map@k is map_at_k (divided by min(|R|, k)); map(), divided by |R|, is "
+                "sqlmetrics map@k with population='common' and the relevance column ignored.",
+                "The lists are ordered with a pandas sort of the predictions and ranked by "
+                "cumcount: equal scores keep the input row order, which is arbitrary; "
+                "compared on tie-free data only.",
+                "relevancy_method='top_k' (the default); 'by_threshold' is not reproduced "
+                "(recommenders-team/recommenders#2154).",
+            ),
+            references=(
+                "recommenders-team/recommenders: recommenders/evaluation/python_evaluation.py "
+                "(merge_ranking_true_pred, precision_at_k, recall_at_k, map_at_k, map, "
+                "ndcg_at_k, get_top_k_items)",
+            ),
+        ),
+        Profile(
+            name="rectools",
+            library="RecTools 0.19.0 (rectools.metrics)",
+            metrics={
+                "precision@k": "precision",  # Precision(k)
+                "recall@k": "recall",  # Recall(k)
+                "f1@k": "f1",  # F1Beta(k, beta=1)
+                "hit_rate@k": "hit_rate",  # HitRate(k)
+                "mrr@k": "mrr",  # MRR(k)
+                "map@k": "map",  # MAP(k), divide_by_k=False
+            },
+            relevance="every_row",
+            unsupported={
+                "ndcg@k": "RecTools' default NDCG divides by the DCG of k relevant items "
+                "(sum over i = 1..k of 1/log2(i + 1)) whatever the user's |R|, which has no "
+                "portable SQL form yet; NDCG(k, divide_by_achievable=True) is sqlmetrics "
+                "ndcg@k with the relevance column ignored (columns={'relevance': None})",
+            },
+            notes=(
+                "Every interaction row is relevant (RecTools reads no relevance); duplicate "
+                "rows count twice (MobileTeleSystems/RecTools#164): deduplicate them first.",
+                "Users are those of the interactions table; a user without recommendations "
+                "scores 0 (population all).",
+                "RecTools takes the ranks as given (the Rank column); sqlmetrics' ranking rule "
+                "(or a rank column) gives them, so tied scores are compared too.",
+                "Options not reproduced: MAP(divide_by_k=True), Precision(r_precision=True), "
+                "debias_config.",
+            ),
+            references=(
+                "MobileTeleSystems/RecTools: rectools/metrics/classification.py (Precision, "
+                "Recall, F1Beta, HitRate, calc_confusions), rectools/metrics/ranking.py (MAP, "
+                "NDCG, MRR)",
+            ),
+        ),
+        Profile(
+            name="replay",
+            library="RePlay 0.22.0 (replay.metrics)",
+            metrics={
+                "precision@k": "precision",  # Precision
+                "recall@k": "recall",  # Recall
+                "hit_rate@k": "hit_rate",  # HitRate
+                "mrr@k": "mrr",  # MRR
+                "map@k": "map_min",  # MAP
+                "ndcg@k": "ndcg",  # NDCG, binary
+            },
+            relevance="every_row",
+            notes=(
+                "The ground truth is a list of items per user: every interaction row is "
+                "relevant, gain 1; repeated items count twice in MAP's min(k, |R|), "
+                "deduplicate them first.",
+                "Users are those of the ground truth; a user without recommendations scores "
+                "0 (population all).",
+                "Equal scores: item id descending (a stable sort by score and item id), the "
+                "same rule as ties='id', so tied scores are compared too.",
+            ),
+            references=(
+                "sb-ai-lab/RePlay: replay/metrics/base_metric.py (sorting, users), "
+                "replay/metrics/map.py, ndcg.py, precision.py, recall.py, hitrate.py, mrr.py",
+            ),
+        ),
+        Profile(
+            name="torchmetrics",
+            library="torchmetrics 1.9.0 (torchmetrics.functional.retrieval)",
+            metrics=_both(
+                ("precision", "precision"),  # retrieval_precision (adaptive_k=False)
+                ("recall", "recall_scored"),  # retrieval_recall
+                ("hit_rate", "hit_rate"),  # retrieval_hit_rate
+                ("mrr", "mrr"),  # retrieval_reciprocal_rank
+                ("map", "map_hits"),  # retrieval_average_precision
+                ("ndcg", "ndcg_scored"),  # retrieval_normalized_dcg
+            ),
+            population="common",
+            unsupported={
+                "r_precision": "retrieval_r_precision takes R = the relevant items among the "
+                "scored ones, not |R|; no sqlmetrics metric divides that way yet",
+            },
+            notes=(
+                "A query is a user's scored items: preds = the scores, target = their "
+                "relevance; relevant items never recommended do not exist for it (recall "
+                "divides by the relevant items in the list, NDCG's ideal sorts the list's "
+                "relevances), users without recommendations have no query "
+                "(population='common').",
+                "Users whose list holds no relevant item score 0 in torchmetrics "
+                "(empty_target_action='neg' in the module classes); sqlmetrics scores the "
+                "same 0, but a user without any relevant interaction is outside its "
+                "population, so the means differ when such users have lists.",
+                "torchmetrics 1.8+ treats scores <= 0 as not retrieved for precision, recall, "
+                "AP and MRR (Lightning-AI/torchmetrics PR #3160) but not for hit rate; "
+                "sqlmetrics ranks them like any score. Compared on positive scores.",
+                "Equal scores: topk / argsort order, arbitrary, except NDCG, which averages "
+                "over the tie orders like scikit-learn: on tied scores use profile='sklearn' "
+                "for ndcg (the same ndcg_scored with ties='average'). Compared on tie-free "
+                "data, and NDCG also on tied data against the sklearn profile.",
+                "torchmetrics computes in float32 (.float()): it is compared to 1e-6, not 1e-9.",
+                "Not reproduced: retrieval_precision(adaptive_k=True).",
+            ),
+            references=(
+                "Lightning-AI/torchmetrics: src/torchmetrics/functional/retrieval/precision.py, "
+                "recall.py, hit_rate.py, reciprocal_rank.py, average_precision.py, ndcg.py, "
+                "r_precision.py",
+            ),
+        ),
+        Profile(
+            name="lenskit",
+            library="LensKit 2025.8.1 (lenskit.metrics.ranking)",
+            metrics={
+                "precision": "precision",  # Precision()
+                "precision@k": "precision_listed",  # Precision(k)
+                "recall": "recall",  # Recall()
+                "recall@k": "recall_capped",  # Recall(k)
+                "hit_rate": "hit_rate",  # Hit()
+                "hit_rate@k": "hit_rate",  # Hit(k)
+                "mrr": "mrr",  # RecipRank()
+                "mrr@k": "mrr",  # RecipRank(k)
+                "map": "map_listed",  # AveragePrecision()
+                "map@k": "map_listed",  # AveragePrecision(k)
+                "ndcg": "ndcg_clipped",  # NDCG()
+                "ndcg@k": "ndcg_clipped",  # NDCG(k)
+            },
+            relevance="every_row",
+            notes=(
+                "The test items are relevant with gain 1 (NDCG's default gain=None); every "
+                "interaction row counts. NDCG(gain='rating') is not reproduced through the "
+                "profile.",
+                "NDCG's default LogRankWeight discounts position i by log2(max(i, 2)) "
+                "(ndcg_clipped), not log2(i + 1); LogRankWeight(offset=1) gives sqlmetrics "
+                "ndcg.",
+                "Precision@k divides by the list truncated to k (precision_listed), Recall@k "
+                "by min(|R|, k) (recall_capped), AveragePrecision by min(|R|, the truncated "
+                "list's length) (map_listed).",
+                "A user of the test data without recommendations scores 0 in Recall, Hit, "
+                "RecipRank and NDCG, as here; LensKit's Precision and AveragePrecision give "
+                "NaN for an empty list, which its summaries skip, while sqlmetrics scores 0: "
+                "with such users, their means differ (equal per user otherwise).",
+                "LensKit takes each list already ordered; sqlmetrics' ranking rule decides "
+                "that order, so tied scores are compared too.",
+            ),
+            references=(
+                "lenskit/lkpy: src/lenskit/metrics/ranking/_pr.py (Precision, Recall), "
+                "_map.py (AveragePrecision), _hit.py, _recip.py, _dcg.py (NDCG), "
+                "_weighting.py (LogRankWeight), _base.py (truncate)",
+            ),
+        ),
+    )
+}
+
+
+def get_profile(name: str) -> Profile:
+    profile = PROFILES.get(name)
+    if profile is None:
+        raise SqlmetricsError(
+            f"unknown profile {name!r}; use one of {', '.join(PROFILES)} "
+            "(`sqlmetrics profiles` shows what each changes)"
+        )
+    return profile
+
+
+def _form(request: MetricRequest) -> str:
+    return request.metric.name if request.k is None else f"{request.metric.name}@k"
+
+
+def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[MetricRequest]:
+    """The requests as the profile's library defines them, labelled as the user typed them."""
+    requests = []
+    for request in parse_requests(texts):
+        metric = profile.metrics.get(_form(request))
+        reason = profile.unsupported.get(_form(request))
+        if reason is not None:
+            raise SqlmetricsError(
+                f"profile {profile.name!r} cannot reproduce {request.label!r}: {reason}"
+            )
+        if metric is None:
+            raise SqlmetricsError(
+                f"{profile.library} (profile {profile.name!r}) does not define "
+                f"{request.label!r}; it defines {', '.join(profile.metrics)}"
+            )
+        requests.append(MetricRequest(metrics()[metric], request.k, request.label))
+    return requests
+
+
+def _pick(profile: Profile, option: str, given: str, default: str, wanted: str) -> str:
+    """The profile's value unless the caller asked for the same explicitly; a different
+    explicit value is refused rather than silently changing the library's number."""
+    if given not in (default, wanted):
+        raise SqlmetricsError(
+            f"profile {profile.name!r} sets {option}={wanted!r} (that is how "
+            f"{profile.library} computes it); drop {option}={given!r} or the profile"
+        )
+    return wanted
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What evaluate and to_sql run once a profile (or none) is applied."""
+
+    requests: list[MetricRequest]
+    ties: str
+    population: str
+    columns: dict[str, str | None] | None
+
+
+def resolve(
+    profile: str | None,
+    texts: Sequence[str] | str,
+    *,
+    ties: str,
+    population: str,
+    columns: Mapping[str, str | None] | None,
+) -> Resolved:
+    """The requests and options for ``profile``; without one, the arguments as given."""
+    if profile is None:
+        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None)
+    chosen = get_profile(profile)
+    resolved_columns = dict(columns or {})
+    if chosen.relevance == "every_row":
+        resolved_columns["relevance"] = None
+    return Resolved(
+        requests=profile_requests(chosen, texts),
+        ties=_pick(chosen, "ties", ties, "id", chosen.ties),
+        population=_pick(chosen, "population", population, "all", chosen.population),
+        columns=resolved_columns or None,
+    )
+
+
+def describe_profiles() -> list[dict[str, str]]:
+    """Every profile: its library, what each metric name maps to, and the options it sets."""
+    return [
+        {
+            "profile": profile.name,
+            "library": profile.library,
+            "metrics": ", ".join(f"{name}={metric}" for name, metric in profile.metrics.items()),
+            "ties": profile.ties,
+            "population": profile.population,
+            "relevance": profile.relevance,
+            "not_reproduced": ", ".join(profile.unsupported),
+            "notes": " ".join(profile.notes),
+            "references": "; ".join(profile.references),
+        }
+        for profile in PROFILES.values()
+    ]
+
+
+GENERIC = (
+    "precision",
+    "recall",
+    "f1",
+    "hits",
+    "hit_rate",
+    "mrr",
+    "map",
+    "r_precision",
+    "dcg",
+    "dcg_exp",
+    "ndcg",
+    "ndcg_exp",
+)
+
+
+def profiles_markdown() -> str:
+    """docs/profiles.md: the matrix of definitions, then each profile's notes."""
+    names = [f"{name}{cut}" for name in GENERIC for cut in ("@k", "")]
+    names = [
+        n for n in names if any(n in p.metrics or n in p.unsupported for p in PROFILES.values())
+    ]
+    lines = [
+        "# Definition profiles",
+        "",
+        "<!-- Generated by `sqlmetrics profiles --format markdown` from sqlmetrics/profiles.py;",
+        "     tests/test_profiles.py fails when this file is out of date. -->",
+        "",
+        "`profile=` (CLI `--profile`) computes each metric the way one library defines it, so",
+        "numbers reported with that library can be reproduced: `map@10` under `spark` is",
+        "Spark's `meanAveragePrecisionAt(10)`, i.e. sqlmetrics' `map_min@10`. A name the",
+        "library does not define is refused. Each profile is checked against the library",
+        "itself on random data (tests/test_profiles.py): to 1e-9 per user where the library",
+        "reports users, to 1e-9 on the mean where it only reports means (Spark, MS Recommenders),",
+        "and to 1e-6 for torchmetrics, which computes in float32.",
+        "",
+        "```python",
+        'sqlmetrics.evaluate(recs, truth, metrics=["map@10", "ndcg@10"], profile="spark")',
+        "```",
+        "```sh",
+        "sqlmetrics evaluate recs.parquet truth.parquet -m map@10 --profile spark",
+        "sqlmetrics profiles",
+        "```",
+        "",
+        "## Which sqlmetrics metric each name means",
+        "",
+        "`-` = the library has no such metric; *not reproduced* = it has one that no",
+        "sqlmetrics metric computes (the section below says why and what to use instead).",
+        "Requesting either under the profile is an error that says so.",
+        "",
+        "| name | " + " | ".join(f"`{p}`" for p in PROFILES) + " |",
+        "|---|" + "---|" * len(PROFILES),
+    ]
+    for name in names:
+        cells = [
+            f"`{p.metrics[name]}`"
+            if name in p.metrics
+            else ("*not reproduced*" if name in p.unsupported else "-")
+            for p in PROFILES.values()
+        ]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    for option in ("ties", "population", "relevance"):
+        cells = [f"{getattr(p, option)}" for p in PROFILES.values()]
+        lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Options: *ties* is the tie policy (`id`: score descending then item id descending);",
+        "*population* `all` scores users without recommendations 0, `common` leaves them out;",
+        "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
+        "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
+        "set of items). What the metric files compute: `sqlmetrics metrics`, and",
+        "[METRICS.md](METRICS.md). The discount is 1/log2(position + 1) everywhere; libraries",
+        "with a natural-log discount (Spark) give the same NDCG, as the base cancels out.",
+        "",
+    ]
+    for profile in PROFILES.values():
+        lines += [f"## `{profile.name}`: {profile.library}", ""]
+        lines += [f"- {note}" for note in profile.notes]
+        lines += [
+            f"- `{form}` is not reproduced: {reason}."
+            for form, reason in profile.unsupported.items()
+        ]
+        lines += [f"- References: {'; '.join(profile.references)}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,565 @@
+"""Definition profiles: each profile against the library it reproduces, on shared random data.
+
+Why: a profile promises "the number this library gives"; these golden tests run the library
+itself (pytrec_eval, ranx, scikit-learn, Spark MLlib here; the others through
+tests/profile_runner.py in .venv-profiles) on the random data of test_crosscheck.py (graded
+relevance, users without recommendations or without relevant items, duplicate interactions;
+tied scores where the library is deterministic) and require equality to 1e-9 for every metric
+the library defines, so a change in the library shows up here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from sqlmetrics.cli import main
+from sqlmetrics.profiles import GENERIC, PROFILES, profiles_markdown
+from tests.test_crosscheck import (
+    DATASETS,
+    LIB_KS,
+    Rows,
+    _max_relevance,
+    _population,
+    _ranx_expected,
+    _top_k_run,
+    close,
+    diff_users,
+    per_user_dict,
+    report,
+    to_frames,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _required(engine: str) -> bool:
+    """CI (SQLMETRICS_ENGINES=all, or a list naming it) must not skip a library."""
+    value = os.environ.get("SQLMETRICS_ENGINES", "").strip()
+    return value == "all" or engine in {part.strip() for part in value.split(",")}
+
+
+def _skip_or_fail(engine: str, reason: str) -> None:
+    if _required(engine):
+        pytest.fail(f"{reason} (required: SQLMETRICS_ENGINES={os.environ['SQLMETRICS_ENGINES']})")
+    pytest.skip(reason)
+
+
+# ----------------------------------------------------------------------------------------------
+# The data itself
+# ----------------------------------------------------------------------------------------------
+
+
+def test_docs_page_is_generated_from_the_data() -> None:
+    page = (REPO / "docs" / "profiles.md").read_text(encoding="utf-8")
+    assert page == profiles_markdown(), "run: sqlmetrics profiles --format markdown"
+
+
+def test_profiles_name_real_metrics_in_valid_forms() -> None:
+    from sqlmetrics.catalog import metrics
+
+    for profile in PROFILES.values():
+        assert not set(profile.metrics) & set(profile.unsupported), profile.name
+        for form in profile.unsupported:
+            assert form.partition("@")[0] in GENERIC, (profile.name, form)
+        for form, metric in profile.metrics.items():
+            name, at, cut = form.partition("@")
+            assert name in GENERIC, (profile.name, form)
+            assert name in metrics() and metric in metrics(), (profile.name, form, metric)
+            if at:
+                assert cut == "k" and metrics()[metric].takes_cutoff, (profile.name, form)
+
+
+def test_profile_refuses_a_metric_the_library_lacks(small: Any) -> None:
+    import sqlmetrics
+
+    recs, truth = small
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=r"profile 'spark'.*'mrr@10'.*map@k"):
+        sqlmetrics.evaluate(recs, truth, metrics=["map@10", "mrr@10"], profile="spark")
+    with pytest.raises(
+        sqlmetrics.SqlmetricsError, match=r"'rectools' cannot reproduce 'ndcg@5'.*k"
+    ):
+        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@5"], profile="rectools")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown profile 'sprak'"):
+        sqlmetrics.to_sql(["map@10"], profile="sprak")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="sets ties='average'"):
+        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="id2")
+
+
+def test_profile_conflicting_option_is_refused(small: Any) -> None:
+    import sqlmetrics
+
+    recs, truth = small
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="drop ties='optimistic' or the profile"):
+        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="optimistic")
+    # Asking for the profile's own value is fine.
+    sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="average")
+
+
+def test_profile_picks_the_variant_and_keeps_the_label(small: Any) -> None:
+    import sqlmetrics
+
+    recs, truth = small
+    ours = sqlmetrics.evaluate(recs, truth, metrics=["map_min@2"], per_user=True)
+    spark = sqlmetrics.evaluate(recs, truth, metrics=["map@2"], per_user=True, profile="spark")
+    assert spark["map@2"].tolist() == ours["map_min@2"].tolist()
+    sql = sqlmetrics.to_sql(["map@2"], profile="spark")
+    assert sql == sqlmetrics.to_sql(["map_min@2"], columns={"relevance": None}).replace(
+        "map_min@2", "map@2"
+    )
+
+
+def test_cli_profile_and_listing(
+    small: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    recs, truth = small
+    recs.to_csv(tmp_path / "recs.csv", index=False)
+    truth.to_csv(tmp_path / "truth.csv", index=False)
+    paths = [str(tmp_path / "recs.csv"), str(tmp_path / "truth.csv")]
+    assert main(["evaluate", *paths, "-m", "map@2", "--profile", "spark", "--format", "csv"]) == 0
+    spark = capsys.readouterr().out
+    assert main(["evaluate", *paths, "-m", "map_min@2", "--no-relevance", "--format", "csv"]) == 0
+    assert spark.replace("map@2", "map_min@2") == capsys.readouterr().out
+    assert main(["evaluate", *paths, "-m", "mrr@2", "--profile", "spark"]) == 2
+    assert "does not define 'mrr@2'" in capsys.readouterr().err
+    assert main(["sql", "-m", "ndcg@5", "--profile", "sklearn"]) == 0
+    assert "WITH" in capsys.readouterr().out
+    assert main(["sql", "--all", "--cutoff", "5", "--profile", "spark"]) == 0
+    assert "map@5" in capsys.readouterr().out
+    assert main(["profiles"]) == 0
+    listing = capsys.readouterr().out
+    assert all(name in listing for name in PROFILES)
+    assert main(["profiles", "--format", "markdown"]) == 0
+    assert capsys.readouterr().out == profiles_markdown()
+
+
+# ----------------------------------------------------------------------------------------------
+# Golden tests: sqlmetrics with profile= against the library
+# ----------------------------------------------------------------------------------------------
+
+
+def _sql_per_user(
+    recs: Rows, inter: Rows, labels: list[str], profile: str
+) -> dict[str, dict[str, float]]:
+    import sqlmetrics
+
+    rec_df, truth_df = to_frames(recs, inter)
+    frame = sqlmetrics.evaluate(rec_df, truth_df, metrics=labels, per_user=True, profile=profile)
+    return {label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in labels}
+
+
+def _compare(
+    expected: dict[str, dict[str, float]],
+    got: dict[str, dict[str, float]],
+    label: str,
+    users: Callable[[str], set[str]] | None = None,
+) -> list[str]:
+    """Per user (restricted to the users the library scores) and the mean over them."""
+    problems: list[str] = []
+    for column, want in expected.items():
+        have = got[column]
+        if users is not None:
+            have = {u: v for u, v in have.items() if u in users(column)}
+        problems += diff_users(have, want, f"{label} {column}")
+        if want and have:
+            mean_got, mean_want = sum(have.values()) / len(have), sum(want.values()) / len(want)
+            if not close(mean_got, mean_want):
+                problems.append(f"{label} {column}: mean {mean_got!r} vs {mean_want!r}")
+    return problems
+
+
+# --- trec_eval ---------------------------------------------------------------------------------
+
+# profile form -> trec_eval measure (a cut measure is expanded over LIB_KS)
+TREC_MEASURES = {
+    "map": "map",
+    "map@k": "map_cut",
+    "ndcg": "ndcg",
+    "ndcg@k": "ndcg_cut",
+    "precision": "set_P",
+    "precision@k": "P",
+    "recall": "set_recall",
+    "recall@k": "recall",
+    "hit_rate@k": "success",
+    "mrr": "recip_rank",
+    "r_precision": "Rprec",
+    "hits": "num_rel_ret",
+}
+
+
+def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
+    """pytrec_eval per user; 0 for population users without a list (trec_eval -c)."""
+    import pytrec_eval
+
+    population = {str(u) for u in _population(inter, 0.0)}
+    qrels: dict[str, dict[str, int]] = {}
+    for (user, item), rel in _max_relevance(inter).items():
+        qrels.setdefault(str(user), {})[str(item)] = rel
+    run = {u: items for u, items in _top_k_run(recs, None).items() if items}
+    cuts = ",".join(map(str, LIB_KS))
+    measures = {f"{m}.{cuts}" if f.endswith("@k") else m for f, m in TREC_MEASURES.items()}
+    results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    out: dict[str, dict[str, float]] = {}
+    for form, measure in TREC_MEASURES.items():
+        name = form.removesuffix("@k")
+        for k in LIB_KS if form.endswith("@k") else [None]:
+            key = measure if k is None else f"{measure}_{k}"
+            label = name if k is None else f"{name}@{k}"
+            out[label] = {u: float(results.get(u, {}).get(key, 0.0)) for u in population}
+    return out
+
+
+TREC_DATA = ["int-noties", "str-noties", "str-ties"]
+
+
+def test_trec_eval_measures_cover_the_profile() -> None:
+    assert set(TREC_MEASURES) == set(PROFILES["trec_eval"].metrics)
+
+
+@pytest.mark.parametrize("data", TREC_DATA)
+def test_trec_eval_profile(data: str) -> None:
+    """Ties too: trec_eval breaks them by docno descending as strings, and so does ties='id'
+    on string ids (byte order, like strcmp)."""
+    recs, inter = DATASETS[data]()
+    expected = _trec_eval(recs, inter)
+    report(_compare(expected, _sql_per_user(recs, inter, list(expected), "trec_eval"), "trec"))
+
+
+# --- ranx --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-noties"])
+def test_ranx_profile(data: str) -> None:
+    """Tie-free data only: ranx orders equal scores by insertion order (arbitrary)."""
+    recs, inter = DATASETS[data]()
+    expected = _ranx_expected(recs, inter, 0.0)
+    forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in expected}
+    assert forms == set(PROFILES["ranx"].metrics)
+    report(_compare(expected, _sql_per_user(recs, inter, list(expected), "ranx"), "ranx"))
+
+
+# --- scikit-learn ------------------------------------------------------------------------------
+
+
+def _sklearn(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
+    """ndcg_score / dcg_score per user over the user's scored items (users with >= 2)."""
+    from sklearn.metrics import dcg_score, ndcg_score
+
+    population = _population(inter, 0.0)
+    rel = _max_relevance(inter)
+    by_user: dict[object, Rows] = {}
+    for r in recs:
+        by_user.setdefault(r["user_id"], []).append(r)
+    out: dict[str, dict[str, float]] = {}
+    for user, rows in by_user.items():
+        if user not in population or len(rows) < 2:
+            continue
+        y_true = np.array([[rel.get((user, r["item_id"]), 0) for r in rows]], dtype=float)
+        y_score = np.array([[r["score"] for r in rows]], dtype=float)
+        for k in (None, *LIB_KS):
+            suffix = "" if k is None else f"@{k}"
+            out.setdefault(f"ndcg{suffix}", {})[str(user)] = ndcg_score(y_true, y_score, k=k)
+            out.setdefault(f"dcg{suffix}", {})[str(user)] = dcg_score(y_true, y_score, k=k)
+    return out
+
+
+@pytest.mark.parametrize("data", list(DATASETS))
+def test_sklearn_profile(data: str) -> None:
+    """Tied data too: sklearn averages the DCG over the orders of equal scores."""
+    recs, inter = DATASETS[data]()
+    expected = _sklearn(recs, inter)
+    got = _sql_per_user(recs, inter, list(expected), "sklearn")
+    report(_compare(expected, got, "sklearn", users=lambda column: set(expected[column])))
+
+
+# --- Spark MLlib -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spark_context(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        _skip_or_fail("spark", "pyspark is not installed")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        _skip_or_fail("spark", "no Java runtime (java) for Spark")
+    running = SparkSession.getActiveSession()  # the engine tests' session, when they ran first
+    if running is not None:
+        yield running
+        return
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("sqlmetrics-profiles")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("spark")))
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _spark_rows(recs: Rows, inter: Rows) -> list[tuple[list[Any], list[Any]]]:
+    """(ranked predictions, label set) per population user: every interaction row is a label
+    (Spark takes a set of items); users without recommendations get an empty list."""
+    labels: dict[object, set[object]] = {}
+    for r in inter:
+        labels.setdefault(r["user_id"], set()).add(r["item_id"])
+    ranked = _top_k_run(recs, None)
+    by_str = {str(u): u for u in labels}
+    rows = []
+    for user, items in labels.items():
+        listed = ranked.get(str(user), {})
+        original = {str(r["item_id"]): r["item_id"] for r in recs if r["user_id"] == user}
+        rows.append(([original[i] for i in listed], sorted(items, key=str)))
+    assert len(by_str) == len(labels)
+    return rows
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-noties", "int-ties", "str-ties"])
+def test_spark_profile(spark_context: Any, data: str) -> None:
+    """Spark takes each list already ordered, so tied data is compared too (the order is
+    sqlmetrics' ranking rule). RankingMetrics gives means only: they are compared to 1e-9, and
+    RankingEvaluator (the DataFrame API) must give the same means."""
+    from pyspark.ml.evaluation import RankingEvaluator
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    recs, inter = DATASETS[data]()
+    rows = _spark_rows(recs, inter)
+    metrics = RankingMetrics(spark_context.sparkContext.parallelize(rows, 1))
+    expected: dict[str, float] = {"map": metrics.meanAveragePrecision}
+    for k in LIB_KS:
+        expected[f"map@{k}"] = metrics.meanAveragePrecisionAt(k)
+        expected[f"precision@{k}"] = metrics.precisionAt(k)
+        expected[f"recall@{k}"] = metrics.recallAt(k)
+        expected[f"ndcg@{k}"] = metrics.ndcgAt(k)
+    forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in expected}
+    assert forms == set(PROFILES["spark"].metrics)
+
+    # RankingEvaluator wants double-typed ids; map every id to a float index.
+    index = {
+        item: float(i) for i, item in enumerate(sorted({str(x) for r in rows for x in r[0] + r[1]}))
+    }
+    frame = spark_context.createDataFrame(
+        [([index[str(x)] for x in p], [index[str(x)] for x in lab]) for p, lab in rows],
+        "prediction: array<double>, label: array<double>",
+    )
+    names = {
+        "meanAveragePrecision": "map",
+        "meanAveragePrecisionAtK": "map@{k}",
+        "precisionAtK": "precision@{k}",
+        "recallAtK": "recall@{k}",
+        "ndcgAtK": "ndcg@{k}",
+    }
+    problems = []
+    for spark_name, label in names.items():
+        for k in LIB_KS if "{k}" in label else [10]:
+            value = RankingEvaluator(metricName=spark_name, k=k).evaluate(frame)
+            if not close(value, expected[label.format(k=k)]):
+                problems.append(f"RankingEvaluator {spark_name}@{k}: {value} vs RankingMetrics")
+
+    got = _sql_per_user(recs, inter, list(expected), "spark")
+    for label, want in expected.items():
+        values = list(got[label].values())
+        assert len(values) == len(rows)
+        mean = sum(values) / len(values)
+        if not close(mean, want) or math.isnan(mean):
+            problems.append(f"spark {label}: sqlmetrics {mean!r} vs Spark {want!r}")
+    report(problems)
+
+
+# --- libraries in .venv-profiles (make profiles-venv) ------------------------------------------
+
+
+def _profiles_python() -> Path:
+    """The interpreter of .venv-profiles (or SQLMETRICS_PROFILES_PYTHON)."""
+    python = Path(os.environ.get("SQLMETRICS_PROFILES_PYTHON", REPO / ".venv-profiles/bin/python"))
+    if (
+        not (python.parent.parent / ".installed").exists()
+        and "SQLMETRICS_PROFILES_PYTHON" not in os.environ
+    ):
+        _skip_or_fail("profiles", f"{python.parent.parent} is not built: run `make profiles-venv`")
+    return python
+
+
+def _run_library(library: str, recs: Rows, inter: Rows) -> dict[str, dict[str, Any]]:
+    """tests/profile_runner.py in .venv-profiles on the data, interactions one row per
+    (user, item) with the largest relevance (the libraries would count repeats twice)."""
+    python = _profiles_python()
+    truth = [
+        {"user_id": user, "item_id": item, "relevance": rel}
+        for (user, item), rel in _max_relevance(inter).items()
+    ]
+    data = {"recommendations": recs, "interactions": truth, "ks": list(LIB_KS)}
+    done = subprocess.run(
+        [str(python), str(REPO / "tests" / "profile_runner.py"), library],
+        input=json.dumps(data),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        pytest.fail(f"profile_runner.py {library} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def _means(recs: Rows, inter: Rows, labels: list[str], **options: Any) -> dict[str, float]:
+    import sqlmetrics
+
+    rec_df, truth_df = to_frames(recs, inter)
+    frame = sqlmetrics.evaluate(rec_df, truth_df, metrics=labels, **options)
+    return {label: float(frame[label].iloc[0]) for label in labels}
+
+
+def _compare_means(expected: dict[str, float], got: dict[str, float], label: str) -> list[str]:
+    return [
+        f"{label} {name}: sqlmetrics {got[name]!r} vs library {want!r}"
+        for name, want in expected.items()
+        if not close(got[name], want)
+    ]
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-noties"])
+def test_recommenders_profile(data: str) -> None:
+    """Means only (the library returns means); tie-free data: its sort keeps the input order
+    of equal scores. Also checks the two alternatives the profile's notes promise."""
+    recs, inter = DATASETS[data]()
+    numbers = _run_library("recommenders", recs, inter)["means"]
+    expected = {
+        label: value
+        for label, value in numbers.items()
+        if label.split("@")[0] in {"precision", "recall", "map"}
+    }
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["recommenders"].metrics)
+    problems = _compare_means(
+        expected, _means(recs, inter, list(expected), profile="recommenders"), "recommenders"
+    )
+    # map() divides by |R|: sqlmetrics map with population common, relevance ignored.
+    binary = {"columns": {"relevance": None}}
+    gt = {
+        label.replace("map_gt", "map"): v
+        for label, v in numbers.items()
+        if label.startswith("map_gt")
+    }
+    problems += _compare_means(
+        gt, _means(recs, inter, list(gt), population="common", **binary), "map()"
+    )
+    # ndcg_at_k averages over every user of rating_true: sqlmetrics ndcg, population all.
+    ndcg = {label: v for label, v in numbers.items() if label.startswith("ndcg")}
+    problems += _compare_means(ndcg, _means(recs, inter, list(ndcg), **binary), "ndcg_at_k")
+    report(problems)
+
+
+@pytest.mark.parametrize("data", list(DATASETS))
+def test_rectools_profile(data: str) -> None:
+    """Per user; tied data too, since RecTools takes the ranks as given."""
+    recs, inter = DATASETS[data]()
+    numbers = _run_library("rectools", recs, inter)["per_user"]
+    expected = {label: v for label, v in numbers.items() if not label.startswith("ndcg")}
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["rectools"].metrics)
+    problems = _compare(
+        expected, _sql_per_user(recs, inter, list(expected), "rectools"), "rectools"
+    )
+    # NDCG(divide_by_achievable=True) is sqlmetrics ndcg with the relevance ignored.
+    achievable = {
+        label.replace("ndcg_achievable", "ndcg"): v
+        for label, v in numbers.items()
+        if label.startswith("ndcg_achievable")
+    }
+    import sqlmetrics
+
+    rec_df, truth_df = to_frames(recs, inter)
+    frame = sqlmetrics.evaluate(
+        rec_df, truth_df, metrics=list(achievable), per_user=True, columns={"relevance": None}
+    )
+    got = {
+        label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in achievable
+    }
+    problems += _compare(achievable, got, "rectools NDCG(divide_by_achievable)")
+    report(problems)
+
+
+@pytest.mark.parametrize("data", list(DATASETS))
+def test_replay_profile(data: str) -> None:
+    """Per user; tied data too: RePlay breaks ties by item id descending, like ties='id'."""
+    recs, inter = DATASETS[data]()
+    expected = _run_library("replay", recs, inter)["per_user"]
+    forms = {label.split("@")[0] + "@k" for label in expected}
+    assert forms == set(PROFILES["replay"].metrics)
+    report(_compare(expected, _sql_per_user(recs, inter, list(expected), "replay"), "replay"))
+
+
+TORCH_TOL = 1e-6  # torchmetrics computes in float32
+
+
+@pytest.mark.parametrize("data", ["int-noties", "int-ties"])  # the id type is not its concern
+def test_torchmetrics_profile(data: str) -> None:
+    """Per user, to float32 precision, on positive scores (torchmetrics drops scores <= 0).
+    Tie-free data for every metric; on tied data NDCG only, against the sklearn profile
+    (both average over the tie orders)."""
+    recs, inter = DATASETS[data]()
+    recs = [{**r, "score": r["score"] + 1.0} for r in recs]
+    numbers = _run_library("torchmetrics", recs, inter)["per_user"]
+    ties = "noties" not in data
+    expected = {label: v for label, v in numbers.items() if not ties or label.startswith("ndcg")}
+    if not ties:
+        forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in expected}
+        assert forms == set(PROFILES["torchmetrics"].metrics)
+    got = _sql_per_user(recs, inter, list(expected), "sklearn" if ties else "torchmetrics")
+    problems = []
+    for label, want in expected.items():
+        # torchmetrics also scores users without any relevant interaction (0): not ours.
+        have = got[label]
+        assert set(have) <= set(want), label
+        problems += [
+            f"torchmetrics {label} user {u}: {have[u]!r} vs {want[u]!r}"
+            for u in have
+            if not math.isclose(have[u], want[u], rel_tol=0.0, abs_tol=TORCH_TOL)
+        ]
+        assert len(have) > 50, label
+    report(problems)
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-ties"])
+def test_lenskit_profile(data: str) -> None:
+    """Per user; tied data too (LensKit takes the lists already ordered). Precision and AP of
+    an empty list are NaN in LensKit (left out of its means): compared where defined, and
+    sqlmetrics must score those users 0."""
+    recs, inter = DATASETS[data]()
+    numbers = _run_library("lenskit", recs, inter)["per_user"]
+    forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in numbers}
+    assert forms == set(PROFILES["lenskit"].metrics)
+    got = _sql_per_user(recs, inter, list(numbers), "lenskit")
+    undefined = {
+        label: {u for u, v in values.items() if v is None} for label, values in numbers.items()
+    }
+    assert any(undefined.values()), "the data must hold users without recommendations"
+    problems = []
+    for label, users in undefined.items():
+        assert label.split("@")[0] in {"precision", "map"} or not users, label
+        problems += [
+            f"lenskit {label} user {u}: {got[label][u]} for an empty list"
+            for u in users
+            if got[label][u] != 0
+        ]
+    expected = {
+        label: {u: v for u, v in values.items() if v is not None}
+        for label, values in numbers.items()
+    }
+    problems += _compare(expected, got, "lenskit", users=lambda label: set(expected[label]))
+    report(problems)
