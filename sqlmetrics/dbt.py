@@ -567,7 +567,9 @@ all of them; the others, like a model column, are evaluated against the whole po
 relevance of `none` counts every interaction as 1), `ties`, `threshold`, `population`. Column
 names must be plain names (letters, digits, underscores); anything else stops the compilation
 with an error. There is one macro per metric too: `sqlmetrics.ndcg(ref('recs'), ref('clicks'),
-k=10)`. The inputs must hold one row per (group, user, item), as `evaluate` requires (it refuses
+k=10)`. The macros compute the ranking metrics (read from the ranked lists and the relevant
+interactions); for the others (coverage, novelty...) `sqlmetrics dbt models` writes a model.
+The inputs must hold one row per (group, user, item), as `evaluate` requires (it refuses
 duplicates; here they are not checked: test them, e.g. with dbt-utils'
 `unique_combination_of_columns`). `duplicates` and `per_user` are not arguments here.
 

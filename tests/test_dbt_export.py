@@ -12,6 +12,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import dbt
+from sqlmetrics.catalog import metrics
 from sqlmetrics.errors import SqlmetricsError
 
 
@@ -31,8 +32,12 @@ def test_export_writes_a_package_with_a_body_per_adapter(tmp_path: Path) -> None
     adapters = sorted(p.stem for p in (folder / "macros" / "adapters").glob("*.sql"))
     assert adapters == sorted([*dbt.ADAPTERS, "default"])
     shared = (folder / "macros" / "sqlmetrics.sql").read_text(encoding="utf-8")
-    for metric in sqlmetrics.describe_metrics():
-        assert f"{{% macro {metric['name']}(recommendations, interactions" in shared
+    # One macro per packaged metric (the ranking ones); the others (arp...) have none.
+    packaged = {metric.name for metric in dbt.packaged_metrics()}
+    assert packaged and set(metrics()) - packaged
+    for metric in metrics().values():
+        macro = f"{{% macro {metric.name}(recommendations, interactions"
+        assert (macro in shared) == (metric.name in packaged), metric.name
     for adapter in adapters:
         body = (folder / "macros" / "adapters" / f"{adapter}.sql").read_text(encoding="utf-8")
         assert f"{{% macro {adapter}__sqlmetrics_query(" in body

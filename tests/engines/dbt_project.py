@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlmetrics.catalog import parse_request
+from sqlmetrics.dbt import packaged_metrics
 from tests.engines.cases import REPO, Case, Table, load_cases
 
 PROJECT = REPO / "integration_tests"
-# Options the macro does not take: duplicates="first" needs evaluate's own checks.
-UNSUPPORTED = {"duplicate_recommendations_first"}
 SEED_TYPES = {
     "duckdb": {"int": "bigint", "float": "double", "str": "varchar"},
     "postgres": {"int": "bigint", "float": "double precision", "str": "varchar"},
@@ -43,8 +42,20 @@ def jinja(value: Any) -> str:
     return json.dumps(value)
 
 
+def packaged(labels: Sequence[str]) -> list[str]:
+    """The labels whose metric is in the package (the others are not the macro's)."""
+    names = {metric.name for metric in packaged_metrics()}
+    return [label for label in labels if parse_request(label).metric.name in names]
+
+
 def dbt_cases() -> list[Case]:
-    return [case for case in load_cases() if case.name not in UNSUPPORTED]
+    """The fixtures the macro can reproduce: every metric they ask for is in the package (so no
+    items or history table is read), and no ``duplicates`` option (it needs evaluate's checks)."""
+    return [
+        case
+        for case in load_cases()
+        if "duplicates" not in case.options and packaged(case.metrics) == case.metrics
+    ]
 
 
 def macro_kwargs(case: Case) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 - every adapter's macro, rendered for every option, re-parses with sqlglot in its dialect and
   names the expected columns;
-- the DuckDB and PostgreSQL macros, rendered for each golden fixture with every metric, give
-  the values of ``to_sql`` on the same engine, and the fixture's values;
+- the DuckDB and PostgreSQL macros, rendered for each golden fixture with every metric of the
+  package, give the values of ``to_sql`` on the same engine, and the fixture's values;
 - the macro refuses bad arguments with a compiler error naming them;
 - ``dbt build`` of integration_tests/ (seeds and one model per fixture, equality tests against
   the fixtures' values, the incremental pattern with a late interaction) passes on DuckDB and on
@@ -29,10 +29,10 @@ from sqlglot import exp
 
 import sqlmetrics
 from sqlmetrics import dbt
-from sqlmetrics.catalog import metrics
+from sqlmetrics.catalog import parse_request
 from tests.engines.cases import Case, as_expect, compare, extra_cases, load_cases
 from tests.engines.conftest import EnginePool, required_engines, why_unavailable
-from tests.engines.dbt_project import dbt_cases, macro_kwargs, write_project
+from tests.engines.dbt_project import dbt_cases, macro_kwargs, packaged, write_project
 from tests.engines.engines import Engine, PostgresEngine, dbt_executable
 
 pytestmark = pytest.mark.dbt
@@ -88,8 +88,8 @@ GROUPS: list[dict[str, Any]] = [
 
 
 def metric_lists(ties: str) -> list[list[str]]:
-    """Every metric at a cutoff (the stages stop there), and every metric without one."""
-    kept = [m for m in metrics().values() if ties != "average" or m.ties_average]
+    """Every packaged metric at a cutoff (the stages stop there), and every one without one."""
+    kept = [m for m in dbt.packaged_metrics() if ties != "average" or m.ties_average]
     with_cutoff = [f"{m.name}@5" for m in kept if m.takes_cutoff and not m.reads_whole_list]
     return [with_cutoff, [m.name for m in kept]]
 
@@ -120,14 +120,15 @@ PARITY_CASES = [c for c in load_cases() + extra_cases() if "duplicates" not in c
 
 @pytest.fixture(scope="module")
 def parity_sql(package: Path) -> dict[tuple[str, str], str]:
-    """(adapter, case) -> the macro's SQL for every metric at the case's cutoffs."""
+    """(adapter, case) -> the macro's SQL for every packaged metric at the case's cutoffs."""
     calls, keys = [], []
     for adapter in ("duckdb", "postgres"):
         for case in PARITY_CASES:
             recommendations, interactions = f"r_{case.name}", f"t_{case.name}"
             kwargs = {**macro_kwargs(case), "recommendations": recommendations}
             kwargs["interactions"] = interactions
-            calls.append({"adapter": adapter, "kwargs": {**kwargs, "metrics": case.all_metrics}})
+            labels = packaged(case.all_metrics)
+            calls.append({"adapter": adapter, "kwargs": {**kwargs, "metrics": labels}})
             keys.append((adapter, case.name))
     results = render(package, calls)
     return {key: result["sql"] for key, result in zip(keys, results, strict=True)}
@@ -144,17 +145,18 @@ def _check_parity(engine: Engine, dialect: str, sql: str, case: Case) -> None:
     engine.load(recommendations, case.recommendations)
     engine.load(interactions, case.interactions)
     reference = sqlmetrics.to_sql(
-        case.all_metrics, recommendations, interactions, dialect=dialect, **case.kwargs()
+        packaged(case.all_metrics), recommendations, interactions, dialect=dialect, **case.kwargs()
     )
     want = as_expect(*engine.query(reference))
     compare(*engine.query(_ordered(sql, case)), want, f"{dialect} {case.name}")
     if case.expect:
         got = as_expect(*engine.query(_ordered(sql, case)))
-        keep = list(case.expect[0])
+        groups = list(case.options.get("group_by", []))
+        keep = [*groups, "users", *packaged(case.metrics)]
         compare(
             keep,
             [[row[c] for c in keep] for row in got],
-            case.expect,
+            [{c: row[c] for c in keep} for row in case.expect],
             f"{dialect} {case.name} golden",
         )
 
@@ -332,5 +334,16 @@ def test_dbt_build_on_postgres(
 
 
 def test_every_fixture_but_the_unsupported_has_a_model() -> None:
+    """A fixture has no model only when the macro cannot take it: it asks for a metric outside
+    the package (reads: lists...), or for duplicates="first"; every packaged metric is built."""
+    unsupported = {
+        case.name
+        for case in load_cases()
+        if "duplicates" in case.options
+        or any(parse_request(label).metric.reads != "judged" for label in case.metrics)
+    }
+    assert "duplicate_recommendations_first" in unsupported
     names = {case.name for case in dbt_cases()}
-    assert names == {case.name for case in load_cases()} - {"duplicate_recommendations_first"}
+    assert names == {case.name for case in load_cases()} - unsupported
+    built = {parse_request(label).metric.name for case in dbt_cases() for label in case.metrics}
+    assert built == {metric.name for metric in dbt.packaged_metrics()}
