@@ -1,4 +1,4 @@
-WITH input_recommendations AS (
+WITH input_recommendations AS NOT MATERIALIZED (
   SELECT
     user_id AS user_id,
     item_id AS item_id,
@@ -24,21 +24,102 @@ WITH input_recommendations AS (
 ), ranked AS (
   SELECT
     user_id,
-    UNNEST(top_items) AS item_id,
-    GENERATE_SUBSCRIPTS(top_items, 1) AS pos,
+    item_id,
+    pos,
     list_length
   FROM (
+    WITH lists AS (
+      SELECT
+        user_id,
+        ARG_MAX(item_id, score, 10 + 1) AS top_items,
+        MAX(score, 10 + 1) AS top_scores,
+        COUNT(*) AS list_length,
+        COUNT(score) AS scored_length,
+        COUNT(item_id) AS named_length
+      FROM input_recommendations
+      GROUP BY
+        user_id
+    ), checked_lists AS (
+      SELECT
+        user_id,
+        top_items,
+        top_scores,
+        list_length,
+        scored_length,
+        named_length,
+        COALESCE(
+          named_length = list_length
+          AND (
+            (
+              LENGTH(top_scores) > 10
+              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 1)
+            )
+            OR (
+              LENGTH(top_scores) <= 10 AND scored_length = list_length
+            )
+          ),
+          FALSE
+        ) AS exact
+      FROM lists
+    ), exact_lists AS (
+      SELECT
+        user_id,
+        list_length,
+        scored_length,
+        named_length,
+        top_items,
+        top_scores,
+        CASE
+          WHEN LIST_BOOL_OR(LIST_TRANSFORM(top_scores[2:], LAMBDA score, i : score = top_scores[i]))
+          THEN ARRAY_REVERSE_SORT(
+            LIST_TRANSFORM(top_items, LAMBDA item, i : {'score': top_scores[i], 'item': item})
+          )
+        END AS sorted_ties
+      FROM checked_lists
+      WHERE
+        exact
+    )
     SELECT
       user_id,
-      ARG_MIN(item_id, CREATE_SORT_KEY(score, 'DESC NULLS LAST', item_id, 'DESC NULLS LAST'), 10) AS top_items,
-      ARG_MIN(score, CREATE_SORT_KEY(score, 'DESC NULLS LAST', item_id, 'DESC NULLS LAST'), 10) AS top_scores,
-      COUNT(*) AS list_length,
-      COUNT(score) AS scored_length,
-      COUNT(item_id) AS named_length
+      UNNEST(
+        CASE
+          WHEN sorted_ties IS NULL
+          THEN top_items[1:10]
+          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.item)
+        END
+      ) AS item_id,
+      GENERATE_SUBSCRIPTS(top_items[1:10], 1) AS pos,
+      UNNEST(
+        CASE
+          WHEN sorted_ties IS NULL
+          THEN top_scores[1:10]
+          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.score)
+        END
+      ) AS score,
+      list_length,
+      scored_length,
+      named_length
+    FROM exact_lists
+    UNION ALL
+    SELECT
+      input_recommendations.user_id,
+      input_recommendations.item_id,
+      ROW_NUMBER() OVER (
+        PARTITION BY input_recommendations.user_id
+        ORDER BY input_recommendations.score DESC, input_recommendations.item_id DESC
+      ) AS pos,
+      input_recommendations.score,
+      checked_lists.list_length,
+      checked_lists.scored_length,
+      checked_lists.named_length
     FROM input_recommendations
-    GROUP BY
-      user_id
-  ) AS lists
+    INNER JOIN checked_lists
+      ON input_recommendations.user_id = checked_lists.user_id
+    WHERE
+      NOT checked_lists.exact
+    QUALIFY
+      pos <= 10
+  ) AS top_k
 ), joined AS (
   SELECT
     COALESCE(ranked.user_id, truth.user_id) AS user_id,
