@@ -21,6 +21,7 @@ import pytest
 import sqlmetrics
 from sqlmetrics.errors import SqlmetricsError
 from tests.beyond_oracle import LIST_METRICS, PER_USER, list_metric, per_user_values, top_lists
+from tests.engines.conftest import skip_or_fail
 
 REPO = Path(__file__).resolve().parent.parent
 TOLERANCE = 1e-9
@@ -176,9 +177,10 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(not RECTOOLS_PYTHON.exists(), reason="no RecTools venv (make rectools)")
 @pytest.mark.parametrize("seed", range(3))
 def test_rectools_agrees(seed: int) -> None:
+    if not RECTOOLS_PYTHON.exists():
+        skip_or_fail("rectools", "no RecTools venv (make rectools)")
     recommendations, interactions, catalogue = random_case(seed)
     recs = [r for r in recommendations if r["model"] == "a"]
     lists = top_lists(recs, 10**6)  # our order, handed to RecTools as ranks
@@ -251,15 +253,14 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.skipif(
-    not RECOMMENDERS_PYTHON.exists(), reason="no MS Recommenders venv (make recommenders)"
-)
 @pytest.mark.parametrize("seed", range(3))
 def test_ms_recommenders_agrees(seed: int) -> None:
     """catalog_coverage (its catalogue: the items of train_df, here every recommended item is
     one), distributional_coverage (entropy), diversity with one-hot category features (ILD;
     every list has two items or more, as users with one item have no pair there) and
     serendipity (train_df is our history; its col_relevance is our interactions)."""
+    if not RECOMMENDERS_PYTHON.exists():
+        skip_or_fail("recommenders", "no MS Recommenders venv (make recommenders)")
     rng = random.Random(seed)
     items = list(range(1, 25))
     interactions = [{"user_id": 100, "item_id": item} for item in items]  # every item known

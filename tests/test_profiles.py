@@ -24,6 +24,7 @@ import pytest
 
 from sqlmetrics.cli import main
 from sqlmetrics.profiles import GENERIC, PROFILES, profiles_markdown
+from tests.engines.conftest import skip_or_fail
 from tests.test_crosscheck import (
     DATASETS,
     LIB_KS,
@@ -40,18 +41,6 @@ from tests.test_crosscheck import (
 )
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _required(engine: str) -> bool:
-    """CI (SQLMETRICS_ENGINES=all, or a list naming it) must not skip a library."""
-    value = os.environ.get("SQLMETRICS_ENGINES", "").strip()
-    return value == "all" or engine in {part.strip() for part in value.split(",")}
-
-
-def _skip_or_fail(engine: str, reason: str) -> None:
-    if _required(engine):
-        pytest.fail(f"{reason} (required: SQLMETRICS_ENGINES={os.environ['SQLMETRICS_ENGINES']})")
-    pytest.skip(reason)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -289,9 +278,9 @@ def spark_context(tmp_path_factory: pytest.TempPathFactory) -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        _skip_or_fail("spark", "pyspark is not installed")
+        skip_or_fail("spark", "pyspark is not installed")
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        _skip_or_fail("spark", "no Java runtime (java) for Spark")
+        skip_or_fail("spark", "no Java runtime (java) for Spark")
     running = SparkSession.getActiveSession()  # the engine tests' session, when they ran first
     if running is not None:
         yield running
@@ -390,7 +379,7 @@ def _profiles_python() -> Path:
         not (python.parent.parent / ".installed").exists()
         and "SQLMETRICS_PROFILES_PYTHON" not in os.environ
     ):
-        _skip_or_fail("profiles", f"{python.parent.parent} is not built: run `make profiles-venv`")
+        skip_or_fail("profiles", f"{python.parent.parent} is not built: run `make profiles-venv`")
     return python
 
 
