@@ -189,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--recommendations", required=True, metavar="MODEL", help="ref() name")
     models.add_argument("--interactions", required=True, metavar="MODEL", help="ref() name")
     models.add_argument(
+        "--items", metavar="MODEL", help="ref() name of the item table (ild; coverage, gini)"
+    )
+    models.add_argument(
+        "--history", metavar="MODEL", help="ref() name of what users consumed (serendipity)"
+    )
+    models.add_argument(
         "--interactions-group-by",
         action="append",
         metavar="COLUMN",
@@ -366,6 +372,8 @@ def _dbt(args: argparse.Namespace) -> None:
         dialect=args.dialect,
         materialized=args.materialized,
         interactions_group_by=args.interactions_group_by,
+        items=args.items,
+        history=args.history,
         **_options(args),
     )
     (path,) = dbt.write_models(Path(args.folder), [(args.name, text)])

@@ -53,6 +53,13 @@ DEFAULT_DIALECT = "postgres"  # standard SQL with explicit casts: the likeliest 
 
 _RECOMMENDATIONS = "sqlmetrics_sentinel_recommendations"
 _INTERACTIONS = "sqlmetrics_sentinel_interactions"
+# dbt models: the table each input role is written as, replaced by ref() once rendered
+_INPUT_TABLES = {
+    "recommendations": _RECOMMENDATIONS,
+    "interactions": _INTERACTIONS,
+    "items": "sqlmetrics_sentinel_items",
+    "history": "sqlmetrics_sentinel_history",
+}
 _COLUMNS = ("user", "item", "score", "rank", "relevance")
 _SHARED, _ARM = 0, 1  # the two sentinel groups: in both tables, in the recommendations only
 _CUTOFF = 987654321  # a cutoff no metric file writes; checked to be gone after templating
@@ -647,26 +654,41 @@ def model_sql(
     *,
     dialect: str = "duckdb",
     materialized: str = "table",
+    items: str | None = None,
+    history: str | None = None,
     **to_sql_options: Any,
 ) -> str:
-    """A dbt model file: ``to_sql``'s query with ``{{ ref(...) }}`` for the two inputs."""
+    """A dbt model file: ``to_sql``'s query with ``{{ ref(...) }}`` for its inputs (``items``
+    and ``history`` are model names too, for the metrics that read them)."""
     from sqlmetrics.api import composed_query
 
-    for role, name in (("recommendations", recommendations), ("interactions", interactions)):
-        if not _REF.fullmatch(name):
+    given = {
+        "recommendations": recommendations,
+        "interactions": interactions,
+        "items": items,
+        "history": history,
+    }
+    for role, name in given.items():
+        if name is not None and not _REF.fullmatch(name):
             raise SqlmetricsError(
                 f"{role}: {name!r} is not a dbt model name (letters, digits, underscores)"
             )
+    refs = {_INPUT_TABLES[role]: name for role, name in given.items() if name is not None}
     if materialized not in ("table", "view", "incremental"):
         raise SqlmetricsError(
             f"materialized must be table, view or incremental, got {materialized!r}"
         )
     query = composed_query(
-        metrics_requested, _RECOMMENDATIONS, _INTERACTIONS, dialect=dialect, **to_sql_options
+        metrics_requested,
+        _RECOMMENDATIONS,
+        _INTERACTIONS,
+        dialect=dialect,
+        items=None if items is None else _INPUT_TABLES["items"],
+        history=None if history is None else _INPUT_TABLES["history"],
+        **to_sql_options,
     )
     query.set("order", None)
     tree = portable(query, dialect)
-    refs = {_RECOMMENDATIONS: recommendations, _INTERACTIONS: interactions}
     for table in list(tree.find_all(exp.Table)):
         if table.name in refs and not table.db:
             source = _var(f"{{{{ ref('{refs[table.name]}') }}}}")

@@ -85,9 +85,57 @@ def test_models_writes_to_sql_with_refs(tmp_path: Path) -> None:
     assert len(got) == 2
 
 
+def test_models_read_items_and_history_models(tmp_path: Path) -> None:
+    run = cli(
+        "dbt", "models", str(tmp_path), "--name", "beyond", "--recommendations", "recs",
+        "--interactions", "clicks", "--items", "catalogue", "--history", "seen",
+        "-m", "ild@2,serendipity@2,coverage@2", "--no-relevance",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "beyond.sql").read_text(encoding="utf-8")
+    refs = {"recs": "recs", "clicks": "clicks", "catalogue": "catalogue", "seen": "seen"}
+    for ref in refs:
+        assert f"{{{{ ref('{ref}') }}}}" in text
+    connection = duckdb.connect()
+    connection.execute(
+        "CREATE TABLE recs AS SELECT * FROM (VALUES (1, 10, 0.9), (1, 11, 0.5), (1, 12, 0.1),"
+        " (2, 11, 0.8), (2, 13, 0.7)) AS t(user_id, item_id, score)"
+    )
+    connection.execute(
+        "CREATE TABLE clicks AS SELECT * FROM (VALUES (1, 11), (2, 13)) AS t(user_id, item_id)"
+    )
+    connection.execute(
+        "CREATE TABLE catalogue AS SELECT * FROM (VALUES (10, 'a'), (11, 'b'), (12, 'a'),"
+        " (13, 'a'), (14, 'c')) AS t(item_id, category)"
+    )
+    connection.execute(
+        "CREATE TABLE seen AS SELECT * FROM (VALUES (1, 12), (2, 14)) AS t(user_id, item_id)"
+    )
+    body = text.split("\n", 2)[2]
+    for ref in refs:
+        body = body.replace(f"{{{{ ref('{ref}') }}}}", ref)
+    got = connection.sql(body).df()
+    expected = sqlmetrics.evaluate(
+        connection.table("recs").df(), connection.table("clicks").df(),
+        ["ild@2", "serendipity@2", "coverage@2"],
+        items=connection.table("catalogue").df(), history=connection.table("seen").df(),
+        columns={"relevance": None},
+    )  # fmt: skip
+    for label in ("ild@2", "serendipity@2", "coverage@2"):
+        assert got[label].iloc[0] == pytest.approx(expected[label].iloc[0], abs=1e-12)
+    # Without them, the metrics that read them say what to pass.
+    missing = cli(
+        "dbt", "models", str(tmp_path), "--name", "q", "--recommendations", "recs",
+        "--interactions", "clicks", "-m", "ild@2", "--no-relevance",
+    )  # fmt: skip
+    assert missing.returncode == 2 and "--items" in missing.stderr
+
+
 def test_models_refuses_what_is_not_a_model_name(tmp_path: Path) -> None:
     with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
         dbt.model_sql(["ndcg@10"], "recs') }}{{ x", "clicks")
+    with pytest.raises(SqlmetricsError, match=r"items: .* is not a dbt model name"):
+        dbt.model_sql(["ild@10"], "recs", "clicks", items="items') }}")
     with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
         dbt.write_models(tmp_path, [("../escape", "SELECT 1")])
     run = cli(
