@@ -4,13 +4,10 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
 DBT_VENV ?= .venv-dbt
-RECTOOLS = bench/.venv-rectools
-RECOMMENDERS = .venv-recommenders
 PROFILES_VENV = .venv-profiles
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots dbt rectools \
-	recommenders profiles-venv
+.PHONY: help example test lint unit format clean engines test-engines snapshots dbt profiles-venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -48,27 +45,10 @@ $(DBT_VENV)/.installed:
 
 dbt: $(DBT_VENV)/.installed ## install dbt-core, dbt-duckdb and dbt-postgres into .venv-dbt
 
-# RecTools pins numpy < 2, so it gets a venv of its own (the bench uses the same one);
-# tests/test_beyond.py cross-checks coverage, novelty, arp and ild against it when it exists.
-rectools: $(RECTOOLS)/.installed ## RecTools in its own venv, for the cross-check (~1 min)
-
-$(RECTOOLS)/.installed:
-	$(PYTHON) -m venv $(RECTOOLS)
-	$(RECTOOLS)/bin/python -m pip install --quiet "rectools==0.19.0" "numpy<2" pyarrow
-	touch $@
-
-# MS Recommenders: only its python_evaluation module is used (no extras); it pins pandas < 3.
-recommenders: $(RECOMMENDERS)/.installed ## MS Recommenders in its own venv, for the cross-check
-
-$(RECOMMENDERS)/.installed:
-	$(PYTHON) -m venv $(RECOMMENDERS)
-	$(RECOMMENDERS)/bin/python -m pip install --quiet --no-deps "recommenders==1.2.1"
-	$(RECOMMENDERS)/bin/python -m pip install --quiet "pandas>2,<3" numpy scikit-learn
-	touch $@
-
 # The libraries the definition profiles are compared with (tests/test_profiles.py runs them
-# through tests/profile_runner.py): they pin their own numpy, pandas and torch (CPU), so they
-# get a virtual environment of their own. About 2 minutes and 2.6 GB.
+# through tests/profile_runner.py; tests/test_beyond.py cross-checks the beyond-accuracy metrics
+# with RecTools and MS Recommenders from here too): they pin their own numpy, pandas and torch
+# (CPU), so they get a virtual environment of their own. About 2 minutes and 2.6 GB.
 $(PROFILES_VENV)/.installed:
 	$(PYTHON) -m venv $(PROFILES_VENV)
 	$(PROFILES_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "torchmetrics==1.9.0" \

@@ -149,11 +149,10 @@ def test_cutoff_is_required_and_categories_are_checked() -> None:
     assert result["ild@3"].tolist() == [0.0]
 
 
-# RecTools lives in a virtual environment of its own (it pins numpy < 2): `make rectools`.
-RECTOOLS_PYTHON = Path(
-    os.environ.get(
-        "SQLMETRICS_RECTOOLS_PYTHON", REPO / "bench" / ".venv-rectools" / "bin" / "python"
-    )
+# RecTools and MS Recommenders pin numpy < 2 and pandas < 3: they run in the virtual environment
+# of the profile libraries (`make profiles-venv`), which holds both.
+LIBRARIES_PYTHON = Path(
+    os.environ.get("SQLMETRICS_PROFILES_PYTHON", REPO / ".venv-profiles" / "bin" / "python")
 )
 RECTOOLS_SCRIPT = """
 import json, sys
@@ -179,8 +178,8 @@ print(json.dumps(out))
 
 @pytest.mark.parametrize("seed", range(3))
 def test_rectools_agrees(seed: int) -> None:
-    if not RECTOOLS_PYTHON.exists():
-        skip_or_fail("rectools", "no RecTools venv (make rectools)")
+    if not LIBRARIES_PYTHON.exists():
+        skip_or_fail("rectools", "no venv of the profile libraries (make profiles-venv)")
     recommendations, interactions, catalogue = random_case(seed)
     recs = [r for r in recommendations if r["model"] == "a"]
     lists = top_lists(recs, 10**6)  # our order, handed to RecTools as ranks
@@ -198,7 +197,7 @@ def test_rectools_agrees(seed: int) -> None:
         "ks": ks,
     }
     done = subprocess.run(
-        [str(RECTOOLS_PYTHON), "-c", RECTOOLS_SCRIPT],
+        [str(LIBRARIES_PYTHON), "-c", RECTOOLS_SCRIPT],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -218,10 +217,6 @@ def test_rectools_agrees(seed: int) -> None:
         )
 
 
-# MS Recommenders (pins pandas < 3) in a venv of its own: `make recommenders`.
-RECOMMENDERS_PYTHON = Path(
-    os.environ.get("SQLMETRICS_RECOMMENDERS_PYTHON", REPO / ".venv-recommenders" / "bin" / "python")
-)
 RECOMMENDERS_SCRIPT = """
 import json, sys
 import numpy as np
@@ -259,8 +254,8 @@ def test_ms_recommenders_agrees(seed: int) -> None:
     one), distributional_coverage (entropy), diversity with one-hot category features (ILD;
     every list has two items or more, as users with one item have no pair there) and
     serendipity (train_df is our history; its col_relevance is our interactions)."""
-    if not RECOMMENDERS_PYTHON.exists():
-        skip_or_fail("recommenders", "no MS Recommenders venv (make recommenders)")
+    if not LIBRARIES_PYTHON.exists():
+        skip_or_fail("recommenders", "no venv of the profile libraries (make profiles-venv)")
     rng = random.Random(seed)
     items = list(range(1, 25))
     interactions = [{"user_id": 100, "item_id": item} for item in items]  # every item known
@@ -293,7 +288,7 @@ def test_ms_recommenders_agrees(seed: int) -> None:
         },
     }
     done = subprocess.run(
-        [str(RECOMMENDERS_PYTHON), "-c", RECOMMENDERS_SCRIPT],
+        [str(LIBRARIES_PYTHON), "-c", RECOMMENDERS_SCRIPT],
         input=json.dumps(payload),
         capture_output=True,
         text=True,

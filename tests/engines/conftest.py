@@ -36,7 +36,7 @@ ENGINES = (
 )
 
 
-# Libraries the cross-check tests run in virtual environments of their own (Makefile targets):
+# Libraries the cross-check tests run in the virtual environment of their own (make profiles-venv):
 # not engines, but CI requires them the same way.
 LIBRARIES = ("profiles", "rectools", "recommenders")
 
