@@ -158,6 +158,10 @@ class MetricRequest:
     k: int | None
     label: str
     score_threshold: float | None = None  # for cutoff: threshold metrics, 0.5 by default
+    # The users its mean runs over when it differs from the query's (a profile sets it: MS
+    # Recommenders' ndcg_at_k counts every user, its other functions the common ones); None:
+    # Options.population.
+    population: str | None = None
 
 
 def parse_request(text: str) -> MetricRequest:

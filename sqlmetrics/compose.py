@@ -9,6 +9,7 @@ user-supplied names arrive as identifier nodes and values as literals, never as 
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -29,6 +30,11 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # CPU time and 1.3x the memory of the window plan; at k = 10 the top-k plan wins).
 TOP_K_MAX_CUTOFF = 20
 POPULATIONS = ("all", "common")
+# Parameters of a metric file that depend only on its cutoff, bound as number literals: the
+# ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|).
+CUTOFF_CONSTANTS = {
+    "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
+}
 DUPLICATES = ("error", "first")
 
 
@@ -359,6 +365,12 @@ def _bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> ex
     becomes the user's list length (precision without @k is hits / list length).
     """
     for placeholder in list(expression.find_all(exp.Placeholder)):
+        if name == "k" and placeholder.name in CUTOFF_CONSTANTS:
+            if value is None:
+                raise SqlmetricsError(f"${placeholder.name} needs a cutoff (cutoff: required)")
+            constant = CUTOFF_CONSTANTS[placeholder.name](value)
+            placeholder.replace(exp.Literal.number(repr(constant)))
+            continue
         if placeholder.name != name:
             raise SqlmetricsError(f"unknown parameter ${placeholder.name} where ${name} is bound")
         if value is not None:
@@ -433,7 +445,12 @@ def compose(
             "(connection=duckdb.connect(config={'memory_limit': ...}))"
         )
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    per_user_stages, columns = _per_user_stages(requests, options, ordered_sums=dialect == "duckdb")
+    per_user_stages, columns = _per_user_stages(
+        requests,
+        options,
+        ordered_sums=dialect == "duckdb",
+        population=widest_population(requests, options),
+    )
     cutoff = deepest_cutoff(requests)
     ranking = "judged" in per_user_stages
 
@@ -550,6 +567,17 @@ def compose(
     return composed
 
 
+def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:
+    """The population per_user keeps: "all" when any request asks for it. A request with a
+    narrower one gets NULL for the users outside it, so its mean skips them (_per_user_stages):
+    each request is averaged over its own population (MetricRequest.population)."""
+    for request in requests:
+        if request.population is not None:
+            _check_choice(f"the population of {request.label}", request.population, POPULATIONS)
+    asked = {request.population or options.population for request in requests}
+    return "all" if "all" in asked else "common"
+
+
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
     """How far down the lists the stages read: the deepest cutoff, or None for whole lists."""
     if any(r.k is None or r.metric.reads_whole_list for r in requests):
@@ -633,11 +661,16 @@ def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -
 
 
 def _per_user_stages(
-    requests: Sequence[MetricRequest], options: Options, ordered_sums: bool = False
+    requests: Sequence[MetricRequest],
+    options: Options,
+    ordered_sums: bool = False,
+    population: str | None = None,
 ) -> tuple[dict[str, exp.Select], list[MetricColumn]]:
     """A per-user select for each stage the requests read, with one column per request (its
     file's expressions, k or the score threshold bound): per_user.sql for the ranking metrics
-    over judged, a plain GROUP BY user_id for scored and rated."""
+    over judged, a plain GROUP BY user_id for scored and rated. ``population``: the users
+    per_user keeps (widest_population), options.population when None."""
+    population = population or options.population
     selects: dict[str, exp.Select] = {}
     columns: list[MetricColumn] = []
     for index, request in enumerate(requests):
@@ -667,19 +700,33 @@ def _per_user_stages(
                 alias: _tie_averaged_sums(expression, ordered_sums)
                 for alias, expression in expressions.items()
             }
+        narrowed = (
+            source == "judged"
+            and population == "all"
+            and (request.population or options.population) == "common"
+        )
+
+        def own_population(value: exp.Expr, narrowed: bool = narrowed) -> exp.Expr:
+            """NULL for a user without recommendations when the request leaves them out."""
+            if not narrowed:
+                return value
+            return exp.Case().when(_per_user_constants(exp.column("list_length")) > 0, value)
+
         name = f"m{index + 1}"
         names: tuple[str, ...]
         if request.metric.micro:
             names = (f"{name}_numerator", f"{name}_denominator")
             for alias, part in zip(("numerator", "denominator"), names, strict=True):
-                per_user_stage.select(exp.alias_(expressions[alias], part), copy=False)
+                per_user_stage.select(
+                    exp.alias_(own_population(expressions[alias]), part), copy=False
+                )
         else:
             names = (name,)
             # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
             value = exp.func("COALESCE", expressions[request.metric.name], 0)
-            per_user_stage.select(exp.alias_(value, name), copy=False)
+            per_user_stage.select(exp.alias_(own_population(value), name), copy=False)
         columns.append(MetricColumn(request, names))
-    if options.population == "common" and "judged" in selects:
+    if population == "common" and "judged" in selects:
         having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
@@ -873,7 +920,7 @@ def _with_diagnostics_rows(
     groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
     first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
     labels = (
-        [exp.to_identifier(name) for column in columns for name in column.names]
+        [exp.to_identifier(name) for _, name in _summed_names(columns)]
         if sums and not per_user
         else [exp.to_identifier(column.request.label, quoted=True) for column in columns]
     )
@@ -988,12 +1035,25 @@ def reads_whole_group(request: MetricRequest) -> bool:
 
 def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
     """Per request of a pass's summary: (label, numerator column, denominator column or None
-    for a mean over ``users``)."""
+    for a mean over ``users``). When a request has a population of its own, the means count
+    their users (``m{i}_users``): they may differ from request to request."""
+    counted = any(r.population is not None for r in requests)
     return [
         (r.label, f"m{i + 1}_numerator", f"m{i + 1}_denominator")
         if r.metric.micro
-        else (r.label, f"m{i + 1}", None)
+        else (r.label, f"m{i + 1}", f"m{i + 1}_users" if counted else None)
         for i, r in enumerate(requests)
+    ]
+
+
+def _summed_names(columns: Sequence[MetricColumn]) -> list[tuple[str, str]]:
+    """(column of per_user, its name in a pass's summary), see partial_columns."""
+    named = partial_columns([column.request for column in columns])
+    return [
+        (column.names[0] if name.endswith("_users") else name, name)
+        for column, (_, *parts) in zip(columns, named, strict=True)
+        for name in parts
+        if name is not None
     ]
 
 
@@ -1071,7 +1131,8 @@ def _final(
 
     if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
         aggregates = [
-            exp.alias_(summed("SUM", name), name) for column in columns for name in column.names
+            exp.alias_(summed("COUNT" if name != source else "SUM", source), name)
+            for source, name in _summed_names(columns)
         ]
     else:
         aggregates = [

@@ -33,7 +33,7 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
 from sqlmetrics.catalog import Metric, MetricRequest, metrics
-from sqlmetrics.compose import TIES, Group, Inputs, Options, compose, group_key
+from sqlmetrics.compose import CUTOFF_CONSTANTS, TIES, Group, Inputs, Options, compose, group_key
 from sqlmetrics.dialects import RESERVED_WORDS, portable
 from sqlmetrics.errors import SqlmetricsError
 
@@ -126,11 +126,19 @@ def _inputs(variant: Variant) -> Inputs:
     )
 
 
+def is_packaged(metric: Metric) -> bool:
+    """A ranking metric, read from the ranked lists and the relevant interactions, whose SQL
+    depends on its cutoff only through ``$k`` (a constant computed from k, like ndcg_ideal_k's,
+    has no Jinja form)."""
+    constants = {node.name for node in metric.query.find_all(exp.Placeholder)}
+    return metric.reads == "judged" and not constants & set(CUTOFF_CONSTANTS)
+
+
 def packaged_metrics() -> list[Metric]:
-    """The metrics the package's macros compute: the ranking metrics, read from the ranked
-    lists and the relevant interactions. The others (scored rows, whole lists with an items or
-    history table) are refused by name in the macros; ``sqlmetrics dbt models`` writes them."""
-    return [metric for metric in metrics().values() if metric.reads == "judged"]
+    """The metrics the package's macros compute (is_packaged). The others (scored rows, whole
+    lists with an items or history table, constants of k) are refused by name in the macros;
+    ``sqlmetrics dbt models`` writes them."""
+    return [metric for metric in metrics().values() if is_packaged(metric)]
 
 
 def _stage_requests(variant: Variant) -> list[MetricRequest]:
@@ -509,7 +517,7 @@ def _catalog() -> dict[str, dict[str, object]]:
             "cutoff": metric.takes_cutoff,
             "whole": metric.reads_whole_list,
             "average": metric.ties_average,
-            "packaged": metric.reads == "judged",
+            "packaged": is_packaged(metric),
         }
         for name in (metric.name, *metric.aliases):
             entries[name] = entry

@@ -34,6 +34,9 @@ class Profile:
     metrics: Mapping[str, str]  # "map" (no cutoff) / "map@k" -> sqlmetrics metric file
     ties: str = "id"
     population: str = "all"
+    # Forms whose mean runs over another population than the profile's (form -> population):
+    # MS Recommenders' ndcg_at_k counts every user, its other functions the common ones.
+    populations: Mapping[str, str] = field(default_factory=dict)
     relevance: str = "graded"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
     # to do instead; requesting one is an error that says so.
@@ -169,23 +172,19 @@ PROFILES: dict[str, Profile] = {
                 "precision@k": "precision",  # precision_at_k
                 "recall@k": "recall",  # recall_at_k
                 "map@k": "map_min",  # map_at_k
+                "ndcg@k": "ndcg",  # ndcg_at_k, score_type='binary'
             },
             population="common",
+            populations={"ndcg@k": "all"},
             relevance="every_row",
-            unsupported={
-                "ndcg@k": "ndcg_at_k averages over every user of rating_true (users without "
-                "recommendations score 0) while the other functions average over the users "
-                "in both tables, so it cannot share this profile's population; with the "
-                "default score_type='binary' it equals sqlmetrics ndcg@k without a profile "
-                "and with the relevance column ignored (columns={'relevance': None}, CLI "
-                "--no-relevance)",
-            },
             notes=(
                 "Every row of rating_true is relevant (the rating only matters for "
-                "ndcg_at_k's score_type 'raw'/'exp'); duplicate rows would count twice "
-                "there, deduplicate them first.",
-                "Means over the users present in both tables (merge_ranking_true_pred's "
-                "common_users): population='common'.",
+                "ndcg_at_k's score_type 'raw'/'exp', not reproduced); duplicate rows would "
+                "count twice there, deduplicate them first.",
+                "precision_at_k, recall_at_k and map_at_k average over the users present in "
+                "both tables (merge_ranking_true_pred's common_users): population='common'; "
+                "ndcg_at_k averages over every user of rating_true, a user without "
+                "recommendations scoring 0 (population all for ndcg@k, in the same query).",
                 "map@k is map_at_k (divided by min(|R|, k)); map(), divided by |R|, is "
                 "sqlmetrics map@k with population='common' and the relevance column ignored.",
                 "The lists are ordered with a pandas sort of the predictions and ranked by "
@@ -210,14 +209,9 @@ PROFILES: dict[str, Profile] = {
                 "hit_rate@k": "hit_rate",  # HitRate(k)
                 "mrr@k": "mrr",  # MRR(k)
                 "map@k": "map",  # MAP(k), divide_by_k=False
+                "ndcg@k": "ndcg_ideal_k",  # NDCG(k), divide_by_achievable=False
             },
             relevance="every_row",
-            unsupported={
-                "ndcg@k": "RecTools' default NDCG divides by the DCG of k relevant items "
-                "(sum over i = 1..k of 1/log2(i + 1)) whatever the user's |R|, which has no "
-                "portable SQL form yet; NDCG(k, divide_by_achievable=True) is sqlmetrics "
-                "ndcg@k with the relevance column ignored (columns={'relevance': None})",
-            },
             notes=(
                 "Every interaction row is relevant (RecTools reads no relevance); duplicate "
                 "rows count twice (MobileTeleSystems/RecTools#164): deduplicate them first.",
@@ -225,6 +219,10 @@ PROFILES: dict[str, Profile] = {
                 "scores 0 (population all).",
                 "RecTools takes the ranks as given (the Rank column); sqlmetrics' ranking rule "
                 "(or a rank column) gives them, so tied scores are compared too.",
+                "NDCG(k) divides by the DCG of k relevant items (sum over i = 1..k of "
+                "1/log2(i + 1)) whatever the user's |R| (ndcg_ideal_k); NDCG(k, "
+                "divide_by_achievable=True) is sqlmetrics ndcg@k with the relevance column "
+                "ignored (columns={'relevance': None}). NDCG's log_base cancels out.",
                 "Options not reproduced: MAP(divide_by_k=True), Precision(r_precision=True), "
                 "debias_config.",
             ),
@@ -263,25 +261,29 @@ PROFILES: dict[str, Profile] = {
         Profile(
             name="torchmetrics",
             library="torchmetrics 1.9.0 (torchmetrics.functional.retrieval)",
-            metrics=_both(
-                ("precision", "precision"),  # retrieval_precision (adaptive_k=False)
-                ("recall", "recall_scored"),  # retrieval_recall
-                ("hit_rate", "hit_rate"),  # retrieval_hit_rate
-                ("mrr", "mrr"),  # retrieval_reciprocal_rank
-                ("map", "map_hits"),  # retrieval_average_precision
-                ("ndcg", "ndcg_scored"),  # retrieval_normalized_dcg
-            ),
-            population="common",
-            unsupported={
-                "r_precision": "retrieval_r_precision takes R = the relevant items among the "
-                "scored ones, not |R|; no sqlmetrics metric divides that way yet",
+            metrics={
+                **_both(
+                    ("precision", "precision"),  # retrieval_precision (adaptive_k=False)
+                    ("precision_listed", "precision_listed"),  # adaptive_k=True
+                    ("recall", "recall_scored"),  # retrieval_recall
+                    ("hit_rate", "hit_rate"),  # retrieval_hit_rate
+                    ("mrr", "mrr"),  # retrieval_reciprocal_rank
+                    ("map", "map_hits"),  # retrieval_average_precision
+                    ("ndcg", "ndcg_scored"),  # retrieval_normalized_dcg
+                ),
+                "r_precision": "r_precision_scored",  # retrieval_r_precision
             },
+            population="common",
             notes=(
                 "A query is a user's scored items: preds = the scores, target = their "
                 "relevance; relevant items never recommended do not exist for it (recall "
                 "divides by the relevant items in the list, NDCG's ideal sorts the list's "
-                "relevances), users without recommendations have no query "
+                "relevances, R-precision's R is the relevant items in the list: "
+                "r_precision_scored), users without recommendations have no query "
                 "(population='common').",
+                "precision_listed@k is retrieval_precision(top_k=k, adaptive_k=True): k becomes "
+                "min(k, the number of scored items); precision@k is adaptive_k=False (divided "
+                "by k).",
                 "Users whose list holds no relevant item score 0 in torchmetrics "
                 "(empty_target_action='neg' in the module classes); sqlmetrics scores the "
                 "same 0, but a user without any relevant interaction is outside its "
@@ -294,7 +296,6 @@ PROFILES: dict[str, Profile] = {
                 "for ndcg (the same ndcg_scored with ties='average'). Compared on tie-free "
                 "data, and NDCG also on tied data against the sklearn profile.",
                 "torchmetrics computes in float32 (.float()): it is compared to 1e-6, not 1e-9.",
-                "Not reproduced: retrieval_precision(adaptive_k=True).",
             ),
             references=(
                 "Lightning-AI/torchmetrics: src/torchmetrics/functional/retrieval/precision.py, "
@@ -319,6 +320,8 @@ PROFILES: dict[str, Profile] = {
                 "ndcg": "ndcg_clipped",  # NDCG()
                 "ndcg@k": "ndcg_clipped",  # NDCG(k)
             },
+            # Precision and AveragePrecision of an empty list are NaN, which the summaries skip.
+            populations={form: "common" for form in ("precision", "precision@k", "map", "map@k")},
             relevance="every_row",
             notes=(
                 "The test items are relevant with gain 1 (NDCG's default gain=None); every "
@@ -331,9 +334,10 @@ PROFILES: dict[str, Profile] = {
                 "by min(|R|, k) (recall_capped), AveragePrecision by min(|R|, the truncated "
                 "list's length) (map_listed).",
                 "A user of the test data without recommendations scores 0 in Recall, Hit, "
-                "RecipRank and NDCG, as here; LensKit's Precision and AveragePrecision give "
-                "NaN for an empty list, which its summaries skip, while sqlmetrics scores 0: "
-                "with such users, their means differ (equal per user otherwise).",
+                "RecipRank and NDCG (population all); LensKit's Precision and "
+                "AveragePrecision give NaN for an empty list, which its summaries skip: the "
+                "profile averages those two over the users with recommendations (population "
+                "common, NULL per user), in the same query.",
                 "LensKit takes each list already ordered; sqlmetrics' ranking rule decides "
                 "that order, so tied scores are compared too.",
             ),
@@ -376,7 +380,10 @@ def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[Metri
                 f"{profile.library} (profile {profile.name!r}) does not define "
                 f"{request.label!r}; it defines {', '.join(profile.metrics)}"
             )
-        requests.append(MetricRequest(metrics()[metric], request.k, request.label))
+        population = profile.populations.get(_form(request))
+        requests.append(
+            MetricRequest(metrics()[metric], request.k, request.label, population=population)
+        )
     return requests
 
 
@@ -424,13 +431,21 @@ def resolve(
     )
 
 
+def _own_population(profile: Profile, form: str) -> str:
+    population = profile.populations.get(form)
+    return f" (population {population})" if population else ""
+
+
 def describe_profiles() -> list[dict[str, str]]:
     """Every profile: its library, what each metric name maps to, and the options it sets."""
     return [
         {
             "profile": profile.name,
             "library": profile.library,
-            "metrics": ", ".join(f"{name}={metric}" for name, metric in profile.metrics.items()),
+            "metrics": ", ".join(
+                f"{name}={metric}" + _own_population(profile, name)
+                for name, metric in profile.metrics.items()
+            ),
             "ties": profile.ties,
             "population": profile.population,
             "relevance": profile.relevance,
@@ -444,6 +459,7 @@ def describe_profiles() -> list[dict[str, str]]:
 
 GENERIC = (
     "precision",
+    "precision_listed",
     "recall",
     "f1",
     "hits",
@@ -497,7 +513,9 @@ def profiles_markdown() -> str:
     ]
     for name in names:
         cells = [
-            f"`{p.metrics[name]}`"
+            f"`{p.metrics[name]}` *({p.populations[name]})*"
+            if name in p.populations
+            else f"`{p.metrics[name]}`"
             if name in p.metrics
             else ("*not reproduced*" if name in p.unsupported else "-")
             for p in PROFILES.values()
@@ -509,7 +527,9 @@ def profiles_markdown() -> str:
     lines += [
         "",
         "Options: *ties* is the tie policy (`id`: score descending then item id descending);",
-        "*population* `all` scores users without recommendations 0, `common` leaves them out;",
+        "*population* `all` scores users without recommendations 0, `common` leaves them out",
+        "(a metric marked *(all)* or *(common)* is averaged over that population instead, in the",
+        "same query; `users` then counts the wider one);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
         "set of items). What the metric files compute: `sqlmetrics metrics`, and",

@@ -30,6 +30,8 @@ AVERAGE_CAPABLE = frozenset(
         "ndcg_scored",  # the ideal over the scored items does not depend on their order
         "ndcg_exp_scored",
         "recall_scored",
+        "r_precision_scored",  # R counts the relevant items listed, whatever their order
+        "ndcg_ideal_k",
         "precision_listed",
         "recall_capped",
         "ndcg_clipped",
@@ -40,6 +42,9 @@ AVERAGE_CAPABLE = frozenset(
 ALL_METRICS = frozenset(
     AVERAGE_CAPABLE | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
 )
+# Metrics without a cutoff, and metrics that need one.
+WITHOUT_CUTOFF = frozenset({"r_precision", "r_precision_scored"})
+CUTOFF_REQUIRED = frozenset({"ndcg_ideal_k"})
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
 TIE_POLICIES = ("id", "optimistic", "pessimistic", "average")
@@ -219,6 +224,14 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         value = hits / listed if listed > 0 else 0.0
     elif metric == "r_precision":
         value = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0) / n_rel
+    elif metric == "r_precision_scored":
+        listed = sum(1 for _, rel in pairs if rel > 0)
+        within = sum(1 for pos, rel in pairs if pos <= listed and rel > 0)
+        value = within / listed if listed > 0 else 0.0
+    elif metric == "ndcg_ideal_k":
+        assert k is not None
+        binary = sum(1.0 / _log_discount(pos) for pos, rel in top if rel > 0)
+        value = binary / sum(1.0 / _log_discount(i) for i in range(1, k + 1))
     elif metric == "mrr":
         first = min((pos for pos, rel in top if rel > 0), default=None)
         value = 0.0 if first is None else 1.0 / first
@@ -323,8 +336,10 @@ def _check_args(metric: str, k: int | None, ties: str, population: str) -> None:
         raise ValueError(f"unknown metric {metric!r}")
     if k is not None and (not isinstance(k, int) or k < 1):
         raise ValueError(f"k must be a positive int or None, got {k!r}")
-    if metric == "r_precision" and k is not None:
-        raise ValueError("r_precision takes no cutoff")
+    if metric in WITHOUT_CUTOFF and k is not None:
+        raise ValueError(f"{metric} takes no cutoff")
+    if metric in CUTOFF_REQUIRED and k is None:
+        raise ValueError(f"{metric} needs a cutoff")
     if ties not in TIE_POLICIES:
         raise ValueError(f"unknown tie policy {ties!r}")
     if ties == "average" and metric not in AVERAGE_CAPABLE:

@@ -146,8 +146,12 @@ def torchmetrics(data: dict[str, Any]) -> Numbers:
             for name, function in binary_functions.items():
                 value = function(preds, binary, top_k=k)
                 per_user.setdefault(f"{name}{suffix}", {})[str(user)] = float(value)
+            value = retrieval.retrieval_precision(preds, binary, top_k=k, adaptive_k=True)
+            per_user.setdefault(f"precision_listed{suffix}", {})[str(user)] = float(value)
             value = retrieval.retrieval_normalized_dcg(preds, graded, top_k=k)
             per_user.setdefault(f"ndcg{suffix}", {})[str(user)] = float(value)
+        value = retrieval.retrieval_r_precision(preds, binary)
+        per_user.setdefault("r_precision", {})[str(user)] = float(value)
     return {"per_user": per_user, "means": {}}
 
 

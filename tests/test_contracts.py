@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sqlmetrics import to_sql
 from sqlmetrics.catalog import metrics, sql_folder
-from sqlmetrics.compose import stage
+from sqlmetrics.compose import CUTOFF_CONSTANTS, stage
 
 JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
 SOURCE_COLUMNS = {
@@ -43,6 +43,7 @@ def test_judged_offers_the_documented_columns() -> None:
         "hits_so_far",
         "scored_ideal_pos",
         "n_relevant",
+        "n_relevant_listed",
         "list_length",
     } == JUDGED_COLUMNS
 
@@ -73,7 +74,10 @@ def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     judged = metric.reads == "judged"
     assert group == (["user_id", "n_relevant", "list_length"] if judged else ["user_id"])
     assert {column.name for column in query.find_all(exp.Column)} <= SOURCE_COLUMNS[metric.reads]
-    placeholders = {node.name for node in query.find_all(exp.Placeholder)}
+    # Besides $k, a cutoff metric may read a constant computed from k (compose.CUTOFF_CONSTANTS).
+    placeholders = {node.name for node in query.find_all(exp.Placeholder)} - (
+        set(CUTOFF_CONSTANTS) if metric.requires_cutoff else set()
+    )
     assert placeholders == (
         {"k"}
         if metric.takes_cutoff
@@ -104,10 +108,13 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute(
         "CREATE TABLE judged (user_id INT, pos INT, hit INT, gain DOUBLE, exp_gain DOUBLE,"
         " relevance DOUBLE, ideal_pos INT, scored_ideal_pos INT, hits_so_far INT,"
-        " n_relevant INT, list_length INT)"
+        " n_relevant INT, n_relevant_listed INT, list_length INT)"
     )
-    connection.execute("INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3)")
-    parameters = {"k": 3} if "$k" in text else None
+    connection.execute("INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3)")
+    parameters: dict[str, float] | None = {"k": 3} if "$k" in text else None
+    for name, constant in CUTOFF_CONSTANTS.items():
+        if f"${name}" in text:
+            parameters = {"k": 3, name: constant(3)}
     if "$score_threshold" in text:
         parameters = {"score_threshold": 0.5}
     rows = connection.execute(text, parameters).fetchall()

@@ -20,7 +20,9 @@ import pytest
 from tests.oracle import (
     ALL_METRICS,
     AVERAGE_CAPABLE,
+    CUTOFF_REQUIRED,
     MICRO_METRICS,
+    WITHOUT_CUTOFF,
     oracle_evaluate,
     oracle_mean,
     oracle_per_user,
@@ -142,7 +144,9 @@ def metric_specs(ties: str) -> list[tuple[str, str, int | None]]:
         if ties == "average" and metric not in AVERAGE_CAPABLE:
             continue
         for k in KS:
-            if metric == "r_precision" and k is not None:
+            if (metric in WITHOUT_CUTOFF and k is not None) or (
+                metric in CUTOFF_REQUIRED and k is None
+            ):
                 continue
             specs.append((metric if k is None else f"{metric}@{k}", metric, k))
     return specs

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from sqlmetrics.cli import main
-from sqlmetrics.profiles import GENERIC, PROFILES, profiles_markdown
+from sqlmetrics.compose import POPULATIONS
+from sqlmetrics.profiles import GENERIC, PROFILES, Profile, profile_requests, profiles_markdown
 from tests.engines.conftest import skip_or_fail
 from tests.test_crosscheck import (
     DATASETS,
@@ -58,6 +59,10 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
 
     for profile in PROFILES.values():
         assert not set(profile.metrics) & set(profile.unsupported), profile.name
+        assert profile.population in POPULATIONS, profile.name
+        for form, population in profile.populations.items():
+            assert form in profile.metrics and population in POPULATIONS, (profile.name, form)
+            assert population != profile.population, (profile.name, form)
         for form in profile.unsupported:
             assert form.partition("@")[0] in GENERIC, (profile.name, form)
         for form, metric in profile.metrics.items():
@@ -74,10 +79,11 @@ def test_profile_refuses_a_metric_the_library_lacks(small: Any) -> None:
     recs, truth = small
     with pytest.raises(sqlmetrics.SqlmetricsError, match=r"profile 'spark'.*'mrr@10'.*map@k"):
         sqlmetrics.evaluate(recs, truth, metrics=["map@10", "mrr@10"], profile="spark")
+    demo = Profile("demo", "demo 1.0", {"map@k": "map"}, unsupported={"ndcg@k": "use x"})
     with pytest.raises(
-        sqlmetrics.SqlmetricsError, match=r"'rectools' cannot reproduce 'ndcg@5'.*k"
+        sqlmetrics.SqlmetricsError, match=r"'demo' cannot reproduce 'ndcg@5': use x"
     ):
-        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@5"], profile="rectools")
+        profile_requests(demo, ["map@5", "ndcg@5"])
     with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown profile 'sprak'"):
         sqlmetrics.to_sql(["map@10"], profile="sprak")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="sets ties='average'"):
@@ -92,6 +98,48 @@ def test_profile_conflicting_option_is_refused(small: Any) -> None:
         sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="optimistic")
     # Asking for the profile's own value is fine.
     sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="average")
+
+
+def test_profile_averages_each_metric_over_its_own_population(
+    small: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MS Recommenders: precision@k over the common users, ndcg@k over every user, in one
+    query; per user, a metric over the common users is NULL for a user without a list. The
+    same numbers in passes over the users (evaluate's path under a memory limit)."""
+    import sqlmetrics
+    from sqlmetrics import run
+
+    recs, truth = small  # user 3 has a relevant item and no list
+    labels = ["precision@2", "ndcg@2", "map@2"]
+    both = sqlmetrics.evaluate(recs, truth, metrics=labels, profile="recommenders")
+    binary = {"columns": {"relevance": None}}
+    common = sqlmetrics.evaluate(
+        recs, truth, metrics=["precision@2", "map_min@2"], population="common", **binary
+    )
+    every = sqlmetrics.evaluate(recs, truth, metrics=["ndcg@2"], **binary)
+    assert both["users"].tolist() == every["users"].tolist() == [3]
+    assert both["precision@2"].tolist() == common["precision@2"].tolist()
+    assert both["map@2"].tolist() == common["map_min@2"].tolist()
+    assert both["ndcg@2"].tolist() == every["ndcg@2"].tolist()
+    over_all = sqlmetrics.evaluate(recs, truth, metrics=["precision@2"], **binary)
+    assert over_all["precision@2"].iloc[0] < both["precision@2"].iloc[0]  # user 3 left out
+    per_user = sqlmetrics.evaluate(recs, truth, metrics=labels, per_user=True, profile="lenskit")
+    by_user = per_user.set_index("user_id")
+    assert math.isnan(by_user.loc[3, "precision@2"]) and math.isnan(by_user.loc[3, "map@2"])
+    assert by_user.loc[3, "ndcg@2"] == 0
+    lenskit = sqlmetrics.evaluate(recs, truth, metrics=labels, profile="lenskit")
+    assert lenskit["precision@2"].iloc[0] == by_user["precision@2"].mean()  # NaN skipped
+    assert lenskit["ndcg@2"].iloc[0] == by_user["ndcg@2"].mean()
+
+    def in_passes(*arguments: Any) -> Any:
+        return (*run._run_in_passes(*arguments, passes=3), 3)
+
+    monkeypatch.setattr(run, "_run", in_passes)
+    for profile, expected in (("recommenders", both), ("lenskit", lenskit)):
+        split = sqlmetrics.evaluate(recs, truth, metrics=labels, profile=profile)
+        assert split.attrs["passes"] == 3
+        for column in ["users", *labels]:
+            assert math.isclose(split[column].iloc[0], expected[column].iloc[0], abs_tol=1e-12)
 
 
 def test_profile_picks_the_variant_and_keeps_the_label(small: Any) -> None:
@@ -430,10 +478,11 @@ def test_recommenders_profile(data: str) -> None:
     expected = {
         label: value
         for label, value in numbers.items()
-        if label.split("@")[0] in {"precision", "recall", "map"}
+        if label.split("@")[0] in {"precision", "recall", "map", "ndcg"}
     }
     forms = {label.split("@")[0] + "@k" for label in expected}
     assert forms == set(PROFILES["recommenders"].metrics)
+    # One query: ndcg@k over every user, the others over the common users.
     problems = _compare_means(
         expected, _means(recs, inter, list(expected), profile="recommenders"), "recommenders"
     )
@@ -447,9 +496,6 @@ def test_recommenders_profile(data: str) -> None:
     problems += _compare_means(
         gt, _means(recs, inter, list(gt), population="common", **binary), "map()"
     )
-    # ndcg_at_k averages over every user of rating_true: sqlmetrics ndcg, population all.
-    ndcg = {label: v for label, v in numbers.items() if label.startswith("ndcg")}
-    problems += _compare_means(ndcg, _means(recs, inter, list(ndcg), **binary), "ndcg_at_k")
     report(problems)
 
 
@@ -458,7 +504,11 @@ def test_rectools_profile(data: str) -> None:
     """Per user; tied data too, since RecTools takes the ranks as given."""
     recs, inter = DATASETS[data]()
     numbers = _run_library("rectools", recs, inter)["per_user"]
-    expected = {label: v for label, v in numbers.items() if not label.startswith("ndcg")}
+    expected = {
+        label.replace("ndcg_default", "ndcg"): v
+        for label, v in numbers.items()
+        if not label.startswith("ndcg_achievable")
+    }
     forms = {label.split("@")[0] + "@k" for label in expected}
     assert forms == set(PROFILES["rectools"].metrics)
     problems = _compare(
@@ -527,8 +577,8 @@ def test_torchmetrics_profile(data: str) -> None:
 @pytest.mark.parametrize("data", ["int-noties", "str-ties"])
 def test_lenskit_profile(data: str) -> None:
     """Per user; tied data too (LensKit takes the lists already ordered). Precision and AP of
-    an empty list are NaN in LensKit (left out of its means): compared where defined, and
-    sqlmetrics must score those users 0."""
+    an empty list are NaN in LensKit (left out of its means): the profile gives NULL there,
+    and its means, over each metric's own users, must be LensKit's means skipping NaN."""
     recs, inter = DATASETS[data]()
     numbers = _run_library("lenskit", recs, inter)["per_user"]
     forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in numbers}
@@ -544,11 +594,15 @@ def test_lenskit_profile(data: str) -> None:
         problems += [
             f"lenskit {label} user {u}: {got[label][u]} for an empty list"
             for u in users
-            if got[label][u] != 0
+            if not math.isnan(got[label][u])
         ]
     expected = {
         label: {u: v for u, v in values.items() if v is not None}
         for label, values in numbers.items()
     }
     problems += _compare(expected, got, "lenskit", users=lambda label: set(expected[label]))
+    means = _means(recs, inter, list(numbers), profile="lenskit")
+    problems += _compare_means(
+        {label: sum(v.values()) / len(v) for label, v in expected.items()}, means, "lenskit"
+    )
     report(problems)

@@ -1,7 +1,8 @@
 -- What the metric files read. Per row: pos, hit (0/1), gain (rel), exp_gain (2^rel - 1),
 -- relevance and ideal_pos (for the ideal DCG), hits_so_far (hits at positions 1..pos),
 -- scored_ideal_pos (position among the recommended items by relevance). Per user: n_relevant
--- (|R_u|, carried by the relevant rows) and list_length (carried by the recommended rows);
+-- (|R_u|, carried by the relevant rows), n_relevant_listed (the relevant items of the list read,
+-- on every row) and list_length (carried by the recommended rows);
 -- per_user takes each user's value, so a metric file may read both as per-user constants.
 -- Unused columns are pruned per query.
 SELECT
@@ -22,5 +23,8 @@ SELECT
       )
   END AS scored_ideal_pos,
   n_relevant,
+  SUM(CASE WHEN pos IS NOT NULL AND relevance > 0 THEN 1 ELSE 0 END) OVER (
+    PARTITION BY user_id
+  ) AS n_relevant_listed,
   list_length
 FROM joined

@@ -227,6 +227,12 @@ def extra_cases() -> list[Case]:
         ("extra_rank_column", ranked, interactions, {}),
         ("extra_string_arms", arms, arm_truth, {"group_by": ["arm"]}),
     ]
+    # Profiles whose metrics average over different populations in one query (NULL per user
+    # outside a metric's own): their own metric names, not every metric.
+    profiled = [
+        ("extra_profile_lenskit", ["precision@2", "map@2", "ndcg@2", "recall@3", "precision"]),
+        ("extra_profile_recommenders", ["precision@2", "map@2", "ndcg@2", "ndcg@3"]),
+    ]
     return [
         Case(
             name,
@@ -238,6 +244,11 @@ def extra_cases() -> list[Case]:
             every_metric(["ndcg@2", "ndcg@3"], options, recs, truth),
         )
         for name, recs, truth, options in cases
+    ] + [
+        Case(
+            name, recommendations, interactions, {"profile": name.rsplit("_", 1)[1]}, [], [], labels
+        )
+        for name, labels in profiled
     ]
 
 

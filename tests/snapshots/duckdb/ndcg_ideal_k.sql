@@ -1,0 +1,160 @@
+WITH input_recommendations AS NOT MATERIALIZED (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
+), truth AS (
+  SELECT
+    user_id,
+    item_id,
+    MAX(relevance) AS relevance,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    user_id,
+    item_id,
+    pos,
+    list_length
+  FROM (
+    WITH lists AS (
+      SELECT
+        user_id,
+        ARG_MAX(item_id, score, 10 + 1) AS top_items,
+        MAX(score, 10 + 1) AS top_scores,
+        COUNT(*) AS list_length,
+        COUNT(score) AS scored_length,
+        COUNT(item_id) AS named_length
+      FROM input_recommendations
+      GROUP BY
+        user_id
+    ), checked_lists AS (
+      SELECT
+        user_id,
+        top_items,
+        top_scores,
+        list_length,
+        scored_length,
+        named_length,
+        COALESCE(
+          named_length = list_length
+          AND (
+            (
+              LENGTH(top_scores) > 10
+              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 1)
+            )
+            OR (
+              LENGTH(top_scores) <= 10 AND scored_length = list_length
+            )
+          ),
+          FALSE
+        ) AS exact
+      FROM lists
+    ), exact_lists AS (
+      SELECT
+        user_id,
+        list_length,
+        scored_length,
+        named_length,
+        top_items,
+        top_scores,
+        CASE
+          WHEN LIST_BOOL_OR(LIST_TRANSFORM(top_scores[2:], LAMBDA score, i : score = top_scores[i]))
+          THEN ARRAY_REVERSE_SORT(
+            LIST_TRANSFORM(top_items, LAMBDA item, i : {'score': top_scores[i], 'item': item})
+          )
+        END AS sorted_ties
+      FROM checked_lists
+      WHERE
+        exact
+    )
+    SELECT
+      user_id,
+      UNNEST(
+        CASE
+          WHEN sorted_ties IS NULL
+          THEN top_items[1:10]
+          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.item)
+        END
+      ) AS item_id,
+      GENERATE_SUBSCRIPTS(top_items[1:10], 1) AS pos,
+      UNNEST(
+        CASE
+          WHEN sorted_ties IS NULL
+          THEN top_scores[1:10]
+          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.score)
+        END
+      ) AS score,
+      list_length,
+      scored_length,
+      named_length
+    FROM exact_lists
+    UNION ALL
+    SELECT
+      input_recommendations.user_id,
+      input_recommendations.item_id,
+      ROW_NUMBER() OVER (
+        PARTITION BY input_recommendations.user_id
+        ORDER BY input_recommendations.score DESC, input_recommendations.item_id DESC
+      ) AS pos,
+      input_recommendations.score,
+      checked_lists.list_length,
+      checked_lists.scored_length,
+      checked_lists.named_length
+    FROM input_recommendations
+    INNER JOIN checked_lists
+      ON input_recommendations.user_id = checked_lists.user_id
+    WHERE
+      NOT checked_lists.exact
+    QUALIFY
+      pos <= 10
+  ) AS top_k
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.pos,
+    ranked.list_length,
+    COALESCE(truth.relevance, 0) AS relevance,
+    truth.n_relevant
+  FROM ranked
+  FULL OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+), judged AS (
+  SELECT
+    user_id,
+    pos,
+    CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
+    n_relevant,
+    list_length
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id,
+    MAX(n_relevant) AS n_relevant,
+    COALESCE(MAX(list_length), 0) AS list_length,
+    COALESCE(
+      SUM(CASE WHEN pos <= 10 THEN hit / LOG(2, pos + 1) ELSE 0 END) / 4.543559338088346,
+      0
+    ) AS m1
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(n_relevant) > 0
+)
+SELECT
+  COUNT(*) AS users,
+  AVG(m1 ORDER BY user_id) AS "ndcg_ideal_k@10"
+FROM per_user;
