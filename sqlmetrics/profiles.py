@@ -529,7 +529,7 @@ def profiles_markdown() -> str:
         "Options: *ties* is the tie policy (`id`: score descending then item id descending);",
         "*population* `all` scores users without recommendations 0, `common` leaves them out",
         "(a metric marked *(all)* or *(common)* is averaged over that population instead, in the",
-        "same query; `users` then counts the wider one);",
+        "same query, and is NULL per user outside it; `users` then counts the wider one);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
         "set of items). What the metric files compute: `sqlmetrics metrics`, and",
