@@ -71,7 +71,7 @@
     {%- endif -%}
     {%- set metric = catalog[parts[0]] -%}
     {%- if not metric.packaged -%}
-      {{ sqlmetrics._sqlmetrics_fail("metric '" ~ metric.name ~ "' is not in the dbt package (the macros compute the ranking metrics); write a plain model for it with: sqlmetrics dbt models") }}
+      {{ sqlmetrics._sqlmetrics_fail("metric '" ~ metric.name ~ "' is not in the dbt package; write a plain model for it with: sqlmetrics dbt models") }}
     {%- endif -%}
     {%- set k = none -%}
     {%- if parts | length == 2 -%}
