@@ -65,7 +65,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "--ties",
         choices=TIES,
         default="id",
-        help="how equal scores are ordered (default: id = item id descending)",
+        help="how equal scores are ordered (default: id = item id descending; id_text = the "
+        "id's text descending, byte order, as trec_eval)",
     )
     parser.add_argument(
         "--threshold",

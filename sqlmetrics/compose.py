@@ -21,7 +21,9 @@ from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
-TIES = ("id", "optimistic", "pessimistic", "average")
+TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
+# The policies ordering equal scores by item id alone: a rank column or the top-k plan serves them.
+ID_TIES = ("id", "id_text")
 # Dialects that rank with sql/stages/ranked_top_k.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
@@ -478,7 +480,7 @@ def compose(
     ]
     if ranking:
         _spread_per_user_constants(judged, per_user_stages["judged"])
-        if dialect in TOP_K_DIALECTS and options.ties == "id" and inputs.rank is None:
+        if dialect in TOP_K_DIALECTS and options.ties in ID_TIES and inputs.rank is None:
             duckdb_plan.keep_hit_rows(joined, requests)
         needed = _prune(judged, needed) | {"user_id"}
         needed = _prune(joined, needed) | {"user_id", "item_id"}
@@ -589,7 +591,7 @@ def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str
     """Whether ranked_top_k.sql replaces the window plan (see TOP_K_MAX_CUTOFF)."""
     cutoff = deepest_cutoff(requests)
     return (
-        options.ties == "id"
+        options.ties in ID_TIES
         and cutoff is not None
         and cutoff <= TOP_K_MAX_CUTOFF
         and dialect in TOP_K_DIALECTS
@@ -634,9 +636,10 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             f"{', '.join(rated)} compare the score with a rating: name the interactions' rating "
             "column with columns={'rating': ...} (CLI: --rating-column)"
         )
-    if inputs.rank is not None and options.ties != "id":
+    if inputs.rank is not None and options.ties not in ID_TIES:
         raise SqlmetricsError(
-            "a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties"
+            "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
+            "rank column or ties"
         )
 
 
@@ -831,8 +834,11 @@ def _tie_averaged_sums(expression: exp.Expr, ordered: bool) -> exp.Expr:
 def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:
     if inputs.rank is not None:
         return stage("ranked_given")
-    if options.ties == "id":
-        return stage("ranked_top_k" if top_k else "ranked")
+    if options.ties in ID_TIES:
+        ranked = stage("ranked_top_k" if top_k else "ranked")
+        if options.ties == "id_text":
+            _order_ids_as_text(ranked)
+        return ranked
     if options.ties == "average":
         return stage("ranked_average")
     ranked = stage("ranked_by_relevance")
@@ -841,6 +847,22 @@ def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:
             if isinstance(ordered.this, exp.Coalesce):
                 ordered.set("desc", False)
     return ranked
+
+
+def _order_ids_as_text(ranked: exp.Select) -> None:
+    """ties="id_text": equal scores by the item id's text, descending (trec_eval compares docnos
+    with strcmp, so 9 comes before 100 before 10). dialects.py makes that text compare byte by
+    byte where the default collation would not."""
+    for ordered in ranked.find_all(exp.Ordered):
+        if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
+            ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
+    # ranked_top_k.sql sorts tied candidates as {score, item} structs: the text goes in between.
+    for struct in ranked.find_all(exp.Struct):
+        fields = list(struct.expressions)
+        item = next(f for f in fields if f.this.name == "item").expression
+        text = exp.cast(item.copy(), exp.DataType.build("varchar"))
+        fields.insert(1, exp.PropertyEQ(this=exp.to_identifier("item_text"), expression=text))
+        struct.set("expressions", fields)
 
 
 DIAGNOSTICS = (

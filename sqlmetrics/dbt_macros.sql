@@ -18,8 +18,8 @@
   {%- if threshold is boolean or threshold is not number or not threshold >= 0 -%}
     {{ sqlmetrics._sqlmetrics_fail("threshold must be a number >= 0, got " ~ threshold) }}
   {%- endif -%}
-  {%- if ties not in ['id', 'optimistic', 'pessimistic', 'average'] -%}
-    {{ sqlmetrics._sqlmetrics_fail("ties must be one of id, optimistic, pessimistic, average; got " ~ ties) }}
+  {%- if ties not in ['id', 'id_text', 'optimistic', 'pessimistic', 'average'] -%}
+    {{ sqlmetrics._sqlmetrics_fail("ties must be one of id, id_text, optimistic, pessimistic, average; got " ~ ties) }}
   {%- endif -%}
   {%- if population not in ['all', 'common'] -%}
     {{ sqlmetrics._sqlmetrics_fail("population must be one of all, common; got " ~ population) }}

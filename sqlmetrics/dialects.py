@@ -21,6 +21,11 @@ into a form that means the same everywhere:
 - ISNAN exists in DuckDB, Spark, ClickHouse, BigQuery and Trino; PostgreSQL, Redshift,
   Snowflake and Oracle compare to NaN (equal to itself there); MySQL, SQLite and SQL Server
   doubles cannot hold NaN, so the check is false.
+- A text sort key (``CAST(item_id AS VARCHAR)``, ties="id_text") compares bytes in DuckDB, but
+  by the default collation elsewhere: PostgreSQL gets ``COLLATE "C"``, MySQL a BINARY cast, SQL
+  Server ``COLLATE Latin1_General_BIN2`` (code points), Oracle a VARCHAR2 (a CLOB cannot be
+  sorted; the order is then NLS_SORT's, BINARY by default). The other dialects compare strings by
+  bytes or code points (the same order for UTF-8) by default.
 - ``MAX(x) AS x ... HAVING MAX(x) > 0`` reads the inner ``x`` as the alias in Spark and
   ClickHouse: such a column is qualified with its table.
 - A CTE named like one of the user's tables is renamed (SQLite calls it a circular
@@ -162,6 +167,7 @@ def portable(query: exp.Expr, dialect: str) -> exp.Expr:
         _float_average,
         _least_greatest,
         _window_null_order,
+        _byte_order_text,
         _aliases,
         _unshadow,
         _clickhouse_settings,
@@ -427,6 +433,26 @@ def _nulls_first_by_default(target: Dialect, descending: bool) -> bool:
 
 
 # names ----------------------------------------------------------------------------------------
+
+
+def _byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """Text sort keys in byte order (trec_eval's strcmp), where the default collation is not."""
+    for ordered in list(tree.find_all(exp.Ordered)):
+        key = ordered.this
+        if not (isinstance(key, exp.Cast) and key.to.is_type("varchar", "text")):
+            continue
+        if _is_dialect(target, "redshift"):
+            continue  # case-sensitive (byte) comparison by default; it has no COLLATE "C"
+        if _is_dialect(target, "postgres"):
+            key.replace(exp.Collate(this=key.copy(), expression=exp.to_identifier("C", True)))
+        elif _is_dialect(target, "mysql"):
+            key.set("to", exp.DataType.build("binary", dialect="mysql"))
+        elif _is_dialect(target, "tsql"):
+            key.set("to", exp.DataType.build("nvarchar(max)", dialect="tsql"))
+            key.replace(exp.Collate(this=key.copy(), expression=exp.var("Latin1_General_BIN2")))
+        elif _is_dialect(target, "oracle"):
+            key.set("to", exp.DataType.build("varchar2(4000)", dialect="oracle"))
+    return tree
 
 
 def _aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:

@@ -662,7 +662,8 @@ def evaluate(
         group_by: columns to evaluate separately (see METRICS.md for the population rule).
         per_user: one row per (group, user) instead of one per group.
         columns: your column names, e.g. ``{"user": "customer_id", "score": "pred"}``.
-        ties: "id" (score desc, then item id desc), "optimistic", "pessimistic" or "average".
+        ties: "id" (score desc, then item id desc), "id_text" (then the item id's text desc,
+            byte order, as trec_eval), "optimistic", "pessimistic" or "average".
         threshold: an interaction is relevant when its relevance is above this.
         population: "all" users with a relevant interaction, or "common" (also recommended).
         duplicates: "error" on repeated (user, item) recommendations, or "first" to keep the

@@ -47,7 +47,7 @@ WITHOUT_CUTOFF = frozenset({"r_precision", "r_precision_scored"})
 CUTOFF_REQUIRED = frozenset({"ndcg_ideal_k"})
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
-TIE_POLICIES = ("id", "optimistic", "pessimistic", "average")
+TIE_POLICIES = ("id", "id_text", "optimistic", "pessimistic", "average")
 POPULATIONS = ("all", "common")
 
 # Above this many joint orderings of a user's tie groups, the expectation is taken group by group
@@ -120,7 +120,10 @@ def _order_rows(rows: list[dict], relevant: dict, ties: str) -> list[list[dict]]
     ordered_groups = []
     for group in _tie_groups_by_score(rows):
         # item_id DESC first (stable sorts), then the relevance key on top for the policies.
-        group = sorted(group, key=lambda r: r["item_id"], reverse=True)
+        if ties == "id_text":  # trec_eval's strcmp: the ids' UTF-8 bytes, descending
+            group = sorted(group, key=lambda r: str(r["item_id"]).encode(), reverse=True)
+        else:
+            group = sorted(group, key=lambda r: r["item_id"], reverse=True)
         if ties == "optimistic":
             group = sorted(group, key=lambda r: relevant.get(r["item_id"], 0.0), reverse=True)
         elif ties == "pessimistic":

@@ -220,7 +220,7 @@ def test_to_sql_of_one_metric_runs_as_pasted() -> None:
         ),
         ({"columns": {"colour": "x"}}, "unknown column role(s) colour"),
         ({"group_by": ["modle"]}, "group_by column 'modle' is not in recommendations."),
-        ({"ties": "random"}, "ties must be one of id, optimistic, pessimistic, average"),
+        ({"ties": "random"}, "ties must be one of id, id_text, optimistic, pessimistic, average"),
         ({"threshold": -1}, "threshold must be a number >= 0"),
         ({"population": "everyone"}, "population must be one of all, common"),
         ({"metrics": ["map@10"], "ties": "average"}, "ties='average' has no exact closed form for"),

@@ -53,12 +53,16 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-@pytest.mark.parametrize(("seed", "metrics"), [(1, METRICS), (2, METRICS), (3, DEEP_METRICS)])
+@pytest.mark.parametrize(
+    ("seed", "metrics", "ties"),
+    [(1, METRICS, "id"), (2, METRICS, "id"), (3, DEEP_METRICS, "id"), (4, METRICS, "id_text")],
+)
 def test_top_k_plan_equals_window_plan(
-    seed: int, metrics: list[str], monkeypatch: pytest.MonkeyPatch
+    seed: int, metrics: list[str], ties: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """ties="id_text" too: item ids 0-59 order differently as text (9 before 10)."""
     recs, truth = tied_data(seed)
-    kwargs = {"per_user": True, "group_by": ["segment"]}
+    kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
@@ -74,6 +78,7 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
     assert "ARG_MAX" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the window plan
+    assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10", ties="id_text")
 
 
 def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
