@@ -70,11 +70,11 @@ PROFILES: dict[str, Profile] = {
                 "r_precision": "r_precision",  # Rprec
                 "hits": "hits",  # num_rel_ret
             },
+            ties="id_text",
             notes=(
-                "The sqlmetrics defaults. Equal scores: docno descending, which trec_eval "
-                "compares as strings (strcmp); ties='id' compares ids in their own type, so "
-                "with tied scores and integer ids pass the ids as strings to get trec_eval's "
-                "order.",
+                "The sqlmetrics defaults, except the order of equal scores: docno descending, "
+                "compared as strings (strcmp), which ties='id_text' reproduces (the item id's "
+                "text in byte order: 9, 100, 10), integer ids included.",
                 "relevant means relevance >= trec_eval's -l level (1): threshold=L-1 for "
                 "integer grades; trec_eval's ndcg ignores -l, sqlmetrics' threshold also "
                 "zeroes the gains it excludes.",
@@ -151,8 +151,7 @@ PROFILES: dict[str, Profile] = {
             notes=(
                 "The ground truth is a set of items per user: every interaction row is "
                 "relevant, gain 1 (RankingEvaluator's only form). Spark's graded NDCG (RDD "
-                "API with relevance values) walks the labels in the order the caller gives "
-                "them for the ideal DCG, so it is not reproduced.",
+                "API with relevance values) is profile 'spark_graded'.",
                 "Spark takes each user's list already ordered: sqlmetrics' ranking rule "
                 "(score descending, item id descending) decides that order.",
                 "Spark averages over the rows it is given, and counts a row without labels "
@@ -163,6 +162,40 @@ PROFILES: dict[str, Profile] = {
             references=(
                 "apache/spark: mllib/src/main/scala/org/apache/spark/mllib/evaluation/"
                 "RankingMetrics.scala; ml/evaluation/RankingEvaluator.scala",
+            ),
+        ),
+        Profile(
+            name="spark_graded",
+            library="Apache Spark 4.3 MLlib RankingMetrics with relevance values (3.4+)",
+            metrics={
+                "map": "map",  # meanAveragePrecision
+                "map@k": "map_min",  # meanAveragePrecisionAt(k)
+                "precision@k": "precision",  # precisionAt(k)
+                "recall@k": "recall",  # recallAt(k)
+                "ndcg@k": "ndcg_exp",  # ndcgAt(k), graded: gain 2^rel - 1
+            },
+            notes=(
+                "RankingMetrics on (predictions, labels, relevance values) rows. It matches "
+                "when each user's labels are the relevant items (relevance above the "
+                "threshold, one label per item, with the largest relevance) in relevance-"
+                "descending order: Spark's ideal DCG walks the labels in the order given, not "
+                "sorted, so another order gives a smaller ideal and a larger NDCG (even above "
+                "1). Non-relevant labels would count as relevant for MAP, precision and recall.",
+                "ndcgAt(k) with relevance values gains 2^rel - 1 (ndcg_exp); its natural-log "
+                "discount gives the same ratio as log2. MAP, precision and recall read the "
+                "labels as a set, as in profile 'spark'.",
+                "From Scala or Java only: pyspark's RankingMetrics hands the JVM the first two "
+                "columns (PythonMLLibAPI.newRankingMetrics), so its ndcgAt stays binary "
+                "whatever the relevance values (that is profile 'spark').",
+                "Spark takes each list already ordered: sqlmetrics' ranking rule (score "
+                "descending, item id descending) decides that order.",
+                "Rows: the users with a relevant interaction (users without recommendations "
+                "get an empty prediction list and score 0); Spark averages over the rows it is "
+                "given.",
+            ),
+            references=(
+                "apache/spark: mllib/src/main/scala/org/apache/spark/mllib/evaluation/"
+                "RankingMetrics.scala (ndcgAt with relevance values, since 3.4)",
             ),
         ),
         Profile(
@@ -526,7 +559,8 @@ def profiles_markdown() -> str:
         lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Options: *ties* is the tie policy (`id`: score descending then item id descending);",
+        "Options: *ties* is the tie policy (`id`: score descending then item id descending;",
+        "`id_text`: then the item id's text descending in byte order, trec_eval's strcmp);",
         "*population* `all` scores users without recommendations 0, `common` leaves them out",
         "(a metric marked *(all)* or *(common)* is averaged over that population instead, in the",
         "same query, and is NULL per user outside it; `users` then counts the wider one);",

@@ -255,7 +255,7 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
     return out
 
 
-TREC_DATA = ["int-noties", "str-noties", "str-ties"]
+TREC_DATA = ["int-noties", "str-noties", "int-ties", "str-ties"]
 
 
 def test_trec_eval_measures_cover_the_profile() -> None:
@@ -264,11 +264,17 @@ def test_trec_eval_measures_cover_the_profile() -> None:
 
 @pytest.mark.parametrize("data", TREC_DATA)
 def test_trec_eval_profile(data: str) -> None:
-    """Ties too: trec_eval breaks them by docno descending as strings, and so does ties='id'
-    on string ids (byte order, like strcmp)."""
+    """Ties too: trec_eval breaks them by docno descending as strings (strcmp), and so does the
+    profile's ties='id_text', integer ids included (there ties='id' would order 10 before 9)."""
     recs, inter = DATASETS[data]()
     expected = _trec_eval(recs, inter)
     report(_compare(expected, _sql_per_user(recs, inter, list(expected), "trec_eval"), "trec"))
+    if data == "int-ties":  # the data must tell the two orders apart
+        import sqlmetrics
+
+        by_number = sqlmetrics.evaluate(*to_frames(recs, inter), metrics=["mrr"], per_user=True)
+        got = {str(u): v for u, v in per_user_dict(by_number, "mrr").items()}
+        assert diff_users(got, expected["mrr"], "ties='id'"), "no tie where 9 vs 10 matters"
 
 
 # --- ranx --------------------------------------------------------------------------------------
@@ -414,6 +420,85 @@ def test_spark_profile(spark_context: Any, data: str) -> None:
         mean = sum(values) / len(values)
         if not close(mean, want) or math.isnan(mean):
             problems.append(f"spark {label}: sqlmetrics {mean!r} vs Spark {want!r}")
+    report(problems)
+
+
+def _spark_graded_rows(
+    recs: Rows, inter: Rows, ascending: bool = False
+) -> list[tuple[list[Any], list[Any], list[float]]]:
+    """(ranked predictions, relevant items, their relevances) per population user, the labels
+    in relevance-descending order (the profile's condition; ``ascending`` breaks it)."""
+    relevant: dict[object, list[tuple[object, int]]] = {}
+    for (user, item), rel in _max_relevance(inter).items():
+        if rel > 0:
+            relevant.setdefault(user, []).append((item, rel))
+    ranked = _top_k_run(recs, None)
+    rows = []
+    for user, labelled in relevant.items():
+        labelled.sort(key=lambda pair: (pair[1], str(pair[0])), reverse=not ascending)
+        original = {str(r["item_id"]): r["item_id"] for r in recs if r["user_id"] == user}
+        predictions = [original[i] for i in ranked.get(str(user), {})]
+        rows.append((predictions, [i for i, _ in labelled], [float(r) for _, r in labelled]))
+    return rows
+
+
+def _scala_ranking_metrics(spark: Any, rows: list[tuple[list[Any], list[Any], list[float]]]) -> Any:
+    """The Scala RankingMetrics on (predictions, labels, relevance values) triples, through
+    py4j: pyspark's RankingMetrics passes only the first two columns to the JVM
+    (PythonMLLibAPI.newRankingMetrics), so its NDCG stays binary whatever the relevances."""
+    context = spark.sparkContext
+    jvm = context._jvm
+
+    def array(values: list[Any], kind: Any) -> Any:
+        java_array = context._gateway.new_array(kind, len(values))
+        for index, value in enumerate(values):
+            java_array[index] = value
+        return java_array
+
+    triples = jvm.java.util.ArrayList()
+    for predictions, labels, relevances in rows:
+        triples.add(
+            jvm.scala.Tuple3(
+                array(predictions, jvm.java.lang.Object),
+                array(labels, jvm.java.lang.Object),
+                array(relevances, jvm.double),
+            )
+        )
+    rdd = context._jsc.parallelize(triples, 1).rdd()
+    return jvm.org.apache.spark.mllib.evaluation.RankingMetrics(
+        rdd, jvm.scala.reflect.ClassTag.Any()
+    )
+
+
+@pytest.mark.parametrize("data", ["int-noties", "str-ties", "int-ties"])
+def test_spark_graded_profile(spark_context: Any, data: str) -> None:
+    """RankingMetrics with relevance values (graded NDCG, Scala API), labels in relevance-
+    descending order; means to 1e-9. In ascending order Spark's NDCG differs: the condition
+    matters."""
+    recs, inter = DATASETS[data]()
+    rows = _spark_graded_rows(recs, inter)
+    assert any(not p for p, _, _ in rows), "the data must hold users without recommendations"
+    assert any(len(set(rels)) > 1 for _, _, rels in rows), "the data must be graded"
+    metrics = _scala_ranking_metrics(spark_context, rows)
+    expected: dict[str, float] = {"map": metrics.meanAveragePrecision()}
+    for k in LIB_KS:
+        expected[f"map@{k}"] = metrics.meanAveragePrecisionAt(k)
+        expected[f"precision@{k}"] = metrics.precisionAt(k)
+        expected[f"recall@{k}"] = metrics.recallAt(k)
+        expected[f"ndcg@{k}"] = metrics.ndcgAt(k)
+    forms = {label.split("@")[0] + ("@k" if "@" in label else "") for label in expected}
+    assert forms == set(PROFILES["spark_graded"].metrics)
+    got = _sql_per_user(recs, inter, list(expected), "spark_graded")
+    problems = []
+    for label, want in expected.items():
+        values = list(got[label].values())
+        assert len(values) == len(rows), label
+        mean = sum(values) / len(values)
+        if not close(mean, want) or math.isnan(mean):
+            problems.append(f"spark_graded {label}: sqlmetrics {mean!r} vs Spark {want!r}")
+    ascending = _scala_ranking_metrics(spark_context, _spark_graded_rows(recs, inter, True))
+    k = max(LIB_KS)
+    assert not close(ascending.ndcgAt(k), expected[f"ndcg@{k}"]), "label order did not matter"
     report(problems)
 
 
