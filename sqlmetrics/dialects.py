@@ -448,7 +448,7 @@ def _byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
         elif _is_dialect(target, "mysql"):
             key.set("to", exp.DataType.build("binary", dialect="mysql"))
         elif _is_dialect(target, "tsql"):
-            key.set("to", exp.DataType.build("nvarchar(max)", dialect="tsql"))
+            key.set("to", exp.DataType.build("nvarchar(4000)", dialect="tsql"))
             key.replace(exp.Collate(this=key.copy(), expression=exp.var("Latin1_General_BIN2")))
         elif _is_dialect(target, "oracle"):
             key.set("to", exp.DataType.build("varchar2(4000)", dialect="oracle"))
