@@ -222,3 +222,21 @@ def test_fixture_on_engine(engine_pool: EnginePool, target: Target, check: str, 
 
 def test_every_dialect_is_verified_by_an_engine_or_a_round_trip() -> None:
     assert {target.dialect for target in TARGETS} == set(DIALECTS)
+
+
+@pytest.mark.postgres
+def test_id_text_ties_ignore_a_linguistic_collation(engine_pool: EnginePool) -> None:
+    """The test server's collation is C (byte order) already: here the id columns get ICU's
+    root collation ('a' < 'B'), which ties="id_text" must override (COLLATE "C")."""
+    import dataclasses
+
+    engine = engine_pool.get("postgres")
+    fixture = next(c for c in load_cases() if c.name == "ties_id_text_strings")
+    case = dataclasses.replace(fixture, name="ties_id_text_icu")
+    for table in loaded(engine, case, "postgres"):
+        engine.query(f'ALTER TABLE {table} ALTER COLUMN item_id TYPE TEXT COLLATE "und-x-icu"')
+    compare(*engine.query(render(case, "golden", "postgres")), case.expect, "id_text under ICU")
+    # Without COLLATE "C" the same query orders 'B' before 'a': the collation was in force.
+    by_collation = render(case, "golden", "postgres").replace(' COLLATE "C"', "")
+    with pytest.raises(AssertionError):
+        compare(*engine.query(by_collation), case.expect, "id_text without COLLATE")
