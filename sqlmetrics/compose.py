@@ -169,7 +169,11 @@ def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
             node.set("expressions", _widened_list(node.expressions, keys))
         elif isinstance(node, exp.Select):
             node.set("expressions", _widened_list(node.expressions, keys, projections=True))
-        elif isinstance(node, exp.EQ) and _is_user_key(node.this) and _is_user_key(node.expression):
+        elif (
+            isinstance(node, (exp.EQ, exp.NullSafeEQ))
+            and _is_user_key(node.this)
+            and _is_user_key(node.expression)
+        ):
             conditions = [_renamed(node, key) for key in keys] + [node.copy()]
             node.replace(exp.and_(*conditions))
     return tree
@@ -460,6 +464,7 @@ def compose(
     needed = {"user_id"}
     for per_source in per_user_stages.values():
         needed |= {column.name for column in per_source.find_all(exp.Column)}
+    needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     top_k = inputs.rank is None and uses_top_k(requests, options, dialect)
     ranked = _ranked_stage(inputs, options, top_k=top_k)
@@ -513,7 +518,17 @@ def compose(
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
-    ranked = _cutoff_literal(ranked, cutoff + 1 if diagnostics and cutoff else cutoff)
+    ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
+    ranked = _cutoff_literal(ranked, ranked_cutoff)
+    # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
+    top_lists = _cutoff_literal(stage("top_lists"), ranked_cutoff)
+    hit_rows = (
+        top_k
+        and ranking
+        and list(per_user_stages) == ["judged"]
+        and not over_lists
+        and duckdb_plan.reads_hit_rows_only(requests)
+    )
 
     # The inputs already carry the group columns; the stages get them by widening.
     recommendations = bind_recommendations(inputs)
@@ -533,12 +548,20 @@ def compose(
         bound[0] = ("all_recommendations", bound[0][1])
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
     stages: list[tuple[str, exp.Expr]] = []
-    if ranking or "scored" in per_user_stages:
-        stages.append(("truth", truth))
-    if ranking or diagnostics:
-        stages.append(("ranked", ranked))
-    if ranking:
-        stages += [("joined", joined), ("judged", judged)]
+    if hit_rows:
+        stages += _hit_rows_stages(top_lists, needed_by_metrics, cutoff, options, diagnostics)
+        if diagnostics:
+            listed = bind_placeholders(stage("listed_top_k"), cutoff=exp.convert(cutoff))
+            diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
+    else:
+        if ranking or "scored" in per_user_stages:
+            stages.append(("truth", truth))
+        if top_k and (ranking or diagnostics):
+            stages.append(("top_lists", top_lists))
+        if ranking or diagnostics:
+            stages.append(("ranked", ranked))
+        if ranking:
+            stages += [("joined", joined), ("judged", judged)]
     stages += scored_stages
     stages += _per_user_union(per_user_stages, columns)
     stages += diagnosis
@@ -565,7 +588,7 @@ def compose(
     )
     composed = with_ctes(query, [*bound, *stages])
     if top_k:
-        duckdb_plan.read_recommendations_twice(composed)
+        duckdb_plan.read_inputs_again(composed, interactions=hit_rows)
     return composed
 
 
@@ -596,6 +619,29 @@ def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str
         and cutoff <= TOP_K_MAX_CUTOFF
         and dialect in TOP_K_DIALECTS
     )
+
+
+def _hit_rows_stages(
+    top_lists: exp.Select,
+    needed: set[str],
+    cutoff: int | None,
+    options: Options,
+    diagnostics: bool,
+) -> list[tuple[str, exp.Expr]]:
+    """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows."""
+    truth_lists, judged = stage("truth_lists"), stage("judged_hits")
+    if not diagnostics:  # only the diagnostics read the other counts
+        _prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
+    _prune(judged, needed)
+    threshold = exp.convert(options.threshold)
+    return [
+        (
+            "truth_lists",
+            bind_placeholders(truth_lists, threshold=threshold, cutoff=exp.convert(cutoff)),
+        ),
+        ("top_lists", top_lists),
+        ("judged", bind_placeholders(judged, threshold=threshold)),
+    ]
 
 
 def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:

@@ -47,10 +47,39 @@ def keep_hit_rows(joined: exp.Select, requests: Sequence[MetricRequest]) -> None
         joined.where(exp.or_(relevant, first), copy=False)
 
 
-def read_recommendations_twice(query: exp.Query) -> None:
-    """ranked_top_k.sql reads input_recommendations twice (the second time only the few users
-    it ranks again): DuckDB would store the whole input to share it, where reading it again
-    costs far less (at 1e7 rows, 2 s against 0.1 s)."""
+def reads_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:
+    """Whether every metric reads judged only at hit rows, ideal positions and per-user counts
+    (HIT_ROWS_METRICS): then sql/stages/judged_hits.sql builds judged from top_lists.sql and
+    truth_lists.sql, without truth's windows, the full join or judged's window over every row."""
+    return all(request.metric.name in HIT_ROWS_METRICS for request in requests)
+
+
+def diagnose_lists(
+    diagnosis: list[tuple[str, exp.Expr]], listed: exp.Select
+) -> list[tuple[str, exp.Expr]]:
+    """diagnostics.sql's CTEs with counted taken per list of top_lists.sql (``listed``:
+    listed_top_k.sql, which also counts the tie groups tied would find), tied read from it
+    (joined as before: a NULL user or group has none) and interacted per user of
+    truth_lists.sql, instead of group-bys over ranked's rows and the interactions."""
+    ctes = dict(diagnosis)
+    ctes["counted"] = listed
+    ctes["tied"] = (
+        exp.select("user_id", "tie_groups").from_("counted").where(exp.column("tie_groups") > 0)
+    )
+    ctes["interacted"] = exp.select(*ctes["interacted"].named_selects).from_("truth_lists")
+    return [(name, ctes[name]) for name, _ in diagnosis]
+
+
+def read_inputs_again(query: exp.Query, interactions: bool) -> None:
+    """top_lists.sql reads input_recommendations twice (the second time only the few users it
+    ranks again), and the hit-rows plan reads input_interactions twice: DuckDB would store the
+    whole input to share it, where reading it again costs far less (at 1e7 rows, 2 s against
+    0.1 s)."""
+    again = (
+        {"input_recommendations", "input_interactions"}
+        if interactions
+        else {"input_recommendations"}
+    )
     for cte in query.args["with_"].expressions:
-        if cte.alias == "input_recommendations":
+        if cte.alias in again:
             cte.set("materialized", False)

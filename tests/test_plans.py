@@ -86,13 +86,44 @@ def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
 
 
 def test_other_metrics_keep_every_recommended_row() -> None:
-    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
-    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
+    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map@100"])
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@100", "ndcg_scored@100"])
     assert "ranked.pos = 1" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
 
+def test_hit_rows_plan_only_for_hit_rows_metrics_on_duckdb() -> None:
+    assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
+    assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
+    assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "map@100"])
+    assert "truth_lists" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_hit_rows_plan_equals_window_plan_without_groups(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hit-rows plan (duckdb_plan.reads_hit_rows_only) with a threshold, the common
+    population, per user and summarised, against the portable plan."""
+    recs, truth = tied_data(seed)
+    recs = recs.drop(columns="segment")
+    truth = pd.concat([truth, truth.iloc[::7]])  # repeated interactions: largest relevance
+    results = {}
+    for plan in ("fast", "portable"):
+        if plan == "portable":
+            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+        results[plan] = [
+            sqlmetrics.evaluate(recs, truth, METRICS, threshold=1, population="common"),
+            sqlmetrics.evaluate(recs, truth, METRICS, per_user=True),
+        ]
+    for fast, portable in zip(results["fast"], results["portable"], strict=True):
+        pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+        diagnostics = sqlmetrics.read_diagnostics(fast)
+        pd.testing.assert_frame_equal(diagnostics, sqlmetrics.read_diagnostics(portable))
+        assert diagnostics["duplicate_interactions"].sum() > 0
+
+
 def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
-    """The fast path of ranked_top_k.sql serves every user it can: the plans would agree even
+    """The fast path of top_lists.sql serves every user it can: the plans would agree even
     if every user were ranked again by the window, so this is checked on its own."""
     recs = pd.DataFrame(
         [
@@ -106,8 +137,8 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         ],
         columns=["user_id", "item_id", "score"],
     )
-    ranked = bind_placeholders(stage("ranked_top_k"), cutoff=exp.Literal.number(2))
-    ctes = {cte.alias: cte.this for cte in ranked.find_all(exp.CTE)}
+    top_lists = bind_placeholders(stage("top_lists"), cutoff=exp.Literal.number(2))
+    ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
     query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
     query = with_ctes(
         query, [("input_recommendations", exp.select("*").from_("recs")), *ctes.items()]
@@ -119,7 +150,11 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     rows = connection.execute(
         with_ctes(
             exp.select("user_id", "item_id", "pos").from_("top_k").order_by("user_id", "pos"),
-            [("input_recommendations", exp.select("*").from_("recs")), ("top_k", ranked)],
+            [
+                ("input_recommendations", exp.select("*").from_("recs")),
+                ("top_lists", top_lists),
+                ("top_k", stage("ranked_top_k")),
+            ],
         ).sql("duckdb")
     ).fetchall()
     assert rows == [
@@ -135,3 +170,39 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         (6, 2, 1),
         (6, 1, 2),
     ]
+
+
+def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every count of to_sql(checks=True), bad rows included (NaN, out of [0, 1], repeats,
+    NULL ids), from the hit-rows plan's per-list diagnostics and from the portable plan."""
+    recs, truth = tied_data(6)
+    recs = recs.drop(columns="segment").astype({"user_id": "float", "item_id": "float"})
+    recs.loc[5::40, "score"] = -0.5
+    recs.loc[7::40, "score"] = 1.5
+    recs.loc[9::60, "item_id"] = None
+    recs.loc[11::90, "user_id"] = None
+    recs = pd.concat([recs, recs.iloc[::13]])  # repeated recommendations
+    truth = pd.concat([truth, truth.iloc[::5]]).astype({"relevance": "float", "item_id": "float"})
+    truth.loc[::17, "relevance"] = None
+    truth.loc[3::23, "relevance"] = 2000
+    truth.loc[4::31, "item_id"] = None
+    truth.loc[6::37, "user_id"] = None
+    connection = duckdb.connect()
+    connection.register("recs", recs)
+    connection.register("truth", truth)
+    nan = "CASE WHEN item_id % 9 = 0 THEN 'nan'::DOUBLE ELSE score END"  # pandas NaN is NULL
+    connection.execute(
+        f"CREATE TABLE recommendations AS SELECT * REPLACE ({nan} AS score) FROM recs"
+    )
+    connection.execute("CREATE TABLE interactions AS SELECT * FROM truth")
+    counts = {}
+    for plan in ("fast", "portable"):
+        if plan == "portable":
+            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+        query = sqlmetrics.to_sql(["ndcg@5", "map@10", "dcg_exp@3"], checks=True)
+        result = connection.execute(query)
+        names = [column[0] for column in result.description]
+        counts[plan] = dict(zip(names, result.fetchall()[0], strict=True))
+    assert counts["fast"] == counts["portable"]
+    unused = {"single_class_users", "bad_rank_lists"}  # no scored metric, no rank column
+    assert {name for name, count in counts["fast"].items() if not count} == unused
