@@ -66,7 +66,8 @@ def diagnose_lists(
     ctes["tied"] = (
         exp.select("user_id", "tie_groups").from_("counted").where(exp.column("tie_groups") > 0)
     )
-    ctes["interacted"] = exp.select(*ctes["interacted"].named_selects).from_("truth_lists")
+    counts = [projection.alias_or_name for projection in ctes["interacted"].expressions]
+    ctes["interacted"] = exp.select(*counts).from_("truth_lists")
     return [(name, ctes[name]) for name, _ in diagnosis]
 
 
