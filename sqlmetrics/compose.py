@@ -433,13 +433,13 @@ def compose(
     per_user: bool = False,
     dialect: str = "duckdb",
     diagnostics: bool = False,
-    user_pass: tuple[int, int] | None = None,
+    user_pass: UserPass | None = None,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
     evaluate's own forms: with ``diagnostics`` the diagnostics of METRICS.md "Results" come from
-    the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass=(p, passes)`` keeps the
-    users with ``hash(user) % passes = p`` and returns sums instead of means (see
+    the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
+    users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit.
     """
     _check_compatible(requests, inputs, options)
@@ -535,7 +535,7 @@ def compose(
     interactions = bind_interactions(inputs, rating="rated" in per_user_stages)
     if user_pass is not None:
         for binding in (recommendations, interactions):
-            binding.where(_in_pass(exp.column(inputs.user), *user_pass), copy=False)
+            binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
     bound: list[tuple[str, exp.Expr]] = [
         ("input_recommendations", recommendations),
         ("input_interactions", interactions),
@@ -1081,12 +1081,34 @@ def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
     return exp.Div(this=numerator, expression=exp.func("NULLIF", denominator, 0))
 
 
-def _in_pass(user: exp.Expr, index: int, passes: int) -> exp.Expr:
-    """hash(user) % passes = index: each user falls in exactly one pass."""
-    return exp.EQ(
-        this=exp.Mod(this=exp.func("HASH", user), expression=exp.Literal.number(passes)),
-        expression=exp.Literal.number(index),
-    )
+@dataclass(frozen=True)
+class UserPass:
+    """The users of one of ``passes`` passes: ``hash(user) % passes = index``, or with
+    ``bounds`` (numeric user ids) ``lower <= user < upper`` (None: no bound), which a file
+    clustered by user answers by reading only its part; NULL users go to the first pass."""
+
+    index: int
+    passes: int
+    bounds: tuple[float | None, float | None] | None = None
+
+    def condition(self, user: exp.Expr) -> exp.Expr:
+        if self.bounds is None:
+            return exp.EQ(
+                this=exp.Mod(
+                    this=exp.func("HASH", user), expression=exp.Literal.number(self.passes)
+                ),
+                expression=exp.Literal.number(self.index),
+            )
+        lower, upper = self.bounds
+        limits: list[exp.Expr] = []
+        if lower is not None:
+            limits.append(exp.GTE(this=user.copy(), expression=exp.convert(lower)))
+        if upper is not None:
+            limits.append(exp.LT(this=user.copy(), expression=exp.convert(upper)))
+        inside = exp.and_(*limits) if limits else exp.true()
+        if self.index == 0:
+            return exp.or_(inside, exp.Is(this=user.copy(), expression=exp.Null()))
+        return inside
 
 
 # Columns of scored.sql and rated.sql computed over every list of a group (windows without

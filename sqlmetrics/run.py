@@ -28,6 +28,7 @@ from sqlmetrics.compose import (
     Group,
     Inputs,
     Options,
+    UserPass,
     column_names,
     compose,
     deepest_cutoff,
@@ -331,11 +332,12 @@ def _run(
                 "users of a group, so they cannot be split into passes over the users; raise "
                 "its memory_limit (connection=duckdb.connect(config={'memory_limit': ...}))"
             ) from None
-        passes = _passes_for(connection, requests, inputs, options)
+        passes, quantiles = _passes_for(connection, requests, inputs, options)
     while True:
         try:
-            parts = _run_in_passes(connection, requests, inputs, options, per_user, passes)
-            return (*parts, passes)
+            user_passes = _user_passes(passes, quantiles)
+            parts = _run_in_passes(connection, requests, inputs, options, per_user, user_passes)
+            return (*parts, len(user_passes))
         except duckdb.OutOfMemoryException:
             if passes >= MAX_PASSES:
                 raise SqlmetricsError(
@@ -365,25 +367,52 @@ def _memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
     return float(number) * UNITS.get(unit.lower(), 1)
 
 
+QUANTILES = 256  # cut points read once, for any number of passes up to MAX_PASSES
+
+
 def _passes_for(
     connection: duckdb.DuckDBPyConnection,
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
-) -> int:
-    """Enough passes for each to need half the memory limit. Peak memory per user, measured on
-    bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry (score-keyed top-k: 1e8
-    rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the window plan."""
-    count = exp.func("APPROX_COUNT_DISTINCT", exp.column(inputs.user))
-    row = connection.execute(
-        exp.select(count).from_(inputs.recommendations.copy()).sql("duckdb")
-    ).fetchone()
+) -> tuple[int, list[float] | None]:
+    """Enough passes for each to need half the memory limit, and for numeric user ids the
+    1/256 quantiles of the users to cut them by range (else passes go by hash). Peak memory per
+    user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
+    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the
+    window plan."""
+    import duckdb
+
+    user = exp.column(inputs.user)
+    count = exp.func("APPROX_COUNT_DISTINCT", user)
+    fractions = exp.Array(expressions=[exp.convert(i / QUANTILES) for i in range(1, QUANTILES)])
+    spread = exp.select(count, exp.func("APPROX_QUANTILE", user.copy(), fractions))
+    try:
+        row = connection.execute(
+            spread.from_(inputs.recommendations.copy()).sql("duckdb")
+        ).fetchone()
+        quantiles = list(row[1]) if row and row[1] is not None else None
+    except duckdb.Error:  # user ids without an order APPROX_QUANTILE knows: passes by hash
+        row = connection.execute(
+            exp.select(count.copy()).from_(inputs.recommendations.copy()).sql("duckdb")
+        ).fetchone()
+        quantiles = None
     users = int(row[0]) if row else 0
     cutoff = deepest_cutoff(requests)
     per_user = (
         2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
     )
-    return max(2, min(MAX_PASSES, math.ceil(users * per_user / (0.5 * _memory_limit(connection)))))
+    passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
+    return max(2, min(MAX_PASSES, passes)), quantiles
+
+
+def _user_passes(passes: int, quantiles: list[float] | None) -> list[UserPass]:
+    """The passes: by ranges of user ids between quantiles when known, else by hash."""
+    if quantiles is None:
+        return [UserPass(p, passes) for p in range(passes)]
+    cuts = sorted({quantiles[round(p * QUANTILES / passes) - 1] for p in range(1, passes)})
+    bounds = list(zip([None, *cuts], [*cuts, None], strict=True))
+    return [UserPass(p, len(bounds), bound) for p, bound in enumerate(bounds)]
 
 
 def _run_in_passes(
@@ -392,19 +421,19 @@ def _run_in_passes(
     inputs: Inputs,
     options: Options,
     per_user: bool,
-    passes: int,
+    passes: list[UserPass],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Each pass evaluates the users with hash(user) % passes = p; sums combine exactly."""
+    """Each pass evaluates its users (see UserPass); sums combine exactly."""
     import pandas as pd
 
     parts = [
         _split_diagnostics(
             connection,
-            _evaluate_sql(requests, inputs, options, per_user, (p, passes)),
+            _evaluate_sql(requests, inputs, options, per_user, user_pass),
             inputs,
             per_user,
         )
-        for p in range(passes)
+        for user_pass in passes
     ]
     groups = [group.name for group in inputs.groups]
     counted = pd.concat([part[1] for part in parts], ignore_index=True)
@@ -440,7 +469,7 @@ def _evaluate_sql(
     inputs: Inputs,
     options: Options,
     per_user: bool,
-    user_pass: tuple[int, int] | None,
+    user_pass: UserPass | None,
 ) -> str:
     plans = compose_module.TOP_K_DIALECTS
     return _query_sql(tuple(requests), inputs, options, per_user, user_pass, plans)
@@ -452,7 +481,7 @@ def _query_sql(
     inputs: Inputs,
     options: Options,
     per_user: bool,
-    user_pass: tuple[int, int] | None,
+    user_pass: UserPass | None,
     plans: frozenset[str],
 ) -> str:
     """evaluate's query as DuckDB SQL. Composing and rendering cost ~30 ms, more than the query

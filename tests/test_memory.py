@@ -78,3 +78,31 @@ def test_per_user_auc_in_passes_and_global_auc_refused(
     calls.clear()
     with pytest.raises(sqlmetrics.SqlmetricsError, match="auc, r2 compare rows across all users"):
         sqlmetrics.evaluate(recs, truth, ["auc", "gauc", "r2"], columns={"rating": "relevance"})
+
+
+def test_passes_by_hash_for_user_ids_without_quantiles(many_users: tuple[str, str]) -> None:
+    """Text user ids have no APPROX_QUANTILE: the passes go by hash, with the same numbers."""
+    recs, truth = (pd.read_parquet(path).astype({"user_id": "str"}) for path in many_users)
+    free = sqlmetrics.evaluate(recs, truth, METRICS)
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
+    limited = sqlmetrics.evaluate(recs, truth, METRICS, connection=tight)
+    assert limited.attrs["passes"] > 1
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+
+
+def test_range_passes_take_every_user_once() -> None:
+    from sqlglot import exp
+
+    from sqlmetrics.run import _user_passes
+
+    quantiles = [float(q // 40) for q in range(255)]  # repeated cut points
+    passes = _user_passes(9, quantiles)
+    connection = duckdb.connect()
+    values = "(VALUES (NULL), (-1), (0), (0.5), (1), (3), (6), (6.5), (7), (100)) AS t(u)"
+    taken = []
+    for user_pass in passes:
+        condition = user_pass.condition(exp.column("u")).sql("duckdb")
+        taken += connection.execute(f"SELECT u FROM {values} WHERE {condition}").fetchall()
+    assert sorted(taken, key=str) == sorted(
+        connection.execute(f"FROM {values}").fetchall(), key=str
+    )
