@@ -322,17 +322,30 @@ def _run(
     import duckdb
 
     query = _evaluate_sql(requests, inputs, options, per_user, None)
-    try:
-        return (*_split_diagnostics(connection, query, inputs, per_user), 1)
-    except duckdb.OutOfMemoryException:
-        spanning = [r.label for r in requests if reads_whole_group(r)]
-        if spanning:
-            raise SqlmetricsError(
-                f"DuckDB ran out of memory, and {', '.join(spanning)} compare rows across all "
-                "users of a group, so they cannot be split into passes over the users; raise "
-                "its memory_limit (connection=duckdb.connect(config={'memory_limit': ...}))"
-            ) from None
-        passes, quantiles = _passes_for(connection, requests, inputs, options)
+    # Under a small limit the passes are planned first: a query that runs out of memory
+    # fails late (at 1e8 rows and 1 GB, after 26 s).
+    splittable = not any(reads_whole_group(r) or r.metric.reads == "lists" for r in requests)
+    planned = (
+        _passes_for(connection, requests, inputs, options)
+        if splittable and _memory_limit(connection) < PLAN_PASSES_BELOW
+        else None
+    )
+    if planned is not None and planned[0] > 1:
+        passes, quantiles = planned
+    else:
+        try:
+            return (*_split_diagnostics(connection, query, inputs, per_user), 1)
+        except duckdb.OutOfMemoryException:
+            spanning = [r.label for r in requests if reads_whole_group(r)]
+            if spanning:
+                raise SqlmetricsError(
+                    f"DuckDB ran out of memory, and {', '.join(spanning)} compare rows across "
+                    "all users of a group, so they cannot be split into passes over the users; "
+                    "raise its memory_limit "
+                    "(connection=duckdb.connect(config={'memory_limit': ...}))"
+                ) from None
+            passes, quantiles = planned or _passes_for(connection, requests, inputs, options)
+            passes = max(2, passes)
     while True:
         try:
             user_passes = _user_passes(passes, quantiles)
@@ -348,6 +361,7 @@ def _run(
 
 
 MAX_PASSES = 256
+PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
 UNITS = {
     "bytes": 1,
     "kib": 2**10,
@@ -368,6 +382,7 @@ def _memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
 
 
 QUANTILES = 256  # cut points read once, for any number of passes up to MAX_PASSES
+SAMPLED_ROWS = 100_000
 
 
 def _passes_for(
@@ -376,34 +391,43 @@ def _passes_for(
     inputs: Inputs,
     options: Options,
 ) -> tuple[int, list[float] | None]:
-    """Enough passes for each to need half the memory limit, and for numeric user ids the
-    1/256 quantiles of the users to cut them by range (else passes go by hash). Peak memory per
-    user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
-    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the
-    window plan."""
+    """Enough passes for each to need half the memory limit (1 if one query fits), and for
+    numeric user ids the 1/256 quantiles of the users to cut them by range (else by hash).
+    Peak memory per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per
+    top-k entry (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB),
+    ~6 KB on the window plan."""
     import duckdb
 
     user = exp.column(inputs.user)
-    count = exp.func("APPROX_COUNT_DISTINCT", user)
-    fractions = exp.Array(expressions=[exp.convert(i / QUANTILES) for i in range(1, QUANTILES)])
-    spread = exp.select(count, exp.func("APPROX_QUANTILE", user.copy(), fractions))
-    try:
-        row = connection.execute(
-            spread.from_(inputs.recommendations.copy()).sql("duckdb")
-        ).fetchone()
-        quantiles = list(row[1]) if row and row[1] is not None else None
-    except duckdb.Error:  # user ids without an order APPROX_QUANTILE knows: passes by hash
-        row = connection.execute(
-            exp.select(count.copy()).from_(inputs.recommendations.copy()).sql("duckdb")
-        ).fetchone()
-        quantiles = None
+    count = exp.select(exp.func("APPROX_COUNT_DISTINCT", user))
+    row = connection.execute(count.from_(inputs.recommendations.copy()).sql("duckdb")).fetchone()
     users = int(row[0]) if row else 0
+    # The cut points from a sample (the quantiles of every row would cost a scan of 4 s at
+    # 1e8 rows): uneven passes only cost time, every user still falls in exactly one.
+    sample = exp.select(user.copy()).from_(inputs.recommendations.copy())
+    sample.set(
+        "sample",
+        exp.TableSample(
+            method=exp.var("RESERVOIR"),
+            size=exp.Literal.number(SAMPLED_ROWS),
+            seed=exp.Literal.number(1),
+        ),
+    )
+    fractions = exp.Array(expressions=[exp.convert(i / QUANTILES) for i in range(1, QUANTILES)])
+    spread = exp.select(exp.func("APPROX_QUANTILE", user.copy(), fractions)).from_(
+        sample.subquery("sampled")
+    )
+    try:
+        row = connection.execute(spread.sql("duckdb")).fetchone()
+        quantiles = list(row[0]) if row and row[0] is not None else None
+    except duckdb.Error:  # user ids without an order APPROX_QUANTILE knows: passes by hash
+        quantiles = None
     cutoff = deepest_cutoff(requests)
     per_user = (
         2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
     )
     passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
-    return max(2, min(MAX_PASSES, passes)), quantiles
+    return max(1, min(MAX_PASSES, passes)), quantiles
 
 
 def _user_passes(passes: int, quantiles: list[float] | None) -> list[UserPass]:
