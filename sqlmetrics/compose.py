@@ -521,7 +521,10 @@ def compose(
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
-    top_lists = _cutoff_literal(stage("top_lists"), ranked_cutoff)
+    top_lists = stage("top_lists")
+    if top_k and cutoff is not None and ranked_cutoff is not None:
+        rows = exp.Literal.number(ranked_cutoff)
+        top_lists = bind_placeholders(top_lists, cutoff=exp.Literal.number(cutoff), rows=rows)
     hit_rows = (
         top_k
         and ranking
@@ -640,7 +643,7 @@ def _hit_rows_stages(
             bind_placeholders(truth_lists, threshold=threshold, cutoff=exp.convert(cutoff)),
         ),
         ("top_lists", top_lists),
-        ("judged", bind_placeholders(judged, threshold=threshold)),
+        ("judged", bind_placeholders(judged, threshold=threshold, cutoff=exp.convert(cutoff))),
     ]
 
 

@@ -129,7 +129,9 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         [
             *[(1, item, item / 10) for item in range(1, 6)],  # distinct scores
             *[(2, item, 0.5) for item in range(1, 6)],  # ties inside the top 2 and across it
-            *[(3, item, [0.9, 0.8, 0.8][item - 1]) for item in range(1, 4)],  # tie at 2/3
+            *[(3, item, [0.9, 0.8, 0.8][item - 1]) for item in range(1, 4)],  # tie at 2/3, kept
+            *[(7, item, [0.9, 0.8, 0.8, 0.8, 0.1][item - 1]) for item in range(1, 6)],  # 2/3/4
+            *[(8, item, [0.9, 0.8, 0.8, 0.8, 0.8, 0.1][item - 1]) for item in range(1, 7)],
             *[(4, item, [0.9, 0.9, 0.1][item - 1]) for item in range(1, 4)],  # tie inside only
             (5, 1, 0.3),  # shorter than the cutoff
             (6, 1, None),  # a NULL score
@@ -137,7 +139,8 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         ],
         columns=["user_id", "item_id", "score"],
     )
-    top_lists = bind_placeholders(stage("top_lists"), cutoff=exp.Literal.number(2))
+    two = exp.Literal.number(2)
+    top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
     ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
     query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
     query = with_ctes(
@@ -146,7 +149,8 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     connection = duckdb.connect()
     connection.register("recs", recs)
     exact = dict(connection.execute(query.sql("duckdb")).fetchall())
-    assert exact == {1: True, 2: False, 3: False, 4: True, 5: True, 6: False}
+    # user 8: the tie runs past the 2 + 3 kept
+    assert exact == {1: True, 2: False, 3: True, 4: True, 5: True, 6: False, 7: True, 8: False}
     rows = connection.execute(
         with_ctes(
             exp.select("user_id", "item_id", "pos").from_("top_k").order_by("user_id", "pos"),
@@ -169,6 +173,10 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         (5, 1, 1),
         (6, 2, 1),
         (6, 1, 2),
+        (7, 1, 1),
+        (7, 4, 2),
+        (8, 1, 1),
+        (8, 5, 2),
     ]
 
 

@@ -1,7 +1,7 @@
 -- DuckDB's hit-rows plan (sqlmetrics/duckdb_plan.py), for metrics that read judged.sql's
 -- quantities only at recommended relevant items, at ideal positions and as per-user counts:
 -- judged's columns on three kinds of rows instead of on every recommended or relevant item.
--- Each recommended relevant item (pos, its relevance, hits_so_far), each of the user's largest
+-- Each relevant item within the deepest cutoff (pos, its relevance, hits_so_far), each of the user's largest
 -- relevances down to the deepest cutoff (ideal_pos, n_relevant), each list (list_length).
 SELECT
   user_id,
@@ -23,8 +23,8 @@ FROM (
     FROM (
       SELECT
         user_id,
-        UNNEST(items) AS item_id,
-        GENERATE_SUBSCRIPTS(items, 1) AS pos
+        UNNEST(items[1:$cutoff]) AS item_id,
+        GENERATE_SUBSCRIPTS(items[1:$cutoff], 1) AS pos
       FROM top_lists
     ) AS listed
     INNER JOIN input_interactions

@@ -1,11 +1,13 @@
--- DuckDB only, for ties="id" when every metric has a cutoff: each user's first $cutoff items
--- and their scores, in ranked.sql's order, as two lists, with the counts of the whole list;
--- without sorting every row. A top-k aggregate keyed on the plain score (a double compares far
--- faster than a composite sort key) keeps each user's $cutoff + 1 best; their order is then made
--- exact (equal scores by item id descending) by sorting those few. Its answer is the exact top
--- $cutoff unless the scores at $cutoff and $cutoff + 1 are equal (which items of that score fall
--- inside depends on item ids the aggregate may have dropped) or NULL scores or NULL items reach
--- the list: those few users are ranked again by ranked.sql's window.
+-- DuckDB only, for ties="id" when every metric has a cutoff: each user's first $rows items and
+-- their scores ($rows is $cutoff, or $cutoff + 1 for the diagnostics, which read only the score
+-- there), in ranked.sql's order, as two lists, with the counts of the whole list; without
+-- sorting every row. A top-k aggregate keyed on the plain score (a double compares far faster
+-- than a composite sort key) keeps each user's $cutoff + 3 best. When the score at $cutoff is
+-- above the last one kept, every item of a score that reaches $cutoff was kept, and sorting
+-- those few (equal scores by item id descending) gives the exact order. Otherwise (a tie of
+-- three or more items across the cutoff), or when NULL scores or NULL items reach the list, the
+-- user is ranked again by ranked.sql's window: so few users (none in 98k users of bench/'s
+-- 1e7 data) that DuckDB reads only their part of a file clustered by user.
 SELECT
   user_id,
   items,
@@ -17,8 +19,8 @@ FROM (
   WITH lists AS (
     SELECT
       user_id,
-      MAX_BY(item_id, score, $cutoff + 1) AS top_items,
-      MAX(score, $cutoff + 1) AS top_scores,
+      MAX_BY(item_id, score, $cutoff + 3) AS top_items,
+      MAX(score, $cutoff + 3) AS top_scores,
       COUNT(*) AS list_length,
       COUNT(score) AS scored_length,
       COUNT(item_id) AS named_length
@@ -38,10 +40,10 @@ FROM (
         named_length = list_length
         AND (
           (
-            LEN(top_scores) > $cutoff
-            AND LIST_EXTRACT(top_scores, $cutoff) > LIST_EXTRACT(top_scores, $cutoff + 1)
+            LEN(top_scores) = $cutoff + 3
+            AND LIST_EXTRACT(top_scores, $cutoff) > LIST_EXTRACT(top_scores, $cutoff + 3)
           )
-          OR (LEN(top_scores) <= $cutoff AND scored_length = list_length)
+          OR (LEN(top_scores) < $cutoff + 3 AND scored_length = list_length)
         ),
         FALSE  -- top_scores is NULL when every score is
       ) AS exact
@@ -84,18 +86,18 @@ FROM (
     INNER JOIN checked_lists
       ON input_recommendations.user_id IS NOT DISTINCT FROM checked_lists.user_id
     WHERE NOT checked_lists.exact
-    QUALIFY pos <= $cutoff
+    QUALIFY pos <= $rows
   )
 
   SELECT
     user_id,
     CASE
-      WHEN sorted_ties IS NULL THEN top_items[1:$cutoff]
-      ELSE LIST_TRANSFORM(sorted_ties[1:$cutoff], LAMBDA entry: entry.item)
+      WHEN sorted_ties IS NULL THEN top_items[1:$rows]
+      ELSE LIST_TRANSFORM(sorted_ties[1:$rows], LAMBDA entry: entry.item)
     END AS items,
     CASE
-      WHEN sorted_ties IS NULL THEN top_scores[1:$cutoff]
-      ELSE LIST_TRANSFORM(sorted_ties[1:$cutoff], LAMBDA entry: entry.score)
+      WHEN sorted_ties IS NULL THEN top_scores[1:$rows]
+      ELSE LIST_TRANSFORM(sorted_ties[1:$rows], LAMBDA entry: entry.score)
     END AS scores,
     list_length,
     scored_length,
