@@ -13,8 +13,10 @@ from sqlglot import exp
 from sqlmetrics.catalog import MetricRequest
 
 # Metrics whose per-user value is a sum or maximum of per-row terms that are 0 on a recommended
-# row without a relevant item (hit = 0, gain = 0), reading such rows for nothing else. A metric
-# joins this list only with a test in tests/test_plans.py showing both plans agree.
+# row without a relevant item (hit = 0, gain = 0), reading such rows for nothing else, and that
+# read relevance only at positions within a cutoff or ideal positions, and n_relevant and
+# list_length as per-user counts: what judged_hits.sql gives. A metric joins this list only with
+# a test in tests/test_plans.py showing both plans agree.
 HIT_ROWS_METRICS = frozenset(
     {
         "hits",

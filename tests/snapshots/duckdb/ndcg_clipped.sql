@@ -35,8 +35,8 @@ WITH input_recommendations AS NOT MATERIALIZED (
     WITH lists AS (
       SELECT
         user_id,
-        ARG_MAX(item_id, score, 10 + 1) AS top_items,
-        MAX(score, 10 + 1) AS top_scores,
+        ARG_MAX(item_id, score, 10 + 3) AS top_items,
+        MAX(score, 10 + 3) AS top_scores,
         COUNT(*) AS list_length,
         COUNT(score) AS scored_length,
         COUNT(item_id) AS named_length
@@ -55,11 +55,11 @@ WITH input_recommendations AS NOT MATERIALIZED (
           named_length = list_length
           AND (
             (
-              LENGTH(top_scores) > 10
-              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 1)
+              LENGTH(top_scores) = 10 + 3
+              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 3)
             )
             OR (
-              LENGTH(top_scores) <= 10 AND scored_length = list_length
+              LENGTH(top_scores) < 10 + 3 AND scored_length = list_length
             )
           ),
           FALSE
