@@ -330,8 +330,8 @@ def _run(
         if splittable and _memory_limit(connection) < PLAN_PASSES_BELOW
         else None
     )
-    if planned is not None and planned[0] > 1:
-        passes, quantiles = planned
+    if planned is not None and planned > 1:
+        passes = planned
     else:
         try:
             return (*_split_diagnostics(connection, query, inputs, per_user), 1)
@@ -344,8 +344,8 @@ def _run(
                     "raise its memory_limit "
                     "(connection=duckdb.connect(config={'memory_limit': ...}))"
                 ) from None
-            passes, quantiles = planned or _passes_for(connection, requests, inputs, options)
-            passes = max(2, passes)
+            passes = max(2, planned or _passes_for(connection, requests, inputs, options))
+    quantiles = _user_quantiles(connection, inputs)
     while True:
         try:
             user_passes = _user_passes(passes, quantiles)
@@ -390,20 +390,30 @@ def _passes_for(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
-) -> tuple[int, list[float] | None]:
-    """Enough passes for each to need half the memory limit (1 if one query fits), and for
-    numeric user ids the 1/256 quantiles of the users to cut them by range (else by hash).
-    Peak memory per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per
-    top-k entry (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB),
-    ~6 KB on the window plan."""
+) -> int:
+    """Enough passes for each to need half the memory limit (1 if one query fits). Peak memory
+    per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
+    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the
+    window plan."""
+    count = exp.select(exp.func("APPROX_COUNT_DISTINCT", exp.column(inputs.user)))
+    row = connection.execute(count.from_(inputs.recommendations.copy()).sql("duckdb")).fetchone()
+    users = int(row[0]) if row else 0
+    cutoff = deepest_cutoff(requests)
+    per_user = (
+        2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
+    )
+    passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
+    return max(1, min(MAX_PASSES, passes))
+
+
+def _user_quantiles(connection: duckdb.DuckDBPyConnection, inputs: Inputs) -> list[float] | None:
+    """For numeric user ids the 1/256 quantiles of the users, to cut passes by range; None
+    (passes by hash) for ids APPROX_QUANTILE cannot order. From a sample (the quantiles of every
+    row would cost a scan of 4 s at 1e8 rows): uneven passes only cost time, every user still
+    falls in exactly one."""
     import duckdb
 
     user = exp.column(inputs.user)
-    count = exp.select(exp.func("APPROX_COUNT_DISTINCT", user))
-    row = connection.execute(count.from_(inputs.recommendations.copy()).sql("duckdb")).fetchone()
-    users = int(row[0]) if row else 0
-    # The cut points from a sample (the quantiles of every row would cost a scan of 4 s at
-    # 1e8 rows): uneven passes only cost time, every user still falls in exactly one.
     sample = exp.select(user.copy()).from_(inputs.recommendations.copy())
     sample.set(
         "sample",
@@ -414,20 +424,14 @@ def _passes_for(
         ),
     )
     fractions = exp.Array(expressions=[exp.convert(i / QUANTILES) for i in range(1, QUANTILES)])
-    spread = exp.select(exp.func("APPROX_QUANTILE", user.copy(), fractions)).from_(
+    spread = exp.select(exp.func("APPROX_QUANTILE", user, fractions)).from_(
         sample.subquery("sampled")
     )
     try:
         row = connection.execute(spread.sql("duckdb")).fetchone()
-        quantiles = list(row[0]) if row and row[0] is not None else None
-    except duckdb.Error:  # user ids without an order APPROX_QUANTILE knows: passes by hash
-        quantiles = None
-    cutoff = deepest_cutoff(requests)
-    per_user = (
-        2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
-    )
-    passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
-    return max(1, min(MAX_PASSES, passes)), quantiles
+    except duckdb.Error:
+        return None
+    return list(row[0]) if row and row[0] is not None else None
 
 
 def _user_passes(passes: int, quantiles: list[float] | None) -> list[UserPass]:
