@@ -22,18 +22,20 @@ WITH input_recommendations AS NOT MATERIALIZED (
     item_id
   HAVING
     MAX(relevance) > 0.0
-), ranked AS (
+), top_lists AS (
   SELECT
     user_id,
-    item_id,
-    pos,
-    list_length
+    items,
+    scores,
+    list_length,
+    scored_length,
+    named_length
   FROM (
     WITH lists AS (
       SELECT
         user_id,
-        ARG_MAX(item_id, score, 10 + 1) AS top_items,
-        MAX(score, 10 + 1) AS top_scores,
+        ARG_MAX(item_id, score, 10 + 3) AS top_items,
+        MAX(score, 10 + 3) AS top_scores,
         COUNT(*) AS list_length,
         COUNT(score) AS scored_length,
         COUNT(item_id) AS named_length
@@ -52,11 +54,11 @@ WITH input_recommendations AS NOT MATERIALIZED (
           named_length = list_length
           AND (
             (
-              LENGTH(top_scores) > 10
-              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 1)
+              LENGTH(top_scores) = 10 + 3
+              AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 3)
             )
             OR (
-              LENGTH(top_scores) <= 10 AND scored_length = list_length
+              LENGTH(top_scores) < 10 + 3 AND scored_length = list_length
             )
           ),
           FALSE
@@ -79,48 +81,64 @@ WITH input_recommendations AS NOT MATERIALIZED (
       FROM checked_lists
       WHERE
         exact
+    ), ranked_again AS (
+      SELECT
+        input_recommendations.user_id,
+        input_recommendations.item_id,
+        ROW_NUMBER() OVER (
+          PARTITION BY input_recommendations.user_id
+          ORDER BY input_recommendations.score DESC, input_recommendations.item_id DESC
+        ) AS pos,
+        input_recommendations.score,
+        checked_lists.list_length,
+        checked_lists.scored_length,
+        checked_lists.named_length
+      FROM input_recommendations
+      INNER JOIN checked_lists
+        ON input_recommendations.user_id IS NOT DISTINCT FROM checked_lists.user_id
+      WHERE
+        NOT checked_lists.exact
+      QUALIFY
+        pos <= 10
     )
     SELECT
       user_id,
-      UNNEST(
-        CASE
-          WHEN sorted_ties IS NULL
-          THEN top_items[1:10]
-          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.item)
-        END
-      ) AS item_id,
-      GENERATE_SUBSCRIPTS(top_items[1:10], 1) AS pos,
-      UNNEST(
-        CASE
-          WHEN sorted_ties IS NULL
-          THEN top_scores[1:10]
-          ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.score)
-        END
-      ) AS score,
+      CASE
+        WHEN sorted_ties IS NULL
+        THEN top_items[1:10]
+        ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.item)
+      END AS items,
+      CASE
+        WHEN sorted_ties IS NULL
+        THEN top_scores[1:10]
+        ELSE LIST_TRANSFORM(sorted_ties[1:10], LAMBDA entry : entry.score)
+      END AS scores,
       list_length,
       scored_length,
       named_length
     FROM exact_lists
     UNION ALL
     SELECT
-      input_recommendations.user_id,
-      input_recommendations.item_id,
-      ROW_NUMBER() OVER (
-        PARTITION BY input_recommendations.user_id
-        ORDER BY input_recommendations.score DESC, input_recommendations.item_id DESC
-      ) AS pos,
-      input_recommendations.score,
-      checked_lists.list_length,
-      checked_lists.scored_length,
-      checked_lists.named_length
-    FROM input_recommendations
-    INNER JOIN checked_lists
-      ON input_recommendations.user_id = checked_lists.user_id
-    WHERE
-      NOT checked_lists.exact
-    QUALIFY
-      pos <= 10
+      user_id,
+      ARRAY_AGG(item_id ORDER BY pos) AS items,
+      ARRAY_AGG(score ORDER BY pos) AS scores,
+      list_length,
+      scored_length,
+      named_length
+    FROM ranked_again
+    GROUP BY
+      user_id,
+      list_length,
+      scored_length,
+      named_length
   ) AS top_k
+), ranked AS (
+  SELECT
+    user_id,
+    UNNEST(items) AS item_id,
+    GENERATE_SUBSCRIPTS(items, 1) AS pos,
+    list_length
+  FROM top_lists
 ), joined AS (
   SELECT
     COALESCE(ranked.user_id, truth.user_id) AS user_id,
