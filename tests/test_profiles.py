@@ -132,7 +132,7 @@ def test_profile_averages_each_metric_over_its_own_population(
     assert lenskit["ndcg@2"].iloc[0] == by_user["ndcg@2"].mean()
 
     def in_passes(*arguments: Any) -> Any:
-        return (*run._run_in_passes(*arguments, passes=3), 3)
+        return (*run._run_in_passes(*arguments, passes=run._user_passes(3, None)), 3)
 
     monkeypatch.setattr(run, "_run", in_passes)
     for profile, expected in (("recommenders", both), ("lenskit", lenskit)):
