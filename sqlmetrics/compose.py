@@ -522,6 +522,8 @@ def compose(
     ranked = _cutoff_literal(ranked, ranked_cutoff)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
     top_lists = stage("top_lists")
+    if options.ties == "id_text":
+        _order_ids_as_text(top_lists)
     if top_k and cutoff is not None and ranked_cutoff is not None:
         rows = exp.Literal.number(ranked_cutoff)
         top_lists = bind_placeholders(top_lists, cutoff=exp.Literal.number(cutoff), rows=rows)
@@ -905,7 +907,7 @@ def _order_ids_as_text(ranked: exp.Select) -> None:
     for ordered in ranked.find_all(exp.Ordered):
         if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
             ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
-    # ranked_top_k.sql sorts tied candidates as {score, item} structs: the text goes in between.
+    # top_lists.sql sorts tied candidates as {score, item} structs: the text goes in between.
     for struct in ranked.find_all(exp.Struct):
         fields = list(struct.expressions)
         item = next(f for f in fields if f.this.name == "item").expression
