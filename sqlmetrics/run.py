@@ -368,6 +368,8 @@ UNITS = {
     "mib": 2**20,
     "gib": 2**30,
     "tib": 2**40,
+    "pib": 2**50,  # memory_limit='-1' (no limit) reads '16383.9 PiB'
+    "eib": 2**60,
     "kb": 10**3,
     "mb": 10**6,
     "gb": 10**9,
@@ -376,9 +378,14 @@ UNITS = {
 
 
 def _memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
+    """DuckDB's memory_limit in bytes; a form this does not read counts as no limit (passes are
+    then only made after running out of memory, never planned from a misread limit)."""
     row = connection.execute("SELECT current_setting('memory_limit')").fetchone()
     number, _, unit = str(row[0] if row else "").partition(" ")
-    return float(number) * UNITS.get(unit.lower(), 1)
+    try:
+        return float(number) * UNITS[unit.lower()]
+    except (KeyError, ValueError):
+        return math.inf
 
 
 QUANTILES = 256  # cut points read once, for any number of passes up to MAX_PASSES

@@ -90,6 +90,19 @@ def test_passes_by_hash_for_user_ids_without_quantiles(many_users: tuple[str, st
     pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("limit", ["-1", "20GB", "1TB"])
+def test_no_passes_planned_under_a_large_or_no_limit(limit: str) -> None:
+    """memory_limit='-1' reads '16383.9 PiB': a unit misread as bytes planned a pass per few
+    users on every call."""
+    users = np.arange(200)
+    recs = pd.DataFrame({"user_id": users, "item_id": users % 7, "score": users / 200})
+    truth = pd.DataFrame({"user_id": users, "item_id": users % 5})
+    connection = duckdb.connect()
+    connection.execute(f"SET memory_limit = '{limit}'")
+    result = sqlmetrics.evaluate(recs, truth, ["ndcg@2"], connection=connection)
+    assert result.attrs["passes"] == 1
+
+
 def test_range_passes_take_every_user_once() -> None:
     from sqlglot import exp
 
