@@ -24,16 +24,18 @@ from sqlmetrics.errors import SqlmetricsError
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
 # The policies ordering equal scores by item id alone: a rank column or the top-k plan serves them.
 ID_TIES = ("id", "id_text")
-# Dialects that rank with sql/stages/ranked_top_k.sql (a top-k aggregate) instead of a window
+# Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
 # Above this cutoff the window plan is faster and smaller: the top-k aggregate keeps every
-# user's k + 1 best in memory (measured on bench/ 1e7 data, k = 1..100 in one call: 1.2x the
-# CPU time and 1.3x the memory of the window plan; at k = 10 the top-k plan wins).
+# user's k + 3 best in memory (bench/ data, k = 1..100 in one call with top lists up to 100:
+# 0.8x the window plan's time at 1e7 rows but 16 GB at 1e8; at k = 10 the top-k plan wins).
 TOP_K_MAX_CUTOFF = 20
 POPULATIONS = ("all", "common")
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
-# ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|).
+# ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|). Computed
+# in Python, so their cutoffs are bounded (a sum over k = 1e6 takes 0.1 s).
+CONSTANT_MAX_CUTOFF = 10**6
 CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
 }
@@ -374,6 +376,11 @@ def _bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> ex
         if name == "k" and placeholder.name in CUTOFF_CONSTANTS:
             if value is None:
                 raise SqlmetricsError(f"${placeholder.name} needs a cutoff (cutoff: required)")
+            if value > CONSTANT_MAX_CUTOFF:
+                raise SqlmetricsError(
+                    f"a cutoff of {value:,} is beyond what ${placeholder.name} is computed for: "
+                    f"use at most {CONSTANT_MAX_CUTOFF:,} (no list is that long)"
+                )
             constant = CUTOFF_CONSTANTS[placeholder.name](value)
             placeholder.replace(exp.Literal.number(repr(constant)))
             continue
@@ -604,6 +611,11 @@ def widest_population(requests: Sequence[MetricRequest], options: Options) -> st
     for request in requests:
         if request.population is not None:
             _check_choice(f"the population of {request.label}", request.population, POPULATIONS)
+            if request.metric.reads != "judged":  # the others have no population option
+                raise SqlmetricsError(
+                    f"{request.label} reads {request.metric.reads}, not the ranked lists: it "
+                    "cannot have a population of its own"
+                )
     asked = {request.population or options.population for request in requests}
     return "all" if "all" in asked else "common"
 
@@ -616,7 +628,7 @@ def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
 
 
 def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str) -> bool:
-    """Whether ranked_top_k.sql replaces the window plan (see TOP_K_MAX_CUTOFF)."""
+    """Whether top_lists.sql and ranked_top_k.sql replace the window plan (TOP_K_MAX_CUTOFF)."""
     cutoff = deepest_cutoff(requests)
     return (
         options.ties in ID_TIES

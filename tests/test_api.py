@@ -273,3 +273,11 @@ def test_string_scores_are_refused() -> None:
         SqlmetricsError, match=re.escape("recommendations.score (the score column) is VARCHAR")
     ):
         sqlmetrics.evaluate(recs, truth, ["mrr@3"])
+
+
+def test_a_cutoff_constant_is_computed_for_bounded_cutoffs_only() -> None:
+    """ndcg_ideal_k's divisor is a sum over k terms computed in Python: a huge k is refused
+    rather than hanging the composer."""
+    assert "ndcg_ideal_k" in sqlmetrics.to_sql(["ndcg_ideal_k@1000000"])
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="use at most 1,000,000"):
+        sqlmetrics.to_sql(["ndcg_ideal_k@1000000000000"])

@@ -63,6 +63,7 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
         for form, population in profile.populations.items():
             assert form in profile.metrics and population in POPULATIONS, (profile.name, form)
             assert population != profile.population, (profile.name, form)
+            assert metrics()[profile.metrics[form]].reads == "judged", (profile.name, form)
         for form in profile.unsupported:
             assert form.partition("@")[0] in GENERIC, (profile.name, form)
         for form, metric in profile.metrics.items():
@@ -71,6 +72,21 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
             assert name in metrics() and metric in metrics(), (profile.name, form, metric)
             if at:
                 assert cut == "k" and metrics()[metric].takes_cutoff, (profile.name, form)
+
+
+def test_a_population_of_its_own_only_for_ranking_metrics() -> None:
+    """Only the ranking metrics have a population to narrow; on another it would be ignored."""
+    from sqlmetrics.catalog import MetricRequest, metrics
+    from sqlmetrics.compose import Options, widest_population
+    from sqlmetrics.errors import SqlmetricsError
+
+    ndcg = MetricRequest(metrics()["ndcg"], 5, "ndcg@5", population="common")
+    recall = MetricRequest(metrics()["recall"], 5, "recall@5")
+    assert widest_population([ndcg], Options()) == "common"
+    assert widest_population([ndcg, recall], Options()) == "all"
+    auc = MetricRequest(metrics()["auc"], None, "auc", population="common")
+    with pytest.raises(SqlmetricsError, match=r"auc reads scored.*population of its own"):
+        widest_population([ndcg, auc], Options())
 
 
 def test_profile_refuses_a_metric_the_library_lacks(small: Any) -> None:
