@@ -35,6 +35,7 @@ HIT_ROWS_METRICS = frozenset(
         "ndcg_exp",
         "micro_hit_ratio",
         "micro_mrr",
+        "ndcg_ideal_k",
     }
 )
 

@@ -29,6 +29,7 @@ NAMES = (
     "ndcg_exp",
     "micro_hit_ratio",
     "micro_mrr",
+    "ndcg_ideal_k",
 )
 METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
 # Deeper than TOP_K_MAX_CUTOFF: the window plan, with DuckDB's own joined (duckdb_plan.py).

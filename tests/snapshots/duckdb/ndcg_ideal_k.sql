@@ -4,24 +4,34 @@ WITH input_recommendations AS NOT MATERIALIZED (
     item_id AS item_id,
     score AS score
   FROM recommendations
-), input_interactions AS (
+), input_interactions AS NOT MATERIALIZED (
   SELECT
     interactions.user_id AS user_id,
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
-), truth AS (
+), truth_lists AS (
   SELECT
     user_id,
-    item_id,
-    MAX(relevance) AS relevance,
-    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
-  FROM input_interactions
+    COUNT(CASE WHEN relevance > 0.0 THEN 1 END) AS n_relevant,
+    MAX(CASE WHEN relevance > 0.0 THEN relevance END, 10) AS top_relevances
+  FROM (
+    SELECT
+      user_id,
+      item_id,
+      MAX(relevance) AS relevance,
+      COUNT(*) AS interaction_rows,
+      SUM(
+        CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
+      ) AS bad_relevance,
+      SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
+    FROM input_interactions
+    GROUP BY
+      user_id,
+      item_id
+  ) AS pairs
   GROUP BY
-    user_id,
-    item_id
-  HAVING
-    MAX(relevance) > 0.0
+    user_id
 ), top_lists AS (
   SELECT
     user_id,
@@ -132,31 +142,83 @@ WITH input_recommendations AS NOT MATERIALIZED (
       scored_length,
       named_length
   ) AS top_k
-), ranked AS (
-  SELECT
-    user_id,
-    UNNEST(items) AS item_id,
-    GENERATE_SUBSCRIPTS(items, 1) AS pos,
-    list_length
-  FROM top_lists
-), joined AS (
-  SELECT
-    COALESCE(ranked.user_id, truth.user_id) AS user_id,
-    ranked.pos,
-    ranked.list_length,
-    COALESCE(truth.relevance, 0) AS relevance,
-    truth.n_relevant
-  FROM ranked
-  FULL OUTER JOIN truth
-    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
 ), judged AS (
   SELECT
     user_id,
     pos,
-    CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
+    hit,
     n_relevant,
     list_length
-  FROM joined
+  FROM (
+    WITH hits AS (
+      SELECT
+        listed.user_id,
+        listed.pos,
+        MAX(input_interactions.relevance) AS relevance
+      FROM (
+        SELECT
+          user_id,
+          UNNEST(items[1:10]) AS item_id,
+          GENERATE_SUBSCRIPTS(items[1:10], 1) AS pos
+        FROM top_lists
+      ) AS listed
+      INNER JOIN input_interactions
+        ON listed.user_id = input_interactions.user_id
+        AND listed.item_id = input_interactions.item_id
+      GROUP BY
+        listed.user_id,
+        listed.pos
+      HAVING
+        MAX(input_interactions.relevance) > 0.0
+    ), ideal AS (
+      SELECT
+        user_id,
+        UNNEST(top_relevances) AS relevance,
+        GENERATE_SUBSCRIPTS(top_relevances, 1) AS ideal_pos,
+        n_relevant
+      FROM truth_lists
+      WHERE
+        n_relevant > 0
+    )
+    SELECT
+      user_id,
+      pos,
+      1 AS hit,
+      relevance AS gain,
+      POWER(2, relevance) - 1 AS exp_gain,
+      relevance,
+      NULL AS ideal_pos,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY pos) AS hits_so_far,
+      NULL AS n_relevant,
+      NULL AS list_length
+    FROM hits
+    UNION ALL
+    SELECT
+      user_id,
+      NULL AS pos,
+      1 AS hit,
+      relevance AS gain,
+      POWER(2, relevance) - 1 AS exp_gain,
+      relevance,
+      ideal_pos,
+      NULL AS hits_so_far,
+      n_relevant,
+      NULL AS list_length
+    FROM ideal
+    UNION ALL
+    SELECT
+      user_id,
+      NULL AS pos,
+      0 AS hit,
+      0 AS gain,
+      0 AS exp_gain,
+      0 AS relevance,
+      NULL AS ideal_pos,
+      NULL AS hits_so_far,
+      NULL AS n_relevant,
+      list_length
+    FROM top_lists
+  ) AS judged
 ), per_user AS (
   SELECT
     user_id,
