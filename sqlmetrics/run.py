@@ -407,7 +407,7 @@ def _passes_for(
     users = int(row[0]) if row else 0
     cutoff = deepest_cutoff(requests)
     per_user = (
-        2000 + 300 * (cutoff + 2) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
+        2000 + 300 * (cutoff + 3) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
     )
     passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
     return max(1, min(MAX_PASSES, passes))

@@ -1,4 +1,4 @@
--- DuckDB only, for ties="id" when every metric has a cutoff: ranked.sql's rows, one per entry of
+-- DuckDB only, for ties="id" or "id_text" when every metric has a cutoff: ranked.sql's rows, one per entry of
 -- the lists of top_lists.sql.
 SELECT
   user_id,

@@ -1,4 +1,4 @@
--- DuckDB only, for ties="id" when every metric has a cutoff: each user's first $rows items and
+-- DuckDB only, for ties="id" or "id_text" when every metric has a cutoff: each user's first $rows items and
 -- their scores ($rows is $cutoff, or $cutoff + 1 for the diagnostics, which read only the score
 -- there), in ranked.sql's order, as two lists, with the counts of the whole list; without
 -- sorting every row. A top-k aggregate keyed on the plain score (a double compares far faster
