@@ -922,7 +922,9 @@ def _order_ids_as_text(ranked: exp.Select) -> None:
     # top_lists.sql sorts tied candidates as {score, item} structs: the text goes in between.
     for struct in ranked.find_all(exp.Struct):
         fields = list(struct.expressions)
-        item = next(f for f in fields if f.this.name == "item").expression
+        item = next((f.expression for f in fields if f.this.name == "item"), None)
+        if item is None:
+            continue
         text = exp.cast(item.copy(), exp.DataType.build("varchar"))
         fields.insert(1, exp.PropertyEQ(this=exp.to_identifier("item_text"), expression=text))
         struct.set("expressions", fields)
