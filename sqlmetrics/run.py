@@ -744,6 +744,8 @@ def evaluate(
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
+        ``users`` counts the population; under a profile that averages some metrics over fewer
+        users (MS Recommenders, LensKit: docs/profiles.md), it counts the widest of them.
         ``result.attrs["diagnostics"]`` holds the counts of METRICS.md "Results" per group;
         ``result.attrs["passes"]`` is 1, or how many passes over the users DuckDB's memory
         limit required (the numbers are the same either way).
