@@ -1142,6 +1142,13 @@ def reads_whole_group(request: MetricRequest) -> bool:
     )
 
 
+def splits_into_passes(requests: Sequence[MetricRequest]) -> bool:
+    """Whether passes over the users give every request: none compares rows across users
+    (reads_whole_group) or reads the lists of a whole group (the list metrics, refused in
+    compose's passes)."""
+    return not any(reads_whole_group(r) or r.metric.reads == "lists" for r in requests)
+
+
 def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
     """Per request of a pass's summary: (label, numerator column, denominator column or None
     for a mean over ``users``). When a request has a population of its own, the means count

@@ -34,6 +34,7 @@ from sqlmetrics.compose import (
     deepest_cutoff,
     partial_columns,
     reads_whole_group,
+    splits_into_passes,
     uses_exponential_gain,
     uses_top_k,
 )
@@ -324,10 +325,9 @@ def _run(
     query = _evaluate_sql(requests, inputs, options, per_user, None)
     # Under a small limit the passes are planned first: a query that runs out of memory
     # fails late (at 1e8 rows and 1 GB, after 26 s).
-    splittable = not any(reads_whole_group(r) or r.metric.reads == "lists" for r in requests)
     planned = (
         _passes_for(connection, requests, inputs, options)
-        if splittable and _memory_limit(connection) < PLAN_PASSES_BELOW
+        if splits_into_passes(requests) and _memory_limit(connection) < PLAN_PASSES_BELOW
         else None
     )
     if planned is not None and planned > 1:

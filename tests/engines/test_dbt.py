@@ -31,7 +31,7 @@ import sqlmetrics
 from sqlmetrics import dbt
 from sqlmetrics.catalog import parse_request
 from tests.engines.cases import Case, as_expect, compare, extra_cases, load_cases
-from tests.engines.conftest import EnginePool, required_engines, why_unavailable
+from tests.engines.conftest import EnginePool, skip_or_fail, why_unavailable
 from tests.engines.dbt_project import dbt_cases, macro_kwargs, packaged, write_project
 from tests.engines.engines import Engine, PostgresEngine, dbt_executable
 
@@ -182,8 +182,8 @@ def test_postgres_macro_gives_to_sql_values(
 
 def _postgres(engine_pool: EnginePool) -> PostgresEngine:
     why = why_unavailable("postgres")
-    if why and "postgres" not in required_engines():
-        pytest.skip(f"PostgreSQL: {why}")
+    if why:
+        skip_or_fail("postgres", f"PostgreSQL: {why}")
     engine = engine_pool.get("postgres")
     assert isinstance(engine, PostgresEngine)
     return engine
