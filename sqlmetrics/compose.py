@@ -441,13 +441,15 @@ def compose(
     dialect: str = "duckdb",
     diagnostics: bool = False,
     user_pass: UserPass | None = None,
+    score_floor: float | None = None,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
     evaluate's own forms: with ``diagnostics`` the diagnostics of METRICS.md "Results" come from
     the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
     users of one pass and returns sums instead of means (see
-    ``partial_columns``), for evaluating in passes under a memory limit.
+    ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
+    (duckdb_plan.score_floor) spares the DuckDB top-k aggregate the scores below it.
     """
     _check_compatible(requests, inputs, options)
     over_lists = [r for r in requests if r.metric.reads == "lists"]
@@ -534,6 +536,7 @@ def compose(
     if top_k and cutoff is not None and ranked_cutoff is not None:
         rows = exp.Literal.number(ranked_cutoff)
         top_lists = bind_placeholders(top_lists, cutoff=exp.Literal.number(cutoff), rows=rows)
+    duckdb_plan.bind_score_floor(top_lists, score_floor)
     hit_rows = (
         top_k
         and ranking

@@ -74,6 +74,19 @@ def diagnose_lists(
     return [(name, ctes[name]) for name, _ in diagnosis]
 
 
+def bind_score_floor(top_lists: exp.Select, floor: float | None) -> None:
+    """top_lists.sql's ``$score_floor``: a number literal, or without a floor no FILTER at all
+    (then floored_length counts every score)."""
+    for placeholder in list(top_lists.find_all(exp.Placeholder)):
+        if placeholder.name != "score_floor":
+            continue
+        clause = placeholder.find_ancestor(exp.Filter)
+        if floor is None and clause is not None:  # $score_floor is only in FILTER clauses
+            clause.replace(clause.this)
+        else:
+            placeholder.replace(exp.Literal.number(repr(floor)))
+
+
 def read_inputs_again(query: exp.Query, interactions: bool) -> None:
     """top_lists.sql reads input_recommendations twice (the second time only the few users it
     ranks again), and the hit-rows plan reads input_interactions twice: DuckDB would store the

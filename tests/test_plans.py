@@ -9,8 +9,9 @@ import pytest
 from sqlglot import exp
 
 import sqlmetrics
+from sqlmetrics import run
 from sqlmetrics.compose import bind_placeholders, stage, with_ctes
-from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS
+from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS, bind_score_floor
 
 NAMES = (
     "hits",
@@ -55,15 +56,30 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @pytest.mark.parametrize(
-    ("seed", "metrics", "ties"),
-    [(1, METRICS, "id"), (2, METRICS, "id"), (3, DEEP_METRICS, "id"), (4, METRICS, "id_text")],
+    ("seed", "metrics", "ties", "floor"),
+    [
+        (1, METRICS, "id", None),
+        (2, METRICS, "id", None),
+        (3, DEEP_METRICS, "id", None),
+        (4, METRICS, "id_text", None),
+        # a score floor (run._score_floor) on a tied score, between two, above every score
+        (5, METRICS, "id", 0.6),
+        (6, METRICS, "id_text", 0.3),
+        (7, METRICS, "id", 2.0),
+    ],
 )
 def test_top_k_plan_equals_window_plan(
-    seed: int, metrics: list[str], ties: str, monkeypatch: pytest.MonkeyPatch
+    seed: int,
+    metrics: list[str],
+    ties: str,
+    floor: float | None,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """ties="id_text" too: item ids 0-59 order differently as text (9 before 10)."""
+    """ties="id_text" too: item ids 0-59 order differently as text (9 before 10). The score
+    floor sends to the window every list with fewer than cutoff + 3 scores at or above it."""
     recs, truth = tied_data(seed)
     kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
+    monkeypatch.setattr(run, "_score_floor", lambda *arguments: floor)
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
@@ -141,17 +157,28 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         columns=["user_id", "item_id", "score"],
     )
     two = exp.Literal.number(2)
-    top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
-    ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
-    query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
-    query = with_ctes(
-        query, [("input_recommendations", exp.select("*").from_("recs")), *ctes.items()]
-    )
     connection = duckdb.connect()
     connection.register("recs", recs)
-    exact = dict(connection.execute(query.sql("duckdb")).fetchall())
+
+    def exact_lists(floor: float | None) -> dict[int, bool]:
+        top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
+        bind_score_floor(top_lists, floor)
+        ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
+        query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
+        query = with_ctes(
+            query, [("input_recommendations", exp.select("*").from_("recs")), *ctes.items()]
+        )
+        return dict(connection.execute(query.sql("duckdb")).fetchall())
+
     # user 8: the tie runs past the 2 + 3 kept
-    assert exact == {1: True, 2: False, 3: True, 4: True, 5: True, 6: False, 7: True, 8: False}
+    exact = {1: True, 2: False, 3: True, 4: True, 5: True, 6: False, 7: True, 8: False}
+    assert exact_lists(None) == exact
+    # At 0.3 user 1 keeps 3 of its 5 scores (0.3, 0.4, 0.5: fewer than 2 + 3), 4, 7 and 8 lose
+    # their 0.1, and user 6 its 0.2 (a NULL score never passes). User 5's only score passes.
+    assert exact_lists(0.3) == {**exact, 1: False, 4: False, 7: False}
+    assert exact_lists(-1.0) == exact  # every score passes: as without a floor
+    top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
+    bind_score_floor(top_lists, 0.3)
     rows = connection.execute(
         with_ctes(
             exp.select("user_id", "item_id", "pos").from_("top_k").order_by("user_id", "pos"),
@@ -215,3 +242,42 @@ def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(monkeypatch: pytest.Mo
     assert counts["fast"] == counts["portable"]
     unused = {"single_class_users", "bad_rank_lists"}  # no scored metric, no rank column
     assert {name for name, count in counts["fast"].items() if not count} == unused
+
+
+def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """run._score_floor: about the 1% quantile of the 13th best score of the lists in the first
+    250k rows (k = 10); none for an input that fits in them or is not grouped by list. The
+    numbers do not depend on it."""
+    rng = np.random.default_rng(3)
+    # 600k rows; shuffled, the first 250k hold ~8 rows of each list, fewer than the 13 needed
+    users, length = 30_000, 20
+    recs = pd.DataFrame(
+        {
+            "user_id": np.repeat(np.arange(users), length),
+            "item_id": np.tile(np.arange(length), users),
+            "score": rng.random(users * length).round(3),  # ties too
+        }
+    )
+    truth = recs.sample(frac=0.05, random_state=1).drop(columns="score").assign(relevance=1)
+    floors: list[float | None] = []
+    guess = run._score_floor
+
+    def recorded(*arguments: object) -> float | None:
+        floors.append(guess(*arguments))  # type: ignore[arg-type]
+        return floors[-1]
+
+    monkeypatch.setattr(run, "_score_floor", recorded)
+    metrics = ["ndcg@10", "map@10", "precision@5"]
+    with_floor = sqlmetrics.evaluate(recs, truth, metrics)
+    sampled = recs.iloc[: run.FLOOR_SAMPLED_ROWS].groupby("user_id")["score"]
+    needs = sampled.apply(lambda scores: np.sort(scores.to_numpy())[-13])
+    floor = floors[-1]
+    assert floor is not None
+    assert np.quantile(needs, 0.005) <= floor <= np.quantile(needs, 0.02)
+    sqlmetrics.evaluate(recs.sample(frac=1, random_state=2), truth, metrics)  # shuffled
+    sqlmetrics.evaluate(recs.iloc[: run.FLOOR_SAMPLED_ROWS - 1], truth, metrics)  # small
+    assert floors[1:] == [None, None]
+    monkeypatch.setattr(run, "_score_floor", lambda *arguments: None)
+    pd.testing.assert_frame_equal(with_floor, sqlmetrics.evaluate(recs, truth, metrics))

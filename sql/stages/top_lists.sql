@@ -6,8 +6,13 @@
 -- above the last one kept, every item of a score that reaches $cutoff was kept, and sorting
 -- those few (equal scores by item id descending) gives the exact order. Otherwise (a tie of
 -- three or more items across the cutoff), or when NULL scores or NULL items reach the list, the
--- user is ranked again by ranked.sql's window: so few users (none in 98k users of bench/'s
--- 1e7 data) that DuckDB reads only their part of a file clustered by user.
+-- user is ranked again by ranked.sql's window: so few users that reading only their rows again
+-- costs little.
+-- $score_floor (duckdb_plan.score_floor; the FILTERs are dropped without one) lets only scores
+-- at or above it into the top-k aggregate, which costs per row it takes: a user with
+-- $cutoff + 3 such scores has all of its best among them, and one with fewer is exact only if
+-- every score passed; the others are ranked again. The floor only decides which users take
+-- the window, never a number.
 SELECT
   user_id,
   items,
@@ -19,8 +24,9 @@ FROM (
   WITH lists AS (
     SELECT
       user_id,
-      MAX_BY(item_id, score, $cutoff + 3) AS top_items,
-      MAX(score, $cutoff + 3) AS top_scores,
+      MAX_BY(item_id, score, $cutoff + 3) FILTER (WHERE score >= $score_floor) AS top_items,
+      MAX(score, $cutoff + 3) FILTER (WHERE score >= $score_floor) AS top_scores,
+      COUNT(score) FILTER (WHERE score >= $score_floor) AS floored_length,
       COUNT(*) AS list_length,
       COUNT(score) AS scored_length,
       COUNT(item_id) AS named_length
@@ -43,7 +49,7 @@ FROM (
             LEN(top_scores) = $cutoff + 3
             AND LIST_EXTRACT(top_scores, $cutoff) > LIST_EXTRACT(top_scores, $cutoff + 3)
           )
-          OR (LEN(top_scores) < $cutoff + 3 AND scored_length = list_length)
+          OR (LEN(top_scores) < $cutoff + 3 AND floored_length = list_length)
         ),
         FALSE  -- top_scores is NULL when every score is
       ) AS exact
@@ -69,22 +75,34 @@ FROM (
     WHERE exact
   ),
 
+  -- only the rows of the users ranked again (an IN that DuckDB filters the scan with: a join
+  -- on IS NOT DISTINCT FROM reads every row into the join, twice the time at 1e8 rows), and
+  -- the NULL user's, which IN cannot match (free on Parquet: row group statistics skip them)
+  again AS (
+    SELECT * FROM input_recommendations
+    -- (aliased: widen_keys widens a projection named user_id, and IN takes one column)
+    WHERE user_id IN (SELECT user_id AS inexact_user FROM checked_lists WHERE NOT exact)
+    UNION ALL
+    SELECT * FROM input_recommendations
+    WHERE user_id IS NULL
+  ),
+
   ranked_again AS (
     SELECT
-      input_recommendations.user_id,
-      input_recommendations.item_id,
+      again.user_id,
+      again.item_id,
       ROW_NUMBER() OVER (
-        PARTITION BY input_recommendations.user_id
-        ORDER BY input_recommendations.score DESC NULLS LAST, input_recommendations.item_id DESC
+        PARTITION BY again.user_id
+        ORDER BY again.score DESC NULLS LAST, again.item_id DESC
       ) AS pos,
-      input_recommendations.score,
+      again.score,
       checked_lists.list_length,
       checked_lists.scored_length,
       checked_lists.named_length
-    FROM input_recommendations
+    FROM again
     -- a NULL user is a list too, which the diagnostics count
     INNER JOIN checked_lists
-      ON input_recommendations.user_id IS NOT DISTINCT FROM checked_lists.user_id
+      ON again.user_id IS NOT DISTINCT FROM checked_lists.user_id
     WHERE NOT checked_lists.exact
     QUALIFY pos <= $rows
   )

@@ -35,6 +35,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
         user_id,
         ARG_MAX(item_id, score, 10 + 3) AS top_items,
         MAX(score, 10 + 3) AS top_scores,
+        COUNT(score) AS floored_length,
         COUNT(*) AS list_length,
         COUNT(score) AS scored_length,
         COUNT(item_id) AS named_length
@@ -57,7 +58,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
               AND LIST_EXTRACT(top_scores, 10) > LIST_EXTRACT(top_scores, 10 + 3)
             )
             OR (
-              LENGTH(top_scores) < 10 + 3 AND scored_length = list_length
+              LENGTH(top_scores) < 10 + 3 AND floored_length = list_length
             )
           ),
           FALSE
@@ -80,21 +81,36 @@ WITH input_recommendations AS NOT MATERIALIZED (
       FROM checked_lists
       WHERE
         exact
+    ), again AS (
+      SELECT
+        *
+      FROM input_recommendations
+      WHERE
+        user_id IN (
+          SELECT
+            user_id AS inexact_user
+          FROM checked_lists
+          WHERE
+            NOT exact
+        )
+      UNION ALL
+      SELECT
+        *
+      FROM input_recommendations
+      WHERE
+        user_id IS NULL
     ), ranked_again AS (
       SELECT
-        input_recommendations.user_id,
-        input_recommendations.item_id,
-        ROW_NUMBER() OVER (
-          PARTITION BY input_recommendations.user_id
-          ORDER BY input_recommendations.score DESC, input_recommendations.item_id DESC
-        ) AS pos,
-        input_recommendations.score,
+        again.user_id,
+        again.item_id,
+        ROW_NUMBER() OVER (PARTITION BY again.user_id ORDER BY again.score DESC, again.item_id DESC) AS pos,
+        again.score,
         checked_lists.list_length,
         checked_lists.scored_length,
         checked_lists.named_length
-      FROM input_recommendations
+      FROM again
       INNER JOIN checked_lists
-        ON input_recommendations.user_id IS NOT DISTINCT FROM checked_lists.user_id
+        ON again.user_id IS NOT DISTINCT FROM checked_lists.user_id
       WHERE
         NOT checked_lists.exact
       QUALIFY
