@@ -72,6 +72,7 @@ class Source:
     role: str  # "recommendations" or "interactions", for messages
     relation: exp.Expr
     columns: dict[str, str]  # name -> DuckDB type
+    rows: int | None = None  # when known without reading the data (see _known_rows)
 
 
 @functools.cache
@@ -124,7 +125,23 @@ def bind_source(
     except Exception as error:
         raise SqlmetricsError(f"{role}: cannot read {value!r}: {_first_line(error)}") from error
     columns = {str(name): str(kind).upper() for name, kind, *_ in description}
-    return Source(role, relation, columns)
+    return Source(role, relation, columns, _known_rows(value, relation, connection))
+
+
+def _known_rows(
+    value: object, relation: exp.Expr, connection: duckdb.DuckDBPyConnection
+) -> int | None:
+    """The number of rows where it costs nothing: a DataFrame's or Arrow table's length, a
+    Parquet input's (from the file footers). None for CSV files and tables, which it would
+    mean reading."""
+    if not isinstance(value, (str, os.PathLike)):
+        length = getattr(value, "__len__", None)
+        return int(length()) if callable(length) else None
+    if not os.fspath(value).lower().endswith(PARQUET_SUFFIXES) and not os.path.isdir(value):
+        return None
+    count = exp.select(exp.func("COUNT", exp.Star())).from_(relation.copy())
+    row = connection.execute(count.sql("duckdb")).fetchone()
+    return int(row[0]) if row else None
 
 
 def _first_line(error: BaseException) -> str:
@@ -319,12 +336,13 @@ def _run(
     inputs: Inputs,
     options: Options,
     per_user: bool,
+    floor: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """One query; if DuckDB runs out of memory (top-k states do not spill), passes of users.
-    Returns the metrics, the diagnostics and how many passes it took."""
+    Returns the metrics, the diagnostics and how many passes it took. ``floor``:
+    _score_floor's."""
     import duckdb
 
-    floor = _score_floor(connection, requests, inputs, options)
     query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
     # Under a small limit the passes are planned first: a query that runs out of memory
     # fails late (at 1e8 rows and 1 GB, after 26 s).
@@ -446,6 +464,7 @@ def _user_quantiles(connection: duckdb.DuckDBPyConnection, inputs: Inputs) -> li
     return list(row[0]) if row and row[0] is not None else None
 
 
+FLOOR_MIN_ROWS = 5_000_000
 FLOOR_SAMPLED_ROWS = 250_000
 FLOOR_MIN_LISTS = 100
 FLOOR_QUANTILE = 0.01
@@ -456,6 +475,7 @@ def _score_floor(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
+    rows: int | None,
 ) -> float | None:
     """A score floor for top_lists.sql, or None: the 1% quantile, over the lists in the input's
     first 250k rows, of the lowest score a list needs to pass to stay exact (its cutoff + 3rd
@@ -463,13 +483,17 @@ def _score_floor(
     of the rows and ~1% of the users are ranked again (this query: 0.03 s).
 
     A guess from a prefix, so a poor one only costs time: a list is ranked again exactly when it
-    falls short. None when the input fits in the prefix (it is small), or when fewer than half
-    of the prefix's lists (or 100) have cutoff + 3 scores: then the input is not grouped by
-    list, or its lists are short, and a guess could send most users to the window."""
+    falls short. None below 5M recommendation rows or when their number is not known (``rows``,
+    Source.rows): there the guess (10 ms at 1e6 rows) and composing a query of its own (~30 ms)
+    cost more than they save. None also when fewer than half of the prefix's lists (or 100)
+    have cutoff + 3 scores: then the input is not grouped by list, or its lists are short, and
+    a guess could send most users to the window."""
     import duckdb
 
     cutoff = deepest_cutoff(requests)
-    if inputs.rank is not None or not uses_top_k(requests, options, "duckdb") or cutoff is None:
+    if rows is None or rows < FLOOR_MIN_ROWS or cutoff is None or inputs.rank is not None:
+        return None
+    if not uses_top_k(requests, options, "duckdb"):
         return None
     kept = exp.Literal.number(cutoff + 3)
     score = exp.column("score")
@@ -853,7 +877,8 @@ def evaluate(
         inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
-        result, diagnostics, passes = _run(con, requests, inputs, options, per_user)
+        floor = _score_floor(con, requests, inputs, options, recs.rows)
+        result, diagnostics, passes = _run(con, requests, inputs, options, per_user, floor=floor)
         refuse_bad_rows(con, inputs, diagnostics, requests)
         if inputs.rating is not None:
             _refuse_nan_ratings(con, inputs, inputs.rating)

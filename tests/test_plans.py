@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -248,8 +250,9 @@ def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """run._score_floor: about the 1% quantile of the 13th best score of the lists in the first
-    250k rows (k = 10); none for an input that fits in them or is not grouped by list. The
-    numbers do not depend on it."""
+    250k rows (k = 10); none for an input below FLOOR_MIN_ROWS (here 300k) or not grouped by
+    list. The numbers do not depend on it."""
+    monkeypatch.setattr(run, "FLOOR_MIN_ROWS", 300_000)
     rng = np.random.default_rng(3)
     # 600k rows; shuffled, the first 250k hold ~8 rows of each list, fewer than the 13 needed
     users, length = 30_000, 20
@@ -277,7 +280,19 @@ def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
     assert floor is not None
     assert np.quantile(needs, 0.005) <= floor <= np.quantile(needs, 0.02)
     sqlmetrics.evaluate(recs.sample(frac=1, random_state=2), truth, metrics)  # shuffled
-    sqlmetrics.evaluate(recs.iloc[: run.FLOOR_SAMPLED_ROWS - 1], truth, metrics)  # small
+    sqlmetrics.evaluate(recs.iloc[: run.FLOOR_MIN_ROWS - 1], truth, metrics)  # small
     assert floors[1:] == [None, None]
     monkeypatch.setattr(run, "_score_floor", lambda *arguments: None)
     pd.testing.assert_frame_equal(with_floor, sqlmetrics.evaluate(recs, truth, metrics))
+
+
+def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path) -> None:
+    frame = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [1, 2, 1], "score": [0.3, 0.2, 0.1]})
+    connection = duckdb.connect()
+    frame.to_parquet(tmp_path / "recs.parquet")
+    frame.to_csv(tmp_path / "recs.csv", index=False)
+    rows = {
+        str(value): run.bind_source(value, "recommendations", connection, False).rows
+        for value in (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv")
+    }
+    assert list(rows.values()) == [3, 3, 3, None]  # a CSV file would have to be read
