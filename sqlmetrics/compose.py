@@ -492,6 +492,12 @@ def compose(
         for source in ("scored", "rated")
         if source in per_user_stages
     ]
+    positives_only = dialect in TOP_K_DIALECTS and duckdb_plan.sums_scored_only(requests)
+    if positives_only:
+        scored_stages = [
+            (name, stage("scored_positives") if name == "scored" else source)
+            for name, source in scored_stages
+        ]
     if ranking:
         _spread_per_user_constants(judged, per_user_stages["judged"])
         if dialect in TOP_K_DIALECTS and options.ties in ID_TIES and inputs.rank is None:
@@ -602,7 +608,7 @@ def compose(
         else final
     )
     composed = with_ctes(query, [*bound, *stages])
-    if top_k:
+    if top_k or (positives_only and "scored" in per_user_stages):
         duckdb_plan.read_inputs_again(composed, interactions=hit_rows)
     return composed
 

@@ -40,6 +40,21 @@ HIT_ROWS_METRICS = frozenset(
 )
 
 
+# Metrics reading scored.sql only through per-user sums of positives, negatives and positives *
+# negatives_below_in_list: what scored_positives.sql gives (tests/test_plans.py compares both).
+SCORED_SUM_METRICS = frozenset({"gauc", "user_auc"})
+
+
+def sums_scored_only(requests: Sequence[MetricRequest]) -> bool:
+    """Whether every metric that reads scored.sql is one of SCORED_SUM_METRICS: then DuckDB
+    takes sql/stages/scored_positives.sql for scored."""
+    return all(
+        request.metric.name in SCORED_SUM_METRICS
+        for request in requests
+        if request.metric.reads == "scored"
+    )
+
+
 def keep_hit_rows(joined: exp.Select, requests: Sequence[MetricRequest]) -> None:
     """joined.sql without the recommended rows that are not relevant, except each user's first
     (it carries list_length and keeps the user in per_user): at k = 100 that is 9 rows in 10 the
@@ -89,9 +104,9 @@ def bind_score_floor(top_lists: exp.Select, floor: float | None) -> None:
 
 def read_inputs_again(query: exp.Query, interactions: bool) -> None:
     """top_lists.sql reads input_recommendations twice (the second time only the few users it
-    ranks again), and the hit-rows plan reads input_interactions twice: DuckDB would store the
-    whole input to share it, where reading it again costs far less (at 1e7 rows, 2 s against
-    0.1 s)."""
+    ranks again), scored_positives.sql three times, and the hit-rows plan reads
+    input_interactions twice: DuckDB would store the whole input to share it, where reading it
+    again costs far less (at 1e7 rows, 2 s against 0.1 s)."""
     again = (
         {"input_recommendations", "input_interactions"}
         if interactions

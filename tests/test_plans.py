@@ -13,7 +13,7 @@ from sqlglot import exp
 import sqlmetrics
 from sqlmetrics import run
 from sqlmetrics.compose import bind_placeholders, stage, with_ctes
-from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS, bind_score_floor
+from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS, SCORED_SUM_METRICS, bind_score_floor
 
 NAMES = (
     "hits",
@@ -102,6 +102,43 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
 
 def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
     assert set(NAMES) >= HIT_ROWS_METRICS
+    assert set(SCORED_NAMES) >= SCORED_SUM_METRICS
+
+
+SCORED_NAMES = ("gauc", "user_auc")
+
+
+@pytest.mark.parametrize("group_by", [[], ["segment"]])
+def test_scored_positives_plan_equals_scored_plan(
+    group_by: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gauc and user_auc from scored_positives.sql (DuckDB) and from scored.sql, on lists full
+    of tied scores and NULL scores, per user and summarised, with a ranking metric beside them
+    and with a threshold; the diagnostics (single_class_users) too."""
+    recs, truth = tied_data(8)
+    recs = recs if group_by else recs.drop(columns="segment")
+    truth = pd.concat([truth, truth.iloc[::7]])  # repeated interactions
+    metrics = [*SCORED_NAMES, "ndcg@5"]
+    results = {}
+    for plan in ("fast", "portable"):
+        if plan == "portable":
+            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+        results[plan] = [
+            sqlmetrics.evaluate(recs, truth, metrics, group_by=group_by, per_user=True),
+            sqlmetrics.evaluate(recs, truth, list(SCORED_NAMES), group_by=group_by, threshold=1),
+        ]
+    for fast, portable in zip(results["fast"], results["portable"], strict=True):
+        pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+        diagnostics = sqlmetrics.read_diagnostics(fast)
+        pd.testing.assert_frame_equal(diagnostics, sqlmetrics.read_diagnostics(portable))
+        assert diagnostics["single_class_users"].sum() > 0
+        assert diagnostics["tied_score_groups"].sum() > 0
+
+
+def test_duckdb_sql_takes_scored_positives_only_for_per_user_sums() -> None:
+    assert "positive_scores" in sqlmetrics.to_sql(["gauc", "user_auc", "ndcg@10"])
+    assert "positive_scores" not in sqlmetrics.to_sql(["gauc", "auc"])  # auc spans the group
+    assert "positive_scores" not in sqlmetrics.to_sql("gauc", dialect="postgres")
 
 
 def test_other_metrics_keep_every_recommended_row() -> None:
@@ -210,9 +247,21 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     ]
 
 
-def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("metrics", "unused"),
+    [
+        # no scored metric, no rank column
+        (["ndcg@5", "map@10", "dcg_exp@3"], {"single_class_users", "bad_rank_lists"}),
+        # scored_positives.sql; no cutoff, so no list is shorter than one
+        (["gauc", "user_auc"], {"bad_rank_lists", "lists_shorter_than_k"}),
+    ],
+)
+def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(
+    metrics: list[str], unused: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Every count of to_sql(checks=True), bad rows included (NaN, out of [0, 1], repeats,
-    NULL ids), from the hit-rows plan's per-list diagnostics and from the portable plan."""
+    NULL ids), from DuckDB's plans (per-list diagnostics, scored from the positives) and from
+    the portable plan."""
     recs, truth = tied_data(6)
     recs = recs.drop(columns="segment").astype({"user_id": "float", "item_id": "float"})
     recs.loc[5::40, "score"] = -0.5
@@ -237,12 +286,11 @@ def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(monkeypatch: pytest.Mo
     for plan in ("fast", "portable"):
         if plan == "portable":
             monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
-        query = sqlmetrics.to_sql(["ndcg@5", "map@10", "dcg_exp@3"], checks=True)
+        query = sqlmetrics.to_sql(metrics, checks=True)
         result = connection.execute(query)
         names = [column[0] for column in result.description]
         counts[plan] = dict(zip(names, result.fetchall()[0], strict=True))
     assert counts["fast"] == counts["portable"]
-    unused = {"single_class_users", "bad_rank_lists"}  # no scored metric, no rank column
     assert {name for name, count in counts["fast"].items() if not count} == unused
 
 

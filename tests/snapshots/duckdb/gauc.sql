@@ -1,4 +1,4 @@
-WITH input_recommendations AS (
+WITH input_recommendations AS NOT MATERIALIZED (
   SELECT
     user_id AS user_id,
     item_id AS item_id,
@@ -23,29 +23,68 @@ WITH input_recommendations AS (
 ), scored AS (
   SELECT
     user_id,
+    score,
     positives,
     negatives,
-    SUM(negatives) OVER (
-      PARTITION BY user_id
-      ORDER BY score
-      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-    ) - 0.5 * negatives AS negatives_below_in_list
+    negatives_below_in_list
   FROM (
+    WITH labelled AS NOT MATERIALIZED (
+      SELECT
+        input_recommendations.user_id,
+        input_recommendations.score,
+        NOT truth.item_id IS NULL AS relevant
+      FROM input_recommendations
+      LEFT JOIN truth
+        ON input_recommendations.user_id = truth.user_id
+        AND input_recommendations.item_id = truth.item_id
+      WHERE
+        NOT input_recommendations.score IS NULL
+    ), positive_scores AS (
+      SELECT
+        user_id,
+        score,
+        COUNT(*) AS positives
+      FROM labelled
+      WHERE
+        relevant
+      GROUP BY
+        user_id,
+        score
+    )
     SELECT
-      input_recommendations.user_id,
-      input_recommendations.score,
-      SUM(CASE WHEN truth.item_id IS NULL THEN 0 ELSE 1 END) AS positives,
-      SUM(CASE WHEN truth.item_id IS NULL THEN 1 ELSE 0 END) AS negatives
-    FROM input_recommendations
-    LEFT JOIN truth
-      ON input_recommendations.user_id = truth.user_id
-      AND input_recommendations.item_id = truth.item_id
-    WHERE
-      NOT input_recommendations.score IS NULL
+      positive_scores.user_id,
+      positive_scores.score,
+      positive_scores.positives,
+      0 AS negatives,
+      COUNT(
+        CASE
+          WHEN NOT labelled.relevant AND labelled.score < positive_scores.score
+          THEN 1
+        END
+      ) + 0.5 * COUNT(
+        CASE
+          WHEN NOT labelled.relevant AND labelled.score = positive_scores.score
+          THEN 1
+        END
+      ) AS negatives_below_in_list
+    FROM positive_scores
+    INNER JOIN labelled
+      ON positive_scores.user_id = labelled.user_id
     GROUP BY
-      input_recommendations.user_id,
-      input_recommendations.score
-  ) AS tie_groups
+      positive_scores.user_id,
+      positive_scores.score,
+      positive_scores.positives
+    UNION ALL
+    SELECT
+      user_id,
+      NULL AS score,
+      0 AS positives,
+      COUNT(CASE WHEN NOT relevant THEN 1 END) AS negatives,
+      0 AS negatives_below_in_list
+    FROM labelled
+    GROUP BY
+      user_id
+  ) AS scored_sums
 ), per_user AS (
   SELECT
     user_id,
