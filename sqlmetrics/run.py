@@ -337,18 +337,24 @@ def _run(
     options: Options,
     per_user: bool,
     floor: float | None = None,
+    rows: int | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """One query; if DuckDB runs out of memory (top-k states do not spill), passes of users.
     Returns the metrics, the diagnostics and how many passes it took. ``floor``:
-    _score_floor's."""
+    _score_floor's; ``rows``: the recommendations' Source.rows."""
     import duckdb
 
     query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
     # Under a small limit the passes are planned first: a query that runs out of memory
-    # fails late (at 1e8 rows and 1 GB, after 26 s).
+    # fails late (at 1e8 rows and 1 GB, after 26 s). A large input on a plan that sorts every
+    # row gets passes of WINDOW_PASS_BYTES whatever the limit: smaller sorts are faster too.
+    limit = _memory_limit(connection)
+    budget = 0.5 * limit
+    if rows is not None and rows >= WINDOW_PASSES_FROM_ROWS and _sorts_every_row(requests, options):
+        budget = min(budget, WINDOW_PASS_BYTES)
     planned = (
-        _passes_for(connection, requests, inputs, options)
-        if splits_into_passes(requests) and _memory_limit(connection) < PLAN_PASSES_BELOW
+        _passes_for(connection, requests, inputs, options, budget)
+        if splits_into_passes(requests) and (limit < PLAN_PASSES_BELOW or budget < 0.5 * limit)
         else None
     )
     if planned is not None and planned > 1:
@@ -365,7 +371,7 @@ def _run(
                     "raise its memory_limit "
                     "(connection=duckdb.connect(config={'memory_limit': ...}))"
                 ) from None
-            passes = max(2, planned or _passes_for(connection, requests, inputs, options))
+            passes = max(2, planned or _passes_for(connection, requests, inputs, options, budget))
     quantiles = _user_quantiles(connection, inputs)
     while True:
         try:
@@ -385,6 +391,20 @@ def _run(
 
 MAX_PASSES = 256
 PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
+# bench/ at 1e8 rows, k = 1..100 in one call (window plan): one pass 43 s and 6 GB; passes of
+# ~1.5 GB 28 s and 3.2 GB; of ~0.75 GB 29 s. gauc: 24 s and 10.8 GB in one pass, 20 s and 1.9 GB
+# in passes.
+WINDOW_PASS_BYTES = 1.5 * 2**30
+WINDOW_PASSES_FROM_ROWS = 20_000_000
+
+
+def _sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool:
+    """Whether the plan ranks every row with a window (no top-k aggregate): ranking metrics
+    beyond TOP_K_MAX_CUTOFF or without a cutoff, and the metrics over scores."""
+    reads_lists = any(request.metric.reads in ("judged", "scored") for request in requests)
+    return reads_lists and not uses_top_k(requests, options, "duckdb")
+
+
 UNITS = {
     "bytes": 1,
     "kib": 2**10,
@@ -420,8 +440,9 @@ def _passes_for(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
+    budget: float,
 ) -> int:
-    """Enough passes for each to need half the memory limit (1 if one query fits). Peak memory
+    """Enough passes for each to need ``budget`` bytes (1 if one query fits). Peak memory
     per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
     (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the
     window plan."""
@@ -432,7 +453,7 @@ def _passes_for(
     per_user = (
         2000 + 300 * (cutoff + 3) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
     )
-    passes = math.ceil(users * per_user / (0.5 * _memory_limit(connection)))
+    passes = math.ceil(users * per_user / budget)
     return max(1, min(MAX_PASSES, passes))
 
 
@@ -878,7 +899,9 @@ def evaluate(
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
         floor = _score_floor(con, requests, inputs, options, recs.rows)
-        result, diagnostics, passes = _run(con, requests, inputs, options, per_user, floor=floor)
+        result, diagnostics, passes = _run(
+            con, requests, inputs, options, per_user, floor=floor, rows=recs.rows
+        )
         refuse_bad_rows(con, inputs, diagnostics, requests)
         if inputs.rating is not None:
             _refuse_nan_ratings(con, inputs, inputs.rating)

@@ -119,3 +119,26 @@ def test_range_passes_take_every_user_once() -> None:
     assert sorted(taken, key=str) == sorted(
         connection.execute(f"FROM {values}").fetchall(), key=str
     )
+
+
+def test_large_inputs_on_the_window_plan_go_in_passes_of_their_own_size(
+    many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above WINDOW_PASSES_FROM_ROWS recommendation rows (here lowered to the fixture's 800k),
+    a plan that sorts every row (k beyond the top-k plan's, gauc) goes in passes of
+    WINDOW_PASS_BYTES whatever the limit, with the same numbers; the top-k plan does not."""
+    import sqlmetrics.run
+
+    recs, truth = many_users
+    window = ["ndcg@30", "map@50", "gauc"]
+    free = sqlmetrics.evaluate(recs, truth, window)
+    top_k = sqlmetrics.evaluate(recs, truth, METRICS)
+    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASSES_FROM_ROWS", 800_000)
+    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASS_BYTES", 64 * 2**20)
+    split = sqlmetrics.evaluate(recs, truth, window)
+    assert free.attrs["passes"] == 1 and split.attrs["passes"] == 4  # 40k users x 6 KB / 64 MiB
+    pd.testing.assert_frame_equal(split, free, check_exact=False, rtol=0, atol=1e-12)
+    assert sqlmetrics.evaluate(recs, truth, METRICS).attrs["passes"] == 1
+    assert top_k.attrs["passes"] == 1
+    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASSES_FROM_ROWS", 800_001)
+    assert sqlmetrics.evaluate(recs, truth, window).attrs["passes"] == 1

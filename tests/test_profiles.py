@@ -147,9 +147,9 @@ def test_profile_averages_each_metric_over_its_own_population(
     assert lenskit["precision@2"].iloc[0] == by_user["precision@2"].mean()  # NaN skipped
     assert lenskit["ndcg@2"].iloc[0] == by_user["ndcg@2"].mean()
 
-    def in_passes(*arguments: Any, **keywords: Any) -> Any:
+    def in_passes(*arguments: Any, floor: float | None = None, rows: int | None = None) -> Any:
         passes = run._user_passes(3, None)
-        return (*run._run_in_passes(*arguments, passes=passes, **keywords), 3)
+        return (*run._run_in_passes(*arguments, passes=passes, floor=floor), 3)
 
     monkeypatch.setattr(run, "_run", in_passes)
     for profile, expected in (("recommenders", both), ("lenskit", lenskit)):
