@@ -449,7 +449,7 @@ def compose(
     the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
     users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
-    (duckdb_plan.score_floor) spares the DuckDB top-k aggregate the scores below it.
+    (run._score_floor) spares the DuckDB top-k aggregate the scores below it.
     """
     _check_compatible(requests, inputs, options)
     over_lists = [r for r in requests if r.metric.reads == "lists"]

@@ -139,8 +139,13 @@ def _known_rows(
         return int(length()) if callable(length) else None
     if not os.fspath(value).lower().endswith(PARQUET_SUFFIXES) and not os.path.isdir(value):
         return None
+    import duckdb
+
     count = exp.select(exp.func("COUNT", exp.Star())).from_(relation.copy())
-    row = connection.execute(count.sql("duckdb")).fetchone()
+    try:
+        row = connection.execute(count.sql("duckdb")).fetchone()
+    except duckdb.Error:  # only a speed hint: the query itself reports what is wrong
+        return None
     return int(row[0]) if row else None
 
 

@@ -8,7 +8,7 @@
 -- three or more items across the cutoff), or when NULL scores or NULL items reach the list, the
 -- user is ranked again by ranked.sql's window: so few users that reading only their rows again
 -- costs little.
--- $score_floor (duckdb_plan.score_floor; the FILTERs are dropped without one) lets only scores
+-- $score_floor (run._score_floor; the FILTERs are dropped without one) lets only scores
 -- at or above it into the top-k aggregate, which costs per row it takes: a user with
 -- $cutoff + 3 such scores has all of its best among them, and one with fewer is exact only if
 -- every score passed; the others are ranked again. The floor only decides which users take
