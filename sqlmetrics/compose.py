@@ -609,7 +609,9 @@ def compose(
     )
     composed = with_ctes(query, [*bound, *stages])
     if top_k or (positives_only and "scored" in per_user_stages):
-        duckdb_plan.read_inputs_again(composed, interactions=hit_rows)
+        duckdb_plan.read_inputs_again(
+            composed, interactions=hit_rows, recommendations=options.duplicates != "first"
+        )
     return composed
 
 

@@ -6,6 +6,7 @@ ties); they only spare DuckDB work it would do for nothing.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from sqlglot import exp
@@ -90,28 +91,30 @@ def diagnose_lists(
 
 
 def bind_score_floor(top_lists: exp.Select, floor: float | None) -> None:
-    """top_lists.sql's ``$score_floor``: a number literal, or without a floor no FILTER at all
-    (then floored_length counts every score)."""
+    """top_lists.sql's ``$score_floor``: a number literal, or without a (finite) floor no FILTER
+    at all (then floored_length counts every score)."""
+    finite = floor is not None and math.isfinite(floor)
     for placeholder in list(top_lists.find_all(exp.Placeholder)):
         if placeholder.name != "score_floor":
             continue
         clause = placeholder.find_ancestor(exp.Filter)
-        if floor is None and clause is not None:  # $score_floor is only in FILTER clauses
-            clause.replace(clause.this)
+        if clause is None:
+            raise ValueError("top_lists.sql: $score_floor belongs in FILTER clauses only")
+        if finite:
+            placeholder.replace(exp.Literal.number(repr(float(floor))))  # type: ignore[arg-type]
         else:
-            placeholder.replace(exp.Literal.number(repr(floor)))
+            clause.replace(clause.this)
 
 
-def read_inputs_again(query: exp.Query, interactions: bool) -> None:
+def read_inputs_again(query: exp.Query, interactions: bool, recommendations: bool = True) -> None:
     """top_lists.sql reads input_recommendations twice (the second time only the few users it
-    ranks again), scored_positives.sql three times, and the hit-rows plan reads
+    ranks again), scored_positives.sql four times, and the hit-rows plan reads
     input_interactions twice: DuckDB would store the whole input to share it, where reading it
-    again costs far less (at 1e7 rows, 2 s against 0.1 s)."""
-    again = (
-        {"input_recommendations", "input_interactions"}
-        if interactions
-        else {"input_recommendations"}
-    )
+    again costs far less (at 1e7 rows, 2 s against 0.1 s). Not ``recommendations`` when they
+    are first_recommendations.sql's window (duplicates="first"): that is worth storing."""
+    again = {"input_interactions"} if interactions else set()
+    if recommendations:
+        again.add("input_recommendations")
     for cte in query.args["with_"].expressions:
         if cte.alias in again:
             cte.set("materialized", False)

@@ -131,13 +131,18 @@ def bind_source(
 def _known_rows(
     value: object, relation: exp.Expr, connection: duckdb.DuckDBPyConnection
 ) -> int | None:
-    """The number of rows where it costs nothing: a DataFrame's or Arrow table's length, a
-    Parquet input's (from the file footers). None for CSV files and tables, which it would
-    mean reading."""
+    """The number of rows where it costs nothing: a pandas or polars DataFrame's or an Arrow
+    table's length, a local Parquet input's (from the file footers). None for CSV files, tables,
+    relations and remote files, which it would mean reading."""
     if not isinstance(value, (str, os.PathLike)):
-        length = getattr(value, "__len__", None)
-        return int(length()) if callable(length) else None
-    if not os.fspath(value).lower().endswith(PARQUET_SUFFIXES) and not os.path.isdir(value):
+        if type(value).__module__.split(".")[0] not in ("pandas", "polars", "pyarrow"):
+            return None
+        try:
+            return len(value)  # type: ignore[arg-type]
+        except TypeError:  # a lazy frame or a stream
+            return None
+    path = os.fspath(value)
+    if "://" in path or not (path.lower().endswith(PARQUET_SUFFIXES) or os.path.isdir(path)):
         return None
     import duckdb
 
@@ -396,16 +401,17 @@ def _run(
 
 MAX_PASSES = 256
 PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
-# bench/ at 1e8 rows, k = 1..100 in one call (window plan): one pass 43 s and 6 GB; passes of
-# ~1.5 GB 28 s and 3.2 GB; of ~0.75 GB 29 s. gauc: 24 s and 10.8 GB in one pass, 20 s and 1.9 GB
-# in passes.
+# bench/ at 1e8 rows, k = 1..100 in one call (window plan), peak RSS of the process: one pass
+# 43 s and 6 GB (limit 6GB), 86 s and 19 GB (default limit); passes of ~1.5 GB 28 s and 3.2 GB;
+# of ~0.75 GB 29 s. gauc alone: 24 s and 10.8 GB in one pass, 20 s and 1.9 GB in passes.
 WINDOW_PASS_BYTES = 1.5 * 2**30
 WINDOW_PASSES_FROM_ROWS = 20_000_000
 
 
 def _sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool:
     """Whether the plan ranks every row with a window (no top-k aggregate): ranking metrics
-    beyond TOP_K_MAX_CUTOFF or without a cutoff, and the metrics over scores."""
+    beyond TOP_K_MAX_CUTOFF or without a cutoff, and the metrics over scores (gauc's own sums
+    do not sort, but its whole-list diagnostics do, and group every row)."""
     reads_lists = any(request.metric.reads in ("judged", "scored") for request in requests)
     return reads_lists and not uses_top_k(requests, options, "duckdb")
 

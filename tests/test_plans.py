@@ -105,7 +105,7 @@ def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
     assert set(SCORED_NAMES) >= SCORED_SUM_METRICS
 
 
-SCORED_NAMES = ("gauc", "user_auc")
+SCORED_NAMES = ("gauc", "user_auc")  # spelled out: a metric added to SCORED_SUM_METRICS fails above
 
 
 @pytest.mark.parametrize("group_by", [[], ["segment"]])
@@ -113,9 +113,25 @@ def test_scored_positives_plan_equals_scored_plan(
     group_by: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """gauc and user_auc from scored_positives.sql (DuckDB) and from scored.sql, on lists full
-    of tied scores and NULL scores, per user and summarised, with a ranking metric beside them
-    and with a threshold; the diagnostics (single_class_users) too."""
+    of tied scores and NULL scores, some crowded with positives, the same user in both groups,
+    per user and summarised, with a ranking metric beside them and with a threshold; the
+    diagnostics (single_class_users) too."""
     recs, truth = tied_data(8)
+    # crowded lists: more than 32 positive scores take scored.sql's window in scored_positives
+    rng = np.random.default_rng(9)
+    crowded = pd.DataFrame(
+        [
+            (user, item, float(rng.integers(0, 200)) / 100, "a" if item % 3 else "b")
+            for user in range(1000, 1004)
+            for item in range(160)
+        ],
+        columns=recs.columns,
+    )
+    recs = pd.concat([recs, crowded], ignore_index=True)
+    relevant = crowded[crowded["item_id"] % 2 == 0][["user_id", "item_id"]]
+    truth = pd.concat([truth, relevant.assign(relevance=1)], ignore_index=True)
+    positive_scores = recs.merge(relevant).groupby(["user_id", "segment"])["score"].nunique()
+    assert positive_scores.max() > 32  # so both ways of scored_positives.sql are compared
     recs = recs if group_by else recs.drop(columns="segment")
     truth = pd.concat([truth, truth.iloc[::7]])  # repeated interactions
     metrics = [*SCORED_NAMES, "ndcg@5"]
@@ -126,6 +142,13 @@ def test_scored_positives_plan_equals_scored_plan(
         results[plan] = [
             sqlmetrics.evaluate(recs, truth, metrics, group_by=group_by, per_user=True),
             sqlmetrics.evaluate(recs, truth, list(SCORED_NAMES), group_by=group_by, threshold=1),
+            sqlmetrics.evaluate(  # first_recommendations.sql's window, kept materialized
+                pd.concat([recs, recs.iloc[::11]]),
+                truth,
+                list(SCORED_NAMES),
+                group_by=group_by,
+                duplicates="first",
+            ),
         ]
     for fast, portable in zip(results["fast"], results["portable"], strict=True):
         pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
@@ -216,6 +239,7 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     # their 0.1, and user 6 its 0.2 (a NULL score never passes). User 5's only score passes.
     assert exact_lists(0.3) == {**exact, 1: False, 4: False, 7: False}
     assert exact_lists(-1.0) == exact  # every score passes: as without a floor
+    assert exact_lists(float("nan")) == exact_lists(float("inf")) == exact  # no FILTER then
     top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
     bind_score_floor(top_lists, 0.3)
     rows = connection.execute(
@@ -339,8 +363,9 @@ def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path
     connection = duckdb.connect()
     frame.to_parquet(tmp_path / "recs.parquet")
     frame.to_csv(tmp_path / "recs.csv", index=False)
-    rows = {
-        str(value): run.bind_source(value, "recommendations", connection, False).rows
-        for value in (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv")
-    }
-    assert list(rows.values()) == [3, 3, 3, None]  # a CSV file would have to be read
+    relation = connection.sql("SELECT * FROM frame")
+    rows = [
+        run.bind_source(value, "recommendations", connection, False).rows
+        for value in (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv", relation)
+    ]
+    assert rows == [3, 3, 3, None, None]  # a CSV file or a relation would have to be read

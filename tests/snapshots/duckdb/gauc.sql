@@ -50,6 +50,40 @@ WITH input_recommendations AS NOT MATERIALIZED (
       GROUP BY
         user_id,
         score
+    ), crowded AS (
+      SELECT
+        user_id AS crowded_user
+      FROM positive_scores
+      GROUP BY
+        user_id
+      HAVING
+        COUNT(*) > 32
+    ), sparse_positives AS (
+      SELECT
+        *
+      FROM positive_scores
+      WHERE
+        NOT user_id IN (
+          SELECT
+            crowded_user
+          FROM crowded
+        )
+    ), crowded_scores AS (
+      SELECT
+        user_id,
+        score,
+        COUNT(CASE WHEN relevant THEN 1 END) AS positives,
+        COUNT(CASE WHEN NOT relevant THEN 1 END) AS negatives
+      FROM labelled
+      WHERE
+        user_id IN (
+          SELECT
+            crowded_user
+          FROM crowded
+        )
+      GROUP BY
+        user_id,
+        score
     )
     SELECT
       positive_scores.user_id,
@@ -67,13 +101,25 @@ WITH input_recommendations AS NOT MATERIALIZED (
           THEN 1
         END
       ) AS negatives_below_in_list
-    FROM positive_scores
+    FROM sparse_positives AS positive_scores
     INNER JOIN labelled
       ON positive_scores.user_id = labelled.user_id
     GROUP BY
       positive_scores.user_id,
       positive_scores.score,
       positive_scores.positives
+    UNION ALL
+    SELECT
+      user_id,
+      score,
+      positives,
+      0 AS negatives,
+      SUM(negatives) OVER (
+        PARTITION BY user_id
+        ORDER BY score
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      ) - 0.5 * negatives AS negatives_below_in_list
+    FROM crowded_scores
     UNION ALL
     SELECT
       user_id,
