@@ -72,7 +72,6 @@ class Source:
     role: str  # "recommendations" or "interactions", for messages
     relation: exp.Expr
     columns: dict[str, str]  # name -> DuckDB type
-    rows: int | None = None  # when known without reading the data (see _known_rows)
 
 
 @functools.cache
@@ -125,7 +124,7 @@ def bind_source(
     except Exception as error:
         raise SqlmetricsError(f"{role}: cannot read {value!r}: {_first_line(error)}") from error
     columns = {str(name): str(kind).upper() for name, kind, *_ in description}
-    return Source(role, relation, columns, _known_rows(value, relation, connection))
+    return Source(role, relation, columns)
 
 
 def _known_rows(
@@ -351,7 +350,7 @@ def _run(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """One query; if DuckDB runs out of memory (top-k states do not spill), passes of users.
     Returns the metrics, the diagnostics and how many passes it took. ``floor``:
-    _score_floor's; ``rows``: the recommendations' Source.rows."""
+    _score_floor's; ``rows``: the recommendations' _known_rows."""
     import duckdb
 
     query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
@@ -516,7 +515,7 @@ def _score_floor(
 
     A guess from a prefix, so a poor one only costs time: a list is ranked again exactly when it
     falls short. None below 5M recommendation rows or when their number is not known (``rows``,
-    Source.rows): there the guess (10 ms at 1e6 rows) and composing a query of its own (~30 ms)
+    _known_rows): there the guess (10 ms at 1e6 rows) and composing a query of its own (~30 ms)
     cost more than they save. None also when fewer than half of the prefix's lists (or 100)
     have cutoff + 3 scores: then the input is not grouped by list, or its lists are short, and
     a guess could send most users to the window."""
@@ -909,9 +908,12 @@ def evaluate(
         inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
-        floor = _score_floor(con, requests, inputs, options, recs.rows)
+        # Only the plans that read it count the rows (a query of its own on Parquet).
+        reads_rows = uses_top_k(requests, options, "duckdb") or _sorts_every_row(requests, options)
+        rows = _known_rows(recommendations, recs.relation, con) if reads_rows else None
+        floor = _score_floor(con, requests, inputs, options, rows)
         result, diagnostics, passes = _run(
-            con, requests, inputs, options, per_user, floor=floor, rows=recs.rows
+            con, requests, inputs, options, per_user, floor=floor, rows=rows
         )
         refuse_bad_rows(con, inputs, diagnostics, requests)
         if inputs.rating is not None:

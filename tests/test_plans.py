@@ -364,8 +364,10 @@ def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path
     frame.to_parquet(tmp_path / "recs.parquet")
     frame.to_csv(tmp_path / "recs.csv", index=False)
     relation = connection.sql("SELECT * FROM frame")
+    values = (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv", relation)
+    sources = [run.bind_source(value, "recommendations", connection, False) for value in values]
     rows = [
-        run.bind_source(value, "recommendations", connection, False).rows
-        for value in (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv", relation)
+        run._known_rows(value, source.relation, connection)
+        for value, source in zip(values, sources, strict=True)
     ]
     assert rows == [3, 3, 3, None, None]  # a CSV file or a relation would have to be read
