@@ -1249,12 +1249,32 @@ def _final(
         return query.order_by(*order, exp.column("user_id", table))
 
     def summed(function: str, name: str) -> exp.Expr:
+        if not ordered_sums:
+            return exp.func(function, exp.column(name, table))
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
         # mean could change between runs; summing in user order makes every run identical.
-        argument: exp.Expr = exp.column(name, table)
-        if ordered_sums:
-            argument = exp.Order(this=argument, expressions=[*order, exp.column("user_id", table)])
-        return exp.func(function, argument)
+        # AVG(x ORDER BY user) would sort per_user once per metric (at 1e6 users, 42 metrics:
+        # 3.6 s); instead every metric reads one list of per_user's rows in user order (the
+        # same LIST(per_user ...) in each, which DuckDB computes once: 1.3 s) and aggregates
+        # it in that order, which gives the same bits.
+        rows = exp.ArrayAgg(
+            this=exp.Order(
+                this=exp.column("per_user"),  # the row as a struct
+                expressions=[*(key.copy() for key in order), exp.column("user_id", table)],
+            )
+        )
+        row = exp.to_identifier("per_user_row")
+        values = exp.Transform(
+            this=rows,
+            expression=exp.Lambda(
+                this=exp.Dot(this=row.copy(), expression=exp.to_identifier(name)),
+                expressions=[row],
+            ),
+        )
+        aggregate = exp.func("LIST_AGGREGATE", values, exp.Literal.string(function.lower()))
+        if function == "COUNT":  # COUNT of no rows is 0, a list aggregate of no list NULL
+            return exp.func("COALESCE", aggregate, exp.Literal.number(0))
+        return aggregate
 
     if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
         aggregates = [
