@@ -27,9 +27,9 @@ ID_TIES = ("id", "id_text")
 # Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
-# Above this cutoff the window plan is faster and smaller: the top-k aggregate keeps every
-# user's k + 3 best in memory (bench/ data, k = 1..100 in one call with top lists up to 100:
-# 0.8x the window plan's time at 1e7 rows but 16 GB at 1e8; at k = 10 the top-k plan wins).
+# Above this cutoff sql/stages/sorted_lists.sql sorts each whole list instead: the top-k
+# aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
+# top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
 POPULATIONS = ("all", "common")
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
@@ -536,7 +536,7 @@ def compose(
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
-    top_lists = stage("top_lists")
+    top_lists = stage(lists_stage(requests, options, dialect) or "top_lists")
     if options.ties == "id_text":
         _order_ids_as_text(top_lists)
     if top_k and cutoff is not None and ranked_cutoff is not None:
@@ -639,14 +639,18 @@ def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
 
 
 def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str) -> bool:
-    """Whether top_lists.sql and ranked_top_k.sql replace the window plan (TOP_K_MAX_CUTOFF)."""
+    """Whether per-user lists (lists_stage) and ranked_top_k.sql replace the window plan."""
+    return lists_stage(requests, options, dialect) is not None
+
+
+def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
+    """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
+    up to TOP_K_MAX_CUTOFF, sorted_lists.sql (each whole list sorted) deeper; None: the window
+    plan (other dialects and tie policies, metrics without a cutoff)."""
     cutoff = deepest_cutoff(requests)
-    return (
-        options.ties in ID_TIES
-        and cutoff is not None
-        and cutoff <= TOP_K_MAX_CUTOFF
-        and dialect in TOP_K_DIALECTS
-    )
+    if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
+        return None
+    return "top_lists" if cutoff <= TOP_K_MAX_CUTOFF else "sorted_lists"
 
 
 def _hit_rows_stages(

@@ -34,11 +34,11 @@ from sqlmetrics.compose import (
     compose,
     deepest_cutoff,
     group_key,
+    lists_stage,
     partial_columns,
     reads_whole_group,
     splits_into_passes,
     uses_exponential_gain,
-    uses_top_k,
 )
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import resolve
@@ -400,19 +400,21 @@ def _run(
 
 MAX_PASSES = 256
 PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
-# bench/ at 1e8 rows, k = 1..100 in one call (window plan), peak RSS of the process: one pass
-# 43 s and 6 GB (limit 6GB), 86 s and 19 GB (default limit); passes of ~1.5 GB 28 s and 3.2 GB;
-# of ~0.75 GB 29 s. gauc alone: 24 s and 10.8 GB in one pass, 20 s and 1.9 GB in passes.
+# bench/ at 1e8 rows, k = 1..100 in one call (sorted_lists.sql), peak RSS of the process: one
+# pass 15.0 s and 7.4 GB, passes of ~1.5 GB (4) 15.0 s and 2.2 GB (on the window plan it was
+# 86 s and 19 GB against 28 s and 3.2 GB). gauc alone: 24 s and 10.8 GB in one pass, 20 s and
+# 1.9 GB in passes.
 WINDOW_PASS_BYTES = 1.5 * 2**30
 WINDOW_PASSES_FROM_ROWS = 20_000_000
 
 
 def _sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool:
-    """Whether the plan ranks every row with a window (no top-k aggregate): ranking metrics
-    beyond TOP_K_MAX_CUTOFF or without a cutoff, and the metrics over scores (gauc's own sums
-    do not sort, but its whole-list diagnostics do, and group every row)."""
+    """Whether the plan sorts every row (no top-k aggregate): ranking metrics beyond
+    TOP_K_MAX_CUTOFF (sorted_lists.sql) or without a cutoff (the window), and the metrics over
+    scores (gauc's own sums do not sort, but its whole-list diagnostics do, and group every
+    row)."""
     reads_lists = any(request.metric.reads in ("judged", "scored") for request in requests)
-    return reads_lists and not uses_top_k(requests, options, "duckdb")
+    return reads_lists and lists_stage(requests, options, "duckdb") != "top_lists"
 
 
 UNITS = {
@@ -454,15 +456,14 @@ def _passes_for(
 ) -> int:
     """Enough passes for each to need ``budget`` bytes (1 if one query fits). Peak memory
     per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
-    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB on the
-    window plan."""
+    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB when
+    every row is sorted (the window, or sorted_lists.sql: 7.4 GB at 1e6 users of 100 rows)."""
     count = exp.select(exp.func("APPROX_COUNT_DISTINCT", exp.column(inputs.user)))
     row = connection.execute(count.from_(inputs.recommendations.copy()).sql("duckdb")).fetchone()
     users = int(row[0]) if row else 0
     cutoff = deepest_cutoff(requests)
-    per_user = (
-        2000 + 300 * (cutoff + 3) if uses_top_k(requests, options, "duckdb") and cutoff else 6000
-    )
+    top_k = lists_stage(requests, options, "duckdb") == "top_lists"
+    per_user = 2000 + 300 * (cutoff + 3) if top_k and cutoff else 6000
     passes = math.ceil(users * per_user / budget)
     return max(1, min(MAX_PASSES, passes))
 
@@ -524,7 +525,7 @@ def _score_floor(
     cutoff = deepest_cutoff(requests)
     if rows is None or rows < FLOOR_MIN_ROWS or cutoff is None or inputs.rank is not None:
         return None
-    if not uses_top_k(requests, options, "duckdb"):
+    if lists_stage(requests, options, "duckdb") != "top_lists":
         return None
     kept = exp.Literal.number(cutoff + 3)
     score = exp.column("score")
@@ -909,7 +910,9 @@ def evaluate(
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
         # Only the plans that read it count the rows (a query of its own on Parquet).
-        reads_rows = uses_top_k(requests, options, "duckdb") or _sorts_every_row(requests, options)
+        reads_rows = lists_stage(requests, options, "duckdb") is not None or _sorts_every_row(
+            requests, options
+        )
         rows = _known_rows(recommendations, recs.relation, con) if reads_rows else None
         floor = _score_floor(con, requests, inputs, options, rows)
         result, diagnostics, passes = _run(

@@ -35,8 +35,9 @@ NAMES = (
     "ndcg_ideal_k",
 )
 METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
-# Deeper than TOP_K_MAX_CUTOFF: the window plan, with DuckDB's own joined (duckdb_plan.py).
-DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 30)]
+# Deeper than TOP_K_MAX_CUTOFF: sorted_lists.sql (each whole list sorted) instead of the
+# top-k aggregate, under the same hit-rows plan.
+DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 21)]  # lists up to 24 long
 
 
 def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -64,6 +65,7 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         (2, METRICS, "id", None),
         (3, DEEP_METRICS, "id", None),
         (4, METRICS, "id_text", None),
+        (9, DEEP_METRICS, "id_text", None),
         # a score floor (run._score_floor) on a tied score, between two, above every score
         (5, METRICS, "id", 0.6),
         (6, METRICS, "id_text", 0.3),
@@ -96,7 +98,10 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
     assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10")
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
-    assert "ARG_MAX" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the window plan
+    deep = sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: each list sorted
+    assert "ARG_MAX" not in deep
+    assert "ARRAY_REVERSE_SORT(" in deep  # sqlglot's spelling of LIST_SORT(..., 'DESC')
+    assert "SORT(" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"], dialect="postgres")
     assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10", ties="id_text")
 
 
@@ -165,7 +170,7 @@ def test_duckdb_sql_takes_scored_positives_only_for_per_user_sums() -> None:
 
 
 def test_other_metrics_keep_every_recommended_row() -> None:
-    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map@100"])
+    assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map"])  # no cutoff: a window
     assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@100", "ndcg_scored@100"])
     assert "ranked.pos = 1" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
@@ -173,7 +178,8 @@ def test_other_metrics_keep_every_recommended_row() -> None:
 def test_hit_rows_plan_only_for_hit_rows_metrics_on_duckdb() -> None:
     assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
     assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
-    assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "map@100"])
+    assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@100"])  # sorted_lists.sql
+    assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "map"])
     assert "truth_lists" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
 
@@ -276,6 +282,8 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     [
         # no scored metric, no rank column
         (["ndcg@5", "map@10", "dcg_exp@3"], {"single_class_users", "bad_rank_lists"}),
+        # deep: sorted_lists.sql
+        (["ndcg@5", "map@30", "mrr@100"], {"single_class_users", "bad_rank_lists"}),
         # scored_positives.sql; no cutoff, so no list is shorter than one
         (["gauc", "user_auc"], {"bad_rank_lists", "lists_shorter_than_k"}),
     ],

@@ -1,0 +1,86 @@
+-- DuckDB only, for ties="id" or "id_text" when the deepest cutoff is beyond what top_lists.sql's
+-- top-k aggregate serves (compose.TOP_K_MAX_CUTOFF): the same rows, each user's first $rows
+-- items and scores in ranked.sql's order, from each whole list sorted as {score, item} structs
+-- in descending order (score descending, equal scores by item id descending), which is
+-- ranked.sql's order for a list without NULL scores or items. Such lists, and the NULL
+-- user's, are ranked by ranked.sql's window instead.
+SELECT
+  user_id,
+  items,
+  scores,
+  list_length,
+  scored_length,
+  named_length
+FROM (
+  WITH lists AS (
+    SELECT
+      user_id,
+      LIST({'score': score, 'item': item_id}) AS entries,
+      COUNT(*) AS list_length,
+      COUNT(score) AS scored_length,
+      COUNT(item_id) AS named_length
+    FROM input_recommendations
+    GROUP BY user_id
+  ),
+
+  sorted AS (
+    SELECT
+      user_id,
+      LIST_SORT(entries, 'DESC')[1:$rows] AS entries,
+      list_length,
+      scored_length,
+      named_length
+    FROM lists
+    WHERE user_id IS NOT NULL AND scored_length = list_length AND named_length = list_length
+  ),
+
+  -- the lists with a NULL: only their rows, through an IN DuckDB filters the scan with
+  -- (top_lists.sql), and the NULL user's
+  again AS (
+    SELECT * FROM input_recommendations
+    WHERE user_id IN (
+      SELECT user_id AS unsorted_user FROM lists
+      WHERE scored_length < list_length OR named_length < list_length
+    )
+    UNION ALL
+    SELECT * FROM input_recommendations
+    WHERE user_id IS NULL
+  ),
+
+  ranked_again AS (
+    SELECT
+      again.user_id,
+      again.item_id,
+      ROW_NUMBER() OVER (
+        PARTITION BY again.user_id
+        ORDER BY again.score DESC NULLS LAST, again.item_id DESC
+      ) AS pos,
+      again.score,
+      lists.list_length,
+      lists.scored_length,
+      lists.named_length
+    FROM again
+    INNER JOIN lists
+      ON again.user_id IS NOT DISTINCT FROM lists.user_id
+    QUALIFY pos <= $rows
+  )
+
+  SELECT
+    user_id,
+    LIST_TRANSFORM(entries, LAMBDA entry: entry.item) AS items,
+    LIST_TRANSFORM(entries, LAMBDA entry: entry.score) AS scores,
+    list_length,
+    scored_length,
+    named_length
+  FROM sorted
+  UNION ALL
+  SELECT
+    user_id,
+    LIST(item_id ORDER BY pos) AS items,
+    LIST(score ORDER BY pos) AS scores,
+    list_length,
+    scored_length,
+    named_length
+  FROM ranked_again
+  GROUP BY user_id, list_length, scored_length, named_length
+) AS sorted_lists
