@@ -570,7 +570,14 @@ def compose(
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
     stages: list[tuple[str, exp.Expr]] = []
     if hit_rows:
-        stages += _hit_rows_stages(top_lists, needed_by_metrics, cutoff, options, diagnostics)
+        stages += _hit_rows_stages(
+            top_lists,
+            needed_by_metrics,
+            cutoff,
+            options,
+            diagnostics,
+            long_lists=lists_stage(requests, options, dialect) == "sorted_lists",
+        )
         if diagnostics:
             listed = bind_placeholders(stage("listed_top_k"), cutoff=exp.convert(cutoff))
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
@@ -659,13 +666,17 @@ def _hit_rows_stages(
     cutoff: int | None,
     options: Options,
     diagnostics: bool,
+    long_lists: bool,
 ) -> list[tuple[str, exp.Expr]]:
-    """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows."""
+    """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows.
+    ``long_lists``: sorted_lists.sql's, whose hits join the relevant pairs grouped first."""
     truth_lists, judged = stage("truth_lists"), stage("judged_hits")
     if not diagnostics:  # only the diagnostics read the other counts
         _prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
     _prune(judged, needed)
     threshold = exp.convert(options.threshold)
+    if long_lists:
+        duckdb_plan.join_relevant_pairs(judged, threshold)
     return [
         (
             "truth_lists",

@@ -170,7 +170,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
       SELECT
         listed.user_id,
         listed.pos,
-        relevant.relevance
+        MAX(input_interactions.relevance) AS relevance
       FROM (
         SELECT
           user_id,
@@ -178,19 +178,14 @@ WITH input_recommendations AS NOT MATERIALIZED (
           GENERATE_SUBSCRIPTS(items[1:10], 1) AS pos
         FROM top_lists
       ) AS listed
-      INNER JOIN (
-        SELECT
-          user_id,
-          item_id,
-          MAX(relevance) AS relevance
-        FROM input_interactions
-        GROUP BY
-          user_id,
-          item_id
-        HAVING
-          MAX(relevance) > 0.0
-      ) AS relevant
-        ON listed.user_id = relevant.user_id AND listed.item_id = relevant.item_id
+      INNER JOIN input_interactions
+        ON listed.user_id = input_interactions.user_id
+        AND listed.item_id = input_interactions.item_id
+      GROUP BY
+        listed.user_id,
+        listed.pos
+      HAVING
+        MAX(input_interactions.relevance) > 0.0
     ), ideal AS (
       SELECT
         user_id,
