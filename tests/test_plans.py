@@ -183,22 +183,29 @@ def test_hit_rows_plan_only_for_hit_rows_metrics_on_duckdb() -> None:
     assert "truth_lists" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
 
-@pytest.mark.parametrize("seed", [4, 5])
+@pytest.mark.parametrize(
+    ("seed", "metrics"), [(4, METRICS), (5, METRICS), (10, DEEP_METRICS), (11, DEEP_METRICS)]
+)
 def test_hit_rows_plan_equals_window_plan_without_groups(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, metrics: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The hit-rows plan (duckdb_plan.reads_hit_rows_only) with a threshold, the common
-    population, per user and summarised, against the portable plan."""
+    population, per user and summarised, and with repeated recommendations under
+    duplicates="first", against the portable plan."""
     recs, truth = tied_data(seed)
     recs = recs.drop(columns="segment")
-    truth = pd.concat([truth, truth.iloc[::7]])  # repeated interactions: largest relevance
+    # repeated interactions, some with another relevance: the largest counts
+    again = truth.iloc[::7]
+    truth = pd.concat([truth, again, again.assign(relevance=(again["relevance"] + 1) % 4)])
+    repeated = pd.concat([recs, recs.iloc[::11].assign(score=lambda frame: frame["score"] / 2)])
     results = {}
     for plan in ("fast", "portable"):
         if plan == "portable":
             monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
         results[plan] = [
-            sqlmetrics.evaluate(recs, truth, METRICS, threshold=1, population="common"),
-            sqlmetrics.evaluate(recs, truth, METRICS, per_user=True),
+            sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="common"),
+            sqlmetrics.evaluate(recs, truth, metrics, per_user=True),
+            sqlmetrics.evaluate(repeated, truth, metrics, duplicates="first"),
         ]
     for fast, portable in zip(results["fast"], results["portable"], strict=True):
         pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
