@@ -442,6 +442,8 @@ def compose(
     diagnostics: bool = False,
     user_pass: UserPass | None = None,
     score_floor: float | None = None,
+    one_sort: bool = False,
+    portable: bool = False,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
@@ -449,7 +451,11 @@ def compose(
     the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
     users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
-    (run._score_floor) spares the DuckDB top-k aggregate the scores below it.
+    (run._score_floor) spares the DuckDB top-k aggregate the scores below it; ``one_sort``
+    makes DuckDB's means read one sorted list of per_user's rows (_final) instead of sorting
+    per metric (the dbt package templates each metric's aggregate on its own, so to_sql keeps
+    those). ``portable``: the window plan on DuckDB too, without its per-user lists (the dbt
+    package templates the cutoff into the stages).
     """
     _check_compatible(requests, inputs, options)
     over_lists = [r for r in requests if r.metric.reads == "lists"]
@@ -475,7 +481,8 @@ def compose(
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    top_k = inputs.rank is None and uses_top_k(requests, options, dialect)
+    lists = None if portable or inputs.rank is not None else lists_stage(requests, options, dialect)
+    top_k = lists is not None
     ranked = _ranked_stage(inputs, options, top_k=top_k)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
@@ -536,7 +543,7 @@ def compose(
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
-    top_lists = stage(lists_stage(requests, options, dialect) or "top_lists")
+    top_lists = stage(lists or "top_lists")
     if options.ties == "id_text":
         _order_ids_as_text(top_lists)
     if top_k and cutoff is not None and ranked_cutoff is not None:
@@ -576,7 +583,7 @@ def compose(
             cutoff,
             options,
             diagnostics,
-            long_lists=lists_stage(requests, options, dialect) == "sorted_lists",
+            long_lists=lists == "sorted_lists",
         )
         if diagnostics:
             listed = bind_placeholders(stage("listed_top_k"), cutoff=exp.convert(cutoff))
@@ -606,6 +613,7 @@ def compose(
         inputs,
         per_user,
         ordered_sums=dialect == "duckdb",
+        one_sort=one_sort and dialect == "duckdb",
         sums=user_pass is not None,
         population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
     )
@@ -643,11 +651,6 @@ def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
     if any(r.k is None or r.metric.reads_whole_list for r in requests):
         return None
     return max(r.k for r in requests if r.k is not None)
-
-
-def uses_top_k(requests: Sequence[MetricRequest], options: Options, dialect: str) -> bool:
-    """Whether per-user lists (lists_stage) and ranked_top_k.sql replace the window plan."""
-    return lists_stage(requests, options, dialect) is not None
 
 
 def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
@@ -1204,6 +1207,7 @@ def _final(
     inputs: Inputs,
     per_user: bool,
     ordered_sums: bool,
+    one_sort: bool = False,
     sums: bool = False,
     population: bool = False,
 ) -> exp.Select:
@@ -1264,19 +1268,20 @@ def _final(
         return query.order_by(*order, exp.column("user_id", table))
 
     def summed(function: str, name: str) -> exp.Expr:
-        if not ordered_sums:
-            return exp.func(function, exp.column(name, table))
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
         # mean could change between runs; summing in user order makes every run identical.
-        # AVG(x ORDER BY user) would sort per_user once per metric (at 1e6 users, 42 metrics:
-        # 3.6 s); instead every metric reads one list of per_user's rows in user order (the
-        # same LIST(per_user ...) in each, which DuckDB computes once: 1.3 s) and aggregates
-        # it in that order, which gives the same bits.
+        argument: exp.Expr = exp.column(name, table)
+        in_user_order = [*(key.copy() for key in order), exp.column("user_id", table)]
+        if not one_sort:
+            if ordered_sums:
+                argument = exp.Order(this=argument, expressions=in_user_order)
+            return exp.func(function, argument)
+        # AVG(x ORDER BY user) sorts per_user once per metric (at 1e6 users, 42 metrics:
+        # 3.6 s); here every metric reads one list of per_user's rows in user order (the same
+        # LIST(per_user ...) in each, which DuckDB computes once: 1.3 s) and aggregates it in
+        # that order, which gives the same bits.
         rows = exp.ArrayAgg(
-            this=exp.Order(
-                this=exp.column("per_user"),  # the row as a struct
-                expressions=[*(key.copy() for key in order), exp.column("user_id", table)],
-            )
+            this=exp.Order(this=exp.column("per_user"), expressions=in_user_order)  # row: struct
         )
         row = exp.to_identifier("per_user_row")
         values = exp.Transform(

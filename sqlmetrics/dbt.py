@@ -301,7 +301,7 @@ class _Templater:
 
 def _composed(requests: Sequence[MetricRequest], variant: Variant, dialect: str) -> exp.Select:
     options = Options(ties=variant.ties, threshold=_THRESHOLD, population=variant.population)
-    query = compose(requests, _inputs(variant), options, dialect=dialect)
+    query = compose(requests, _inputs(variant), options, dialect=dialect, portable=True)
     query.set("order", None)  # a model is a table: no order to keep
     tree = portable(query, dialect)
     if not isinstance(tree, exp.Select):

@@ -50,20 +50,5 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  LIST_AGGREGATE(
-    LIST_TRANSFORM(
-      ARRAY_AGG(per_user ORDER BY user_id),
-      LAMBDA per_user_row : per_user_row.m1_numerator
-    ),
-    'sum'
-  ) / NULLIF(
-    LIST_AGGREGATE(
-      LIST_TRANSFORM(
-        ARRAY_AGG(per_user ORDER BY user_id),
-        LAMBDA per_user_row : per_user_row.m1_denominator
-      ),
-      'sum'
-    ),
-    0
-  ) AS "mae"
+  SUM(m1_numerator ORDER BY user_id) / NULLIF(SUM(m1_denominator ORDER BY user_id), 0) AS "mae"
 FROM per_user;

@@ -257,8 +257,5 @@ WITH input_recommendations AS NOT MATERIALIZED (
 )
 SELECT
   COUNT(*) AS users,
-  LIST_AGGREGATE(
-    LIST_TRANSFORM(ARRAY_AGG(per_user ORDER BY user_id), LAMBDA per_user_row : per_user_row.m1),
-    'avg'
-  ) AS "ndcg@10"
+  AVG(m1 ORDER BY user_id) AS "ndcg@10"
 FROM per_user;

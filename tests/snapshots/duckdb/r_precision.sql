@@ -61,8 +61,5 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  LIST_AGGREGATE(
-    LIST_TRANSFORM(ARRAY_AGG(per_user ORDER BY user_id), LAMBDA per_user_row : per_user_row.m1),
-    'avg'
-  ) AS "r_precision"
+  AVG(m1 ORDER BY user_id) AS "r_precision"
 FROM per_user;
