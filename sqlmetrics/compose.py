@@ -454,10 +454,10 @@ def compose(
     (run._score_floor) spares the DuckDB top-k aggregate the scores below it; ``one_sort``
     makes DuckDB's means read one sorted list of per_user's rows (_final) instead of sorting
     per metric (the dbt package templates each metric's aggregate on its own, so to_sql keeps
-    those). ``portable``: the window plan on DuckDB too, without its per-user lists (the dbt
-    package templates the cutoff into the stages).
-    """
+    those). ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the
+    dbt package templates the cutoff and the columns into the portable stages)."""
     _check_compatible(requests, inputs, options)
+    duckdb_plans = dialect in TOP_K_DIALECTS and not portable
     over_lists = [r for r in requests if r.metric.reads == "lists"]
     if over_lists and user_pass is not None:
         raise SqlmetricsError(
@@ -481,7 +481,8 @@ def compose(
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    lists = None if portable or inputs.rank is not None else lists_stage(requests, options, dialect)
+    given_ranks = inputs.rank is not None  # a rank column: ranked_given.sql
+    lists = lists_stage(requests, options, dialect) if duckdb_plans and not given_ranks else None
     top_k = lists is not None
     ranked = _ranked_stage(inputs, options, top_k=top_k)
     if options.ties == "average":
@@ -499,7 +500,7 @@ def compose(
         for source in ("scored", "rated")
         if source in per_user_stages
     ]
-    positives_only = dialect in TOP_K_DIALECTS and duckdb_plan.sums_scored_only(requests)
+    positives_only = duckdb_plans and duckdb_plan.sums_scored_only(requests)
     if positives_only:
         scored_stages = [
             (name, stage("scored_positives") if name == "scored" else source)
@@ -507,7 +508,7 @@ def compose(
         ]
     if ranking:
         _spread_per_user_constants(judged, per_user_stages["judged"])
-        if dialect in TOP_K_DIALECTS and options.ties in ID_TIES and inputs.rank is None:
+        if duckdb_plans and options.ties in ID_TIES and inputs.rank is None:
             duckdb_plan.keep_hit_rows(joined, requests)
         needed = _prune(judged, needed) | {"user_id"}
         needed = _prune(joined, needed) | {"user_id", "item_id"}
@@ -677,9 +678,9 @@ def _hit_rows_stages(
     if not diagnostics:  # only the diagnostics read the other counts
         _prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
     _prune(judged, needed)
-    threshold = exp.convert(options.threshold)
     if long_lists:
-        duckdb_plan.join_relevant_pairs(judged, threshold)
+        duckdb_plan.join_relevant_pairs(judged)
+    threshold = exp.convert(options.threshold)
     return [
         (
             "truth_lists",
@@ -948,7 +949,7 @@ def _order_ids_as_text(ranked: exp.Select) -> None:
     for ordered in ranked.find_all(exp.Ordered):
         if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
             ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
-    # top_lists.sql sorts tied candidates as {score, item} structs: the text goes in between.
+    # top_lists.sql and sorted_lists.sql sort {score, item} structs: the text goes in between.
     for struct in ranked.find_all(exp.Struct):
         fields = list(struct.expressions)
         item = next((f.expression for f in fields if f.this.name == "item"), None)
@@ -1270,9 +1271,9 @@ def _final(
     def summed(function: str, name: str) -> exp.Expr:
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
         # mean could change between runs; summing in user order makes every run identical.
-        argument: exp.Expr = exp.column(name, table)
         in_user_order = [*(key.copy() for key in order), exp.column("user_id", table)]
         if not one_sort:
+            argument: exp.Expr = exp.column(name, table)
             if ordered_sums:
                 argument = exp.Order(this=argument, expressions=in_user_order)
             return exp.func(function, argument)

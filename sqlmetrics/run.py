@@ -910,10 +910,10 @@ def evaluate(
         inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
         _check_labels(requests, group_by, inputs)
         _check_items(con, inputs, requests)
-        # Only the plans that read it count the rows (a query of its own on Parquet).
-        reads_rows = lists_stage(requests, options, "duckdb") is not None or _sorts_every_row(
-            requests, options
-        )
+        # Counted (a query of its own on Parquet) only for what reads it: the score floor of
+        # the top-k aggregate and the passes of a plan that sorts every row.
+        top_k = lists_stage(requests, options, "duckdb") == "top_lists"
+        reads_rows = top_k or _sorts_every_row(requests, options)
         rows = _known_rows(recommendations, recs.relation, con) if reads_rows else None
         floor = _score_floor(con, requests, inputs, options, rows)
         result, diagnostics, passes = _run(
