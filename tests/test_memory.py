@@ -121,12 +121,13 @@ def test_range_passes_take_every_user_once() -> None:
     )
 
 
-def test_large_inputs_on_the_window_plan_go_in_passes_of_their_own_size(
+def test_large_inputs_on_a_plan_sorting_every_row_go_in_passes_of_their_own_size(
     many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Above WINDOW_PASSES_FROM_ROWS recommendation rows (here lowered to the fixture's 800k),
-    a plan that sorts every row (k beyond the top-k plan's, gauc) goes in passes of
-    WINDOW_PASS_BYTES whatever the limit, with the same numbers; the top-k plan does not."""
+    a plan that sorts every row (sorted_lists.sql beyond the top-k plan's k, gauc) goes in
+    passes of WINDOW_PASS_BYTES whatever the limit, with the same numbers; the top-k plan does
+    not."""
     import sqlmetrics.run
 
     recs, truth = many_users
