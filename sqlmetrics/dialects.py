@@ -166,7 +166,7 @@ def portable(query: exp.Expr, dialect: str) -> exp.Expr:
         _float_power,
         _float_average,
         _least_greatest,
-        _window_null_order,
+        _null_order,
         _byte_order_text,
         _aliases,
         _unshadow,
@@ -391,19 +391,18 @@ def _least_greatest(tree: exp.Expr, target: Dialect) -> exp.Expr:
     return tree
 
 
-def _window_null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
-    """NULLs placed as in DuckDB inside windows, where some dialects cannot say NULLS LAST.
+def _null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """NULLs placed as in DuckDB in windows and results, where some dialects cannot say NULLS LAST.
 
     sqlglot drops ``NULLS LAST`` from a framed window in MySQL, SQL Server and BigQuery (with a
     warning); the running hit count would then start with the unranked relevant items. An
-    explicit ``CASE WHEN x IS NULL THEN 1 ELSE 0 END`` key says it in any dialect.
+    explicit ``CASE WHEN x IS NULL THEN 1 ELSE 0 END`` key says it in any dialect. In a result's
+    ORDER BY (a NULL group last) sqlglot writes that key itself, but as one term that reads
+    back as two: written here, the SQL reads back to itself.
     """
     if target.generator_class.NULL_ORDERING_SUPPORTED is True:
         return tree
-    for window in list(tree.find_all(exp.Window)):
-        order = window.args.get("order")
-        if order is None:
-            continue
+    for order in list(tree.find_all(exp.Order)):
         keys: list[exp.Expr] = []
         for ordered in order.expressions:
             if not isinstance(ordered, exp.Ordered):

@@ -78,7 +78,10 @@ def test_fixture_matches_golden_values(path: Path, plan: str) -> None:
 
 
 def same(got: Any, want: Any) -> bool:
-    """Equal to 1e-9; ``.nan`` in a fixture (an undefined value) wants NaN or NULL."""
+    """Equal to 1e-9; ``.nan`` in a fixture (an undefined value) wants NaN or NULL, and so does
+    ``null`` (a NULL group value)."""
+    if want is None:
+        return got is None or bool(pd.isna(got))
     if isinstance(want, float):
         if math.isnan(want):
             return got is None or bool(pd.isna(got))

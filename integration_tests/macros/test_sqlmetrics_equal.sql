@@ -1,14 +1,15 @@
 {#- Fails with one row per value that differs from the expected seed (group_key, metric, value;
     its rows of `metrics` and users):
     a missing or extra group, a missing or extra metric, or a value off by more than tolerance
-    (relative above 1). group_key is the group values joined by '|', or 'all' without groups. -#}
+    (relative above 1). group_key is the group values joined by '|' ('(null)' for a NULL
+    value), or 'all' without groups. -#}
 {% test sqlmetrics_equal(model, expected, group_by, metrics, tolerance=1e-9) %}
 with actual as (
   {%- for label in ['users'] + metrics %}
   select
     {% if group_by -%}
       {%- for column in group_by -%}
-        cast({{ adapter.quote(column) }} as {{ dbt.type_string() }}){% if not loop.last %} || '|' || {% endif %}
+        coalesce(cast({{ adapter.quote(column) }} as {{ dbt.type_string() }}), '(null)'){% if not loop.last %} || '|' || {% endif %}
       {%- endfor -%}
     {%- else %}'all'{% endif %} as group_key,
     '{{ label }}' as metric,

@@ -90,7 +90,12 @@ def expected_rows(case: Case, labels: Sequence[str]) -> list[tuple[str, str, Any
     groups = list(case.options.get("group_by", []))
     rows = []
     for row in case.expect:
-        key = "|".join(str(row[group]) for group in groups) if groups else "all"
+        # "(null)" for a NULL group value, as the test_sqlmetrics_equal macro writes it
+        key = (
+            "|".join("(null)" if row[group] is None else str(row[group]) for group in groups)
+            if groups
+            else "all"
+        )
         rows += [(key, label, row[label]) for label in ["users", *labels]]
     return rows
 
