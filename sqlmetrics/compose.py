@@ -572,6 +572,8 @@ def compose(
         and not over_lists
         and duckdb_plan.reads_hit_rows_only(requests)
     )
+    if ranking and dialect == "duckdb" and options.ties != "average" and not hit_rows:
+        _sum_in_position_order(per_user_stages["judged"])  # ties="average": _tie_averaged_sums
 
     # The inputs already carry the group columns; the stages get them by widening.
     recommendations = bind_recommendations(inputs)
@@ -936,6 +938,27 @@ def _tie_averaged_sums(expression: exp.Expr, ordered: bool) -> exp.Expr:
             ]
             node.set("this", exp.Order(this=node.this, expressions=keys))
     return expression
+
+
+POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
+
+
+def _sum_in_position_order(per_user: exp.Select) -> None:
+    """per_user's fractional sums (DCG, AP) add their terms in position order. DuckDB adds a
+    user's rows in whatever order its threads deliver them out of a window, so the last bits of
+    ndcg could change between runs (seen at 1e6 rows). Each sum's terms are nonzero only at the
+    distinct positions it reads, so ordering by those is a total order. Sums of hits are whole
+    numbers, exact in any order. The hit-rows plan needs none: each user's hits come from one
+    list, in one thread."""
+    for node in list(per_user.find_all(exp.Sum)):
+        read = {column.name for column in node.find_all(exp.Column)}
+        keys = [
+            exp.Ordered(this=exp.column(name), nulls_first=False)
+            for name in POSITIONS
+            if name in read
+        ]
+        if keys and not _is_sum_of_hits(node):
+            node.set("this", exp.Order(this=node.this, expressions=keys))
 
 
 def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:

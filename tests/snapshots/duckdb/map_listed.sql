@@ -180,7 +180,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / NULLIF(LEAST(MAX(n_relevant), LEAST(10, COALESCE(MAX(list_length), 0))), 0),
+      SUM(CASE WHEN pos <= 10 AND hit = 1 THEN hits_so_far / pos ELSE 0 END ORDER BY pos) / NULLIF(LEAST(MAX(n_relevant), LEAST(10, COALESCE(MAX(list_length), 0))), 0),
       0
     ) AS m1
   FROM judged

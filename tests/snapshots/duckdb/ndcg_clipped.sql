@@ -188,14 +188,14 @@ WITH input_recommendations AS NOT MATERIALIZED (
           WHEN pos <= 10
           THEN gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END
           ELSE 0
-        END
+        END ORDER BY pos
       ) / NULLIF(
         SUM(
           CASE
             WHEN ideal_pos <= 10
             THEN relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END
             ELSE 0
-          END
+          END ORDER BY ideal_pos
         ),
         0
       ),

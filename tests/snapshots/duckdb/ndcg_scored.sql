@@ -61,13 +61,13 @@ WITH input_recommendations AS (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 THEN gain / LOG(2, pos + 1) ELSE 0 END) / NULLIF(
+      SUM(CASE WHEN pos <= 10 THEN gain / LOG(2, pos + 1) ELSE 0 END ORDER BY pos) / NULLIF(
         SUM(
           CASE
             WHEN scored_ideal_pos <= 10
             THEN relevance / LOG(2, scored_ideal_pos + 1)
             ELSE 0
-          END
+          END ORDER BY scored_ideal_pos
         ),
         0
       ),
