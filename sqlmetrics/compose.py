@@ -151,14 +151,14 @@ def _renamed(node: exp.Expr, name: str) -> exp.Expr:
     return copy
 
 
-def same_group(left: exp.Expr, right: exp.Expr) -> exp.Expr:
+def _same_group(left: exp.Expr, right: exp.Expr) -> exp.Expr:
     """The join condition on a group column: null-safe, so that a NULL value is a group of its
     own, as GROUP BY makes it (user_id's own equality stays the join's hash key). In
     parentheses: DataFusion's parser binds IS NOT DISTINCT FROM more loosely than AND."""
     return exp.paren(exp.NullSafeEQ(this=left, expression=right))
 
 
-def nulls_last(columns: Sequence[exp.Expr]) -> list[exp.Ordered]:
+def _nulls_last(columns: Sequence[exp.Expr]) -> list[exp.Ordered]:
     """ORDER BY terms with NULL (a NULL group value) last on every engine, as DuckDB puts it."""
     return [exp.Ordered(this=column, nulls_first=False) for column in columns]
 
@@ -167,7 +167,7 @@ def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     """Makes (keys..., user_id) the key wherever a stage keys on user_id.
 
     Partitions, GROUP BY lists and projections get the group columns before user_id; join
-    conditions ``a.user_id = b.user_id`` get a same_group condition per group column. A window
+    conditions ``a.user_id = b.user_id`` get a _same_group condition per group column. A window
     without user_id spans the group (like scored.sql's ``SUM(negatives) OVER ()``): its
     partition gets the group columns first.
     """
@@ -189,7 +189,8 @@ def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
             and _is_user_key(node.expression)
         ):
             groups = [
-                same_group(_renamed(node.this, key), _renamed(node.expression, key)) for key in keys
+                _same_group(_renamed(node.this, key), _renamed(node.expression, key))
+                for key in keys
             ]
             node.replace(exp.and_(*groups, node.copy()))
     return tree
@@ -1095,7 +1096,7 @@ def _with_diagnostics_rows(
     order = [exp.column(KIND), *[exp.column(name) for name in groups]]
     if per_user:
         order.append(exp.column(first[0]))
-    return exp.union(metrics, diagnosed, distinct=False).order_by(*nulls_last(order))
+    return exp.union(metrics, diagnosed, distinct=False).order_by(*_nulls_last(order))
 
 
 def refused_checks(
@@ -1147,7 +1148,7 @@ def compose_checks(
         refused,
     ).from_("diagnosed")
     if groups:
-        query = query.order_by(*nulls_last([exp.column(group_key(i)) for i in range(len(groups))]))
+        query = query.order_by(*_nulls_last([exp.column(group_key(i)) for i in range(len(groups))]))
     return with_ctes(query, [(name, ctes[name]) for name in _needed_ctes(ctes, "diagnosed")])
 
 
@@ -1279,7 +1280,7 @@ def _final(
                 *(
                     exp.column(name, table).eq(exp.column(name, other))
                     if name == "user_id"
-                    else same_group(exp.column(name, table), exp.column(name, other))
+                    else _same_group(exp.column(name, table), exp.column(name, other))
                     for name in on
                 )
             )
@@ -1308,7 +1309,7 @@ def _final(
             *groups, user, *(label(c, v) for c, v in zip(columns, values, strict=True))
         ).from_("per_user")
         query = joined(query, "_users", [*keys, "user_id"])
-        return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
+        return query.order_by(*_nulls_last([*order, exp.column("user_id", table)]))
 
     def summed(function: str, name: str) -> exp.Expr:
         # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
@@ -1358,7 +1359,7 @@ def _final(
     users = exp.alias_(exp.func("COUNT", counted), "users")
     query = joined(exp.select(*groups, users, *aggregates).from_("per_user"), "_groups", keys)
     if order:
-        query = query.group_by(*order).order_by(*nulls_last(order))
+        query = query.group_by(*order).order_by(*_nulls_last(order))
     return query
 
 
