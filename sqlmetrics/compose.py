@@ -482,10 +482,7 @@ def compose(
         )
     keys = [group_key(i) for i in range(len(inputs.groups))]
     per_user_stages, columns = _per_user_stages(
-        requests,
-        options,
-        ordered_sums=dialect == "duckdb",
-        population=widest_population(requests, options),
+        requests, options, population=widest_population(requests, options)
     )
     cutoff = deepest_cutoff(requests)
     ranking = "judged" in per_user_stages
@@ -573,8 +570,8 @@ def compose(
         and not over_lists
         and duckdb_plan.reads_hit_rows_only(requests)
     )
-    if ranking and dialect == "duckdb" and options.ties != "average" and not hit_rows:
-        _sum_in_position_order(per_user_stages["judged"])  # ties="average": _tie_averaged_sums
+    if ranking and dialect == "duckdb" and not hit_rows:
+        _sum_in_position_order(per_user_stages["judged"])
 
     # The inputs already carry the group columns; the stages get them by widening.
     recommendations = bind_recommendations(inputs)
@@ -776,7 +773,6 @@ def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -
 def _per_user_stages(
     requests: Sequence[MetricRequest],
     options: Options,
-    ordered_sums: bool = False,
     population: str | None = None,
 ) -> tuple[dict[str, exp.Select], list[MetricColumn]]:
     """A per-user select for each stage the requests read, with one column per request (its
@@ -810,8 +806,7 @@ def _per_user_stages(
         }
         if options.ties == "average" and source == "judged":
             expressions = {
-                alias: _tie_averaged_sums(expression, ordered_sums)
-                for alias, expression in expressions.items()
+                alias: _tie_averaged_sums(expression) for alias, expression in expressions.items()
             }
         narrowed = (
             source == "judged"
@@ -921,10 +916,10 @@ def _is_sum_of_hits(node: exp.Expr) -> bool:
     )
 
 
-def _tie_averaged_sums(expression: exp.Expr, ordered: bool) -> exp.Expr:
+def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
     """ties="average": sums of hits read ranked_average's closed form ``hits_through`` (the
-    largest position within x holds the expected hits up to x), so they are exact; on DuckDB the
-    other sums add their fractional terms in position order, so every run gives the same bits."""
+    largest position within x holds the expected hits up to x), so they are exact (the other
+    sums: _sum_in_position_order)."""
     for node in list(expression.find_all(exp.Sum)):
         if _is_sum_of_hits(node):
             case = node.this.copy()
@@ -932,12 +927,6 @@ def _tie_averaged_sums(expression: exp.Expr, ordered: bool) -> exp.Expr:
             if node is expression:
                 return exp.Max(this=case)
             node.replace(exp.Max(this=case))
-        elif ordered:
-            keys = [
-                exp.Ordered(this=exp.column(name), nulls_first=False)
-                for name in ("pos", "ideal_pos")
-            ]
-            node.set("this", exp.Order(this=node.this, expressions=keys))
     return expression
 
 
@@ -945,12 +934,12 @@ POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 
 
 def _sum_in_position_order(per_user: exp.Select) -> None:
-    """per_user's fractional sums (DCG, AP) add their terms in position order. DuckDB adds a
-    user's rows in whatever order its threads deliver them out of a window, so the last bits of
-    ndcg could change between runs (seen at 1e6 rows). Each sum's terms are nonzero only at the
-    distinct positions it reads, so ordering by those is a total order. Sums of hits are whole
-    numbers, exact in any order. The hit-rows plan needs none: each user's hits come from one
-    list, in one thread."""
+    """per_user's fractional sums (DCG, AP, ties="average"'s shares) add their terms in position
+    order. DuckDB adds a user's rows in whatever order its threads deliver them out of a window,
+    so the last bits of ndcg could change between runs (seen at 1e6 rows). Each sum's terms are
+    nonzero only at the distinct positions it reads, so ordering by those is a total order. Sums
+    of hits are whole numbers, exact in any order (ties="average": _tie_averaged_sums made them
+    MAXes). The hit-rows plan needs none: each user's hits come from one list, in one thread."""
     for node in list(per_user.find_all(exp.Sum)):
         read = {column.name for column in node.find_all(exp.Column)}
         keys = [
