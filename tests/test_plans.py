@@ -82,6 +82,8 @@ def test_top_k_plan_equals_window_plan(
     """ties="id_text" too: item ids 0-59 order differently as text (9 before 10). The score
     floor sends to the window every list with fewer than cutoff + 3 scores at or above it."""
     recs, truth = tied_data(seed)
+    again = truth.iloc[::7]  # repeated interactions, in every group of the recommendations
+    truth = pd.concat([truth, again.assign(relevance=(again["relevance"] + 1) % 4)])
     kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
     monkeypatch.setattr(run, "_score_floor", lambda *arguments: floor)
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
@@ -281,6 +283,67 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
         (7, 4, 2),
         (8, 1, 1),
         (8, 5, 2),
+    ]
+
+
+def test_truth_stage_groups_by_item_only_the_users_it_must() -> None:
+    """truth_lists.sql counts a user's rows directly when its item bits show no repeat, and
+    groups by (user, item) the users that may repeat an item; both give the pair counts."""
+    connection = duckdb.connect()
+    # two items whose hashes set the same one of the 2,048 bits
+    shared = connection.execute(
+        "SELECT MIN(item) FROM RANGE(2, 100000) AS items(item)"
+        " WHERE HASH(item) % 2048 = HASH(1) % 2048"
+    ).fetchall()[0][0]
+    truth = pd.DataFrame(
+        [
+            (1, 1, 3.0),
+            (1, 2, 1.0),
+            (1, 3, 0.0),  # different items: counted from the rows
+            (2, 1, 1.0),
+            (2, 1, 3.0),
+            (2, 2, 2.0),  # item 1 twice: its largest relevance, once
+            (3, 1, 2.0),
+            (3, shared, 1.0),  # a shared bit, no repeat: grouped, the same numbers
+            (4, None, 1.0),
+            (4, 1, 1.0),  # one NULL item: counted from the rows
+            (5, None, 1.0),
+            (5, None, 2.0),  # two NULL items: one pair
+            (None, 1, 1.0),
+            (None, 1, 2.0),  # the NULL user: grouped
+        ],
+        columns=["user_id", "item_id", "relevance"],
+    ).astype({"user_id": "Int64", "item_id": "Int64"})
+    connection.register("truth", truth)
+    truth_lists = bind_placeholders(
+        stage("truth_lists"), threshold=exp.convert(0.0), cutoff=exp.convert(2)
+    )
+    inputs = [("input_interactions", exp.select("*").from_("truth"))]
+    ctes = {cte.alias: cte.this for cte in truth_lists.find_all(exp.CTE)}
+    flags = with_ctes(
+        exp.select("user_id", "distinct_items").from_("user_counts"), [*inputs, *ctes.items()]
+    )
+    assert dict(connection.execute(flags.sql("duckdb")).fetchall()) == {
+        1: True,
+        2: False,
+        3: False,
+        4: True,
+        5: False,
+        None: False,
+    }
+    counts = "n_relevant, top_relevances, interaction_rows, duplicate_interactions, null_items"
+    query = with_ctes(
+        exp.select("user_id", *counts.split(", ")).from_("truth_lists"),
+        [*inputs, ("truth_lists", truth_lists)],
+    )
+    rows = connection.execute(query.sql("duckdb")).fetchall()
+    assert sorted(rows, key=lambda row: (row[0] is None, row[0])) == [
+        (1, 2, [3.0, 1.0], 3, 0, 0),
+        (2, 2, [3.0, 2.0], 3, 1, 0),
+        (3, 2, [2.0, 1.0], 2, 0, 0),
+        (4, 2, [1.0, 1.0], 2, 0, 1),
+        (5, 1, [2.0], 2, 0, 2),
+        (None, 1, [2.0], 2, 1, 0),
     ]
 
 

@@ -13,25 +13,103 @@ WITH input_recommendations AS NOT MATERIALIZED (
 ), truth_lists AS (
   SELECT
     user_id,
-    COUNT(CASE WHEN relevance > 0.0 THEN 1 END) AS n_relevant,
-    MAX(CASE WHEN relevance > 0.0 THEN relevance END, 10) AS top_relevances
+    n_relevant,
+    top_relevances
   FROM (
+    WITH user_counts AS (
+      SELECT
+        user_id,
+        COUNT(CASE WHEN relevance > 0.0 THEN 1 END) AS n_relevant,
+        MAX(CASE WHEN relevance > 0.0 THEN relevance END, 10) AS top_relevances,
+        MAX(CASE WHEN relevance > 0.0 THEN 1 ELSE 0 END) AS has_relevant,
+        COUNT(*) AS interaction_rows,
+        0 AS duplicate_interactions,
+        COUNT(*) - COUNT(item_id) AS null_items,
+        SUM(
+          CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
+        ) AS bad_relevance,
+        SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance,
+        NOT user_id IS NULL
+        AND COUNT(*) - COUNT(item_id) <= 1
+        AND COUNT(item_id) = COALESCE(
+          BIT_COUNT(
+            BITSTRING_AGG(CAST(HASH(item_id) % 2048 AS INT), 0, 2047) FILTER(WHERE
+              NOT item_id IS NULL)
+          ),
+          0
+        ) AS distinct_items
+      FROM input_interactions
+      GROUP BY
+        user_id
+    ), again AS (
+      SELECT
+        *
+      FROM input_interactions
+      WHERE
+        user_id IN (
+          SELECT
+            user_id AS repeating_user
+          FROM user_counts
+          WHERE
+            NOT distinct_items
+        )
+      UNION ALL
+      SELECT
+        *
+      FROM input_interactions
+      WHERE
+        user_id IS NULL
+    ), pairs AS (
+      SELECT
+        again.user_id,
+        again.item_id,
+        MAX(again.relevance) AS relevance,
+        COUNT(*) AS interaction_rows,
+        SUM(
+          CASE
+            WHEN again.relevance IS NULL OR again.relevance < 0 OR ISNAN(again.relevance)
+            THEN 1
+            ELSE 0
+          END
+        ) AS bad_relevance,
+        SUM(CASE WHEN again.relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
+      FROM again
+      INNER JOIN user_counts
+        ON again.user_id IS NOT DISTINCT FROM user_counts.user_id
+      WHERE
+        NOT user_counts.distinct_items
+      GROUP BY
+        again.user_id,
+        again.item_id
+    )
     SELECT
       user_id,
-      item_id,
-      MAX(relevance) AS relevance,
-      COUNT(*) AS interaction_rows,
-      SUM(
-        CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
-      ) AS bad_relevance,
-      SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
-    FROM input_interactions
-    GROUP BY
+      n_relevant,
+      top_relevances,
+      has_relevant,
+      interaction_rows,
+      duplicate_interactions,
+      null_items,
+      bad_relevance,
+      huge_relevance
+    FROM user_counts
+    WHERE
+      distinct_items
+    UNION ALL
+    SELECT
       user_id,
-      item_id
-  ) AS pairs
-  GROUP BY
-    user_id
+      COUNT(CASE WHEN relevance > 0.0 THEN 1 END) AS n_relevant,
+      MAX(CASE WHEN relevance > 0.0 THEN relevance END, 10) AS top_relevances,
+      MAX(CASE WHEN relevance > 0.0 THEN 1 ELSE 0 END) AS has_relevant,
+      SUM(interaction_rows) AS interaction_rows,
+      SUM(CASE WHEN NOT item_id IS NULL THEN interaction_rows - 1 ELSE 0 END) AS duplicate_interactions,
+      SUM(CASE WHEN item_id IS NULL THEN interaction_rows ELSE 0 END) AS null_items,
+      SUM(bad_relevance) AS bad_relevance,
+      SUM(huge_relevance) AS huge_relevance
+    FROM pairs
+    GROUP BY
+      user_id
+  ) AS truth_by_user
 ), top_lists AS (
   SELECT
     user_id,
