@@ -44,6 +44,16 @@ def markdown_table(header: list[str], rows: list[list[str]], text_last: bool = F
     return "\n".join(lines)
 
 
+def _version(result: dict[str, Any], name: str) -> str:
+    """The package's version in run.py's environment, or, where it is not installed there
+    (polars from bench/.lib-polars), the version the tool's children reported."""
+    version: str = result["versions"].get(name, "-")
+    child = result["tools"].get(name, {}).get("summary", {}).get("version")
+    if version == "not installed" and child:
+        return f"{child} (children)"
+    return version
+
+
 def machine_section(results: list[dict[str, Any]]) -> list[str]:
     latest = results[-1]
     box = latest["machine"]
@@ -58,7 +68,7 @@ def machine_section(results: list[dict[str, Any]]) -> list[str]:
     names = sorted({name for r in results for name in r["versions"]})
     rows = [
         [r["label"], r["date"], r.get("sqlmetrics_commit", "?")]
-        + [r["versions"].get(name, "-") for name in names]
+        + [_version(r, name) for name in names]
         for r in results
     ]
     header = ["scale", "run (UTC)", "sqlmetrics commit", *names]
