@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.run import evaluate, read_diagnostics
 
 __version__ = "0.1.0"
 __all__ = [
+    "Query",
     "SqlmetricsError",
     "describe_metrics",
     "describe_profiles",

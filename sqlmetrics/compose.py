@@ -466,11 +466,12 @@ def compose(
     the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
     users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
-    (run._score_floor) spares the DuckDB top-k aggregate the scores below it; ``one_sort``
-    makes DuckDB's means read one sorted list of per_user's rows (_final) instead of sorting
-    per metric (the dbt package templates each metric's aggregate on its own, so to_sql keeps
-    those). ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the
-    dbt package templates the cutoff and the columns into the portable stages)."""
+    (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below
+    it; ``one_sort`` makes DuckDB's means read one sorted list of per_user's rows (_final)
+    instead of sorting per metric (the dbt package templates each metric's aggregate on its
+    own, so to_sql keeps those). ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on
+    DuckDB either (the dbt package templates the cutoff and the columns into the portable
+    stages)."""
     _check_compatible(requests, inputs, options)
     duckdb_plans = dialect in TOP_K_DIALECTS and not portable
     over_lists = [r for r in requests if r.metric.reads == "lists"]
@@ -999,7 +1000,7 @@ DIAGNOSTICS = (
     "tied_score_groups",
     "single_class_users",  # lists gauc and user_auc skip: every scored row relevant, or none
 )
-# Counts of rows evaluate refuses (see run.refuse_bad_rows); computed by the same query.
+# Counts of rows evaluate refuses (see checks.refuse_bad_rows); computed by the same query.
 CHECKS = (
     "bad_recommendation_user_ids",
     "bad_recommendation_item_ids",

@@ -54,12 +54,12 @@ def test_per_user_auc_in_passes_and_global_auc_refused(
     """gauc and user_auc add up per user, so passes give the same numbers; auc compares rows
     across users, so running out of memory is an error that says what to do. (DuckDB spills
     these plans rather than fail, so the first, single-pass query is made to fail here.)"""
-    import sqlmetrics.run
+    from sqlmetrics.engines import duckdb_passes
 
     recs, truth = many_users
     per_user_metrics = ["gauc", "user_auc", "accuracy@0.5", "ndcg@10"]
     free = sqlmetrics.evaluate(recs, truth, per_user_metrics)
-    single_pass = sqlmetrics.run._split_diagnostics
+    single_pass = duckdb_passes.split_diagnostics
     calls: list[int] = []
 
     def first_runs_out_of_memory(*args: Any) -> Any:
@@ -68,7 +68,7 @@ def test_per_user_auc_in_passes_and_global_auc_refused(
             raise duckdb.OutOfMemoryException("out of memory")
         return single_pass(*args)
 
-    monkeypatch.setattr("sqlmetrics.run._split_diagnostics", first_runs_out_of_memory)
+    monkeypatch.setattr(duckdb_passes, "split_diagnostics", first_runs_out_of_memory)
     limited = sqlmetrics.evaluate(recs, truth, per_user_metrics)
     assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
     pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
@@ -106,10 +106,10 @@ def test_no_passes_planned_under_a_large_or_no_limit(limit: str) -> None:
 def test_range_passes_take_every_user_once() -> None:
     from sqlglot import exp
 
-    from sqlmetrics.run import _user_passes
+    from sqlmetrics.engines.duckdb_passes import user_passes
 
     quantiles = [float(q // 40) for q in range(255)]  # repeated cut points
-    passes = _user_passes(9, quantiles)
+    passes = user_passes(9, quantiles)
     connection = duckdb.connect()
     values = "(VALUES (NULL), (-1), (0), (0.5), (1), (3), (6), (6.5), (7), (100)) AS t(u)"
     taken = []
@@ -128,16 +128,16 @@ def test_large_inputs_on_a_plan_sorting_every_row_go_in_passes_of_their_own_size
     a plan that sorts every row (sorted_lists.sql beyond the top-k plan's k, gauc) goes in
     passes of WINDOW_PASS_BYTES whatever the limit, with the same numbers; the top-k plan does
     not."""
-    import sqlmetrics.run
+    from sqlmetrics.engines import duckdb_passes
 
     recs, truth = many_users
     window = ["ndcg@30", "map@50", "gauc"]
     free = sqlmetrics.evaluate(recs, truth, window)
-    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASSES_FROM_ROWS", 800_000)
-    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASS_BYTES", 64 * 2**20)
+    monkeypatch.setattr(duckdb_passes, "WINDOW_PASSES_FROM_ROWS", 800_000)
+    monkeypatch.setattr(duckdb_passes, "WINDOW_PASS_BYTES", 64 * 2**20)
     split = sqlmetrics.evaluate(recs, truth, window)
     assert free.attrs["passes"] == 1 and split.attrs["passes"] == 4  # 40k users x 6 KB / 64 MiB
     pd.testing.assert_frame_equal(split, free, check_exact=False, rtol=0, atol=1e-12)
     assert sqlmetrics.evaluate(recs, truth, METRICS).attrs["passes"] == 1  # the top-k plan
-    monkeypatch.setattr(sqlmetrics.run, "WINDOW_PASSES_FROM_ROWS", 800_001)
+    monkeypatch.setattr(duckdb_passes, "WINDOW_PASSES_FROM_ROWS", 800_001)
     assert sqlmetrics.evaluate(recs, truth, window).attrs["passes"] == 1

@@ -11,9 +11,10 @@ import pytest
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics import run
 from sqlmetrics.compose import bind_placeholders, stage, with_ctes
 from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS, SCORED_SUM_METRICS, bind_score_floor
+from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.engines.duckdb import DuckDBEngine, known_rows
 
 NAMES = (
     "hits",
@@ -66,7 +67,7 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         (3, DEEP_METRICS, "id", None),
         (4, METRICS, "id_text", None),
         (9, DEEP_METRICS, "id_text", None),
-        # a score floor (run._score_floor) on a tied score, between two, above every score
+        # a score floor (duckdb_passes.score_floor) on a tied score, between two, above every score
         (5, METRICS, "id", 0.6),
         (6, METRICS, "id_text", 0.3),
         (7, METRICS, "id", 2.0),
@@ -85,7 +86,7 @@ def test_top_k_plan_equals_window_plan(
     again = truth.iloc[::7]  # repeated interactions, in every group of the recommendations
     truth = pd.concat([truth, again.assign(relevance=(again["relevance"] + 1) % 4)])
     kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
-    monkeypatch.setattr(run, "_score_floor", lambda *arguments: floor)
+    monkeypatch.setattr(duckdb_passes, "score_floor", lambda *arguments: floor)
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
@@ -399,10 +400,10 @@ def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(
 def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """run._score_floor: about the 1% quantile of the 13th best score of the lists in the first
-    250k rows (k = 10); none for an input below FLOOR_MIN_ROWS (here 300k) or not grouped by
-    list. The numbers do not depend on it."""
-    monkeypatch.setattr(run, "FLOOR_MIN_ROWS", 300_000)
+    """duckdb_passes.score_floor: about the 1% quantile of the 13th best score of the lists in
+    the first 250k rows (k = 10); none for an input below FLOOR_MIN_ROWS (here 300k) or not
+    grouped by list. The numbers do not depend on it."""
+    monkeypatch.setattr(duckdb_passes, "FLOOR_MIN_ROWS", 300_000)
     rng = np.random.default_rng(3)
     # 600k rows; shuffled, the first 250k hold ~8 rows of each list, fewer than the 13 needed
     users, length = 30_000, 20
@@ -415,24 +416,24 @@ def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
     )
     truth = recs.sample(frac=0.05, random_state=1).drop(columns="score").assign(relevance=1)
     floors: list[float | None] = []
-    guess = run._score_floor
+    guess = duckdb_passes.score_floor
 
     def recorded(*arguments: object) -> float | None:
         floors.append(guess(*arguments))  # type: ignore[arg-type]
         return floors[-1]
 
-    monkeypatch.setattr(run, "_score_floor", recorded)
+    monkeypatch.setattr(duckdb_passes, "score_floor", recorded)
     metrics = ["ndcg@10", "map@10", "precision@5"]
     with_floor = sqlmetrics.evaluate(recs, truth, metrics)
-    sampled = recs.iloc[: run.FLOOR_SAMPLED_ROWS].groupby("user_id")["score"]
+    sampled = recs.iloc[: duckdb_passes.FLOOR_SAMPLED_ROWS].groupby("user_id")["score"]
     needs = sampled.apply(lambda scores: np.sort(scores.to_numpy())[-13])
     floor = floors[-1]
     assert floor is not None
     assert np.quantile(needs, 0.005) <= floor <= np.quantile(needs, 0.02)
     sqlmetrics.evaluate(recs.sample(frac=1, random_state=2), truth, metrics)  # shuffled
-    sqlmetrics.evaluate(recs.iloc[: run.FLOOR_MIN_ROWS - 1], truth, metrics)  # small
+    sqlmetrics.evaluate(recs.iloc[: duckdb_passes.FLOOR_MIN_ROWS - 1], truth, metrics)  # small
     assert floors[1:] == [None, None]
-    monkeypatch.setattr(run, "_score_floor", lambda *arguments: None)
+    monkeypatch.setattr(duckdb_passes, "score_floor", lambda *arguments: None)
     pd.testing.assert_frame_equal(with_floor, sqlmetrics.evaluate(recs, truth, metrics))
 
 
@@ -443,9 +444,10 @@ def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path
     frame.to_csv(tmp_path / "recs.csv", index=False)
     relation = connection.sql("SELECT * FROM frame")
     values = (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv", relation)
-    sources = [run.bind_source(value, "recommendations", connection, False) for value in values]
+    engine = DuckDBEngine(connection)
+    sources = [engine.bind(value, "recommendations") for value in values]
     rows = [
-        run._known_rows(value, source.relation, connection)
+        known_rows(value, source.relation, connection)
         for value, source in zip(values, sources, strict=True)
     ]
     assert rows == [3, 3, 3, None, None]  # a CSV file or a relation would have to be read

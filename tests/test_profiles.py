@@ -123,7 +123,7 @@ def test_profile_averages_each_metric_over_its_own_population(
     query; per user, a metric over the common users is NULL for a user without a list. The
     same numbers in passes over the users (evaluate's path under a memory limit)."""
     import sqlmetrics
-    from sqlmetrics import run
+    from sqlmetrics.engines import duckdb_passes
 
     recs, truth = small  # user 3 has a relevant item and no list
     labels = ["precision@2", "ndcg@2", "map@2"]
@@ -148,10 +148,10 @@ def test_profile_averages_each_metric_over_its_own_population(
     assert lenskit["ndcg@2"].iloc[0] == by_user["ndcg@2"].mean()
 
     def in_passes(*arguments: Any, floor: float | None = None, rows: int | None = None) -> Any:
-        passes = run._user_passes(3, None)
-        return (*run._run_in_passes(*arguments, passes=passes, floor=floor), 3)
+        passes = duckdb_passes.user_passes(3, None)
+        return (*duckdb_passes.run_in_passes(*arguments, passes=passes, floor=floor), 3)
 
-    monkeypatch.setattr(run, "_run", in_passes)
+    monkeypatch.setattr(duckdb_passes, "run", in_passes)
     for profile, expected in (("recommenders", both), ("lenskit", lenskit)):
         split = sqlmetrics.evaluate(recs, truth, metrics=labels, profile=profile)
         assert split.attrs["passes"] == 3

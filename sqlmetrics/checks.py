@@ -1,0 +1,372 @@
+"""The input checks, written once for every engine: column mapping and types when the inputs
+are bound, then the bad rows that evaluate's query counted, each refused with a message that
+names the table, the column, how many rows, an example row and what to do."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import (
+    CHECKS,
+    DIAGNOSTICS,
+    EXPONENTIAL_GAIN_BOUND,
+    Group,
+    Inputs,
+    column_names,
+    uses_exponential_gain,
+)
+from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _suggest(name: str, columns: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(columns), n=1, cutoff=0.5)
+    if not close:
+        close = [c for c in columns if c.lower() == name.lower()]
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _column(source: Source, name: str, role: str) -> exp.Identifier:
+    if name not in source.columns:
+        matches = [c for c in source.columns if c.lower() == name.lower()]
+        if len(matches) == 1:
+            name = matches[0]
+        else:
+            raise SqlmetricsError(
+                f"{source.role} has no column {name!r} (the {role} column)."
+                f"{_suggest(name, list(source.columns))} "
+                f"Its columns: {', '.join(source.columns)}. Name yours with "
+                f"columns={{{role!r}: ...}} (CLI: --{role}-column)."
+            )
+    return exp.to_identifier(name, quoted=True)
+
+
+def _check_numeric(source: Source, column: exp.Identifier, role: str) -> None:
+    kind = source.columns[column.name]
+    if kind != UNKNOWN and not kind.startswith(NUMERIC_TYPES):
+        raise SqlmetricsError(
+            f"{source.role}.{column.name} (the {role} column) is {kind}, not a number; "
+            "cast it to a numeric type first"
+        )
+
+
+def _id_family(kind: str) -> str:
+    return "number" if kind.startswith(NUMERIC_TYPES) else "text" if "CHAR" in kind else kind
+
+
+def _same_family(one: str, other: str) -> bool:
+    """Whether two id types can be joined; a type the driver did not name is left to the
+    engine."""
+    return UNKNOWN in (one, other) or _id_family(one) == _id_family(other)
+
+
+def resolve_inputs(
+    recommendations: Source,
+    interactions: Source,
+    columns: Mapping[str, str | None] | None,
+    group_by: Sequence[str],
+    items: Source | None = None,
+    history: Source | None = None,
+    rating: bool = False,
+) -> Inputs:
+    """Checks the column mapping against the inputs and returns the bound inputs; the rating
+    column only when ``rating`` (a rating metric is requested)."""
+    given = dict(columns or {})
+    names = column_names(columns)
+    user = _column(recommendations, str(names["user"]), "user")
+    item = _column(recommendations, str(names["item"]), "item")
+    for role, column in (("user", user), ("item", item)):
+        counterpart = _column(interactions, column.name, role)
+        rec_kind = recommendations.columns[column.name]
+        truth_kind = interactions.columns[counterpart.name]
+        if not _same_family(rec_kind, truth_kind):
+            raise SqlmetricsError(
+                f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
+                "cast one so both have the same type"
+            )
+        if rec_kind in ("FLOAT", "DOUBLE", "REAL"):
+            raise SqlmetricsError(
+                f"recommendations.{column.name} (the {role} column) is {rec_kind}; ids must be "
+                "integers or strings: cast it"
+            )
+    rank = score = None
+    if names["rank"] is not None or (
+        "score" not in given
+        and names["score"] not in recommendations.columns
+        and "rank" in recommendations.columns
+    ):
+        rank = _column(recommendations, str(names["rank"] or "rank"), "rank")
+        _check_numeric(recommendations, rank, "rank")
+    else:
+        score = _column(recommendations, str(names["score"]), "score")
+        _check_numeric(recommendations, score, "score")
+    relevance = None
+    if names["relevance"] is not None and (
+        "relevance" in given or names["relevance"] in interactions.columns
+    ):
+        relevance = _column(interactions, str(names["relevance"]), "relevance")
+        _check_numeric(interactions, relevance, "relevance")
+    rated = None
+    if rating and names["rating"] is not None:
+        rated = _column(interactions, str(names["rating"]), "rating")
+        _check_numeric(interactions, rated, "rating")
+    groups = []
+    for name in group_by:
+        if name not in recommendations.columns:
+            raise SqlmetricsError(
+                f"group_by column {name!r} is not in recommendations."
+                f"{_suggest(name, list(recommendations.columns))} "
+                f"Its columns: {', '.join(recommendations.columns)}"
+            )
+        if name in ("users",):
+            raise SqlmetricsError(
+                f"group_by column {name!r} clashes with the output column 'users'"
+            )
+        groups.append(
+            Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
+        )
+    for role, column in (("user", user), ("item", item)):
+        if history is not None:
+            counterpart = _column(history, column.name, role)
+            if not _same_family(
+                history.columns[counterpart.name], recommendations.columns[column.name]
+            ):
+                raise SqlmetricsError(
+                    f"{column.name} is {recommendations.columns[column.name]} in recommendations "
+                    f"but {history.columns[counterpart.name]} in history; cast one so both have "
+                    "the same type"
+                )
+    category = None
+    if items is not None:
+        counterpart = _column(items, item.name, "item")
+        if not _same_family(items.columns[counterpart.name], recommendations.columns[item.name]):
+            raise SqlmetricsError(
+                f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
+                f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
+            )
+        if names["category"] is not None and (
+            "category" in given or names["category"] in items.columns
+        ):
+            category = _column(items, str(names["category"]), "category")
+    return Inputs(
+        recommendations=recommendations.relation,
+        interactions=interactions.relation,
+        items=items.relation if items is not None else None,
+        history=history.relation if history is not None else None,
+        category=category,
+        user=user,
+        item=item,
+        score=score,
+        rank=rank,
+        relevance=relevance,
+        groups=tuple(groups),
+        rating=rated,
+    )
+
+
+def _example(
+    engine: Engine,
+    source: exp.Expr,
+    columns: Sequence[exp.Identifier | None],
+    condition: exp.Expr,
+) -> str:
+    """One offending row, for the message (the error path only)."""
+    shown = [exp.column(column) for column in columns if column is not None]
+    row = engine.first_row(exp.select(*shown).from_(source.copy()).where(condition).limit(1))
+    if row is None:
+        return ""
+    names = [column.name for column in columns if column is not None]
+    return ", e.g. " + ", ".join(
+        f"{name}={value!r}" for name, value in zip(names, row, strict=True)
+    )
+
+
+def refuse_bad_rows(
+    engine: Engine,
+    inputs: Inputs,
+    counted: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+) -> None:
+    """Raises on the first kind of bad row the query counted, saying where and what to do."""
+    total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    order = inputs.rank if inputs.rank is not None else inputs.score
+    ordering = "rank" if inputs.rank is not None else "score"
+    recs, truth = inputs.recommendations, inputs.interactions
+    rec_columns = (inputs.user, inputs.item, order)
+    truth_columns = (inputs.user, inputs.item, inputs.relevance)
+    if total["bad_recommendation_user_ids"]:
+        raise SqlmetricsError(
+            f"recommendations: {total['bad_recommendation_user_ids']} row(s) have a NULL "
+            f"{inputs.user.name}{_example(engine, recs, rec_columns, user.is_(exp.Null()))}; "
+            "drop them or fill in the user"
+        )
+    if total["bad_recommendation_item_ids"]:
+        raise SqlmetricsError(
+            f"recommendations: {total['bad_recommendation_item_ids']} row(s) have a NULL "
+            f"{inputs.item.name}"
+            f"{_example(engine, recs, rec_columns, item.is_(exp.Null()))}; drop them"
+        )
+    if total["bad_scores"] and order is not None:
+        nan = engine.is_nan(exp.column(order))
+        raise SqlmetricsError(
+            f"recommendations.{order.name} (the {ordering} column) is NaN in "
+            f"{total['bad_scores']} row(s){_example(engine, recs, rec_columns, nan)}; NaN "
+            "has no place in an order: use NULL (ranked last) or a number"
+        )
+    if total["bad_rank_lists"] and inputs.rank is not None:
+        raise SqlmetricsError(
+            f"recommendations.{inputs.rank.name} (the rank column): the ranks of "
+            f"{total['bad_rank_lists']} user(s) are not 1, 2, 3, ... within the positions "
+            "evaluated (a gap or a repeat); renumber them, or leave the rank column out to rank "
+            "by score"
+        )
+    if total["bad_interaction_user_ids"]:
+        raise SqlmetricsError(
+            f"interactions: {total['bad_interaction_user_ids']} row(s) have a NULL "
+            f"{inputs.user.name}{_example(engine, truth, truth_columns, user.is_(exp.Null()))}"
+            "; drop them or fill in the user"
+        )
+    if total["bad_interaction_item_ids"]:
+        raise SqlmetricsError(
+            f"interactions: {total['bad_interaction_item_ids']} row(s) have a NULL "
+            f"{inputs.item.name}{_example(engine, truth, truth_columns, item.is_(exp.Null()))}"
+            "; drop them"
+        )
+    if total["bad_relevance"] and inputs.relevance is not None:
+        relevance = exp.column(inputs.relevance)
+        bad = exp.or_(relevance.is_(exp.Null()), relevance < 0, exp.func("ISNAN", relevance.copy()))
+        example = _example(engine, truth, truth_columns, bad)
+        raise SqlmetricsError(
+            f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative or "
+            f"NaN in {total['bad_relevance']} row(s){example}; relevance must be a number >= 0 "
+            "(0 = not relevant)"
+        )
+    exponential = [r.label for r in requests if uses_exponential_gain(r)]
+    if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
+        relevance = exp.column(inputs.relevance)
+        example = _example(engine, truth, truth_columns, relevance > EXPONENTIAL_GAIN_BOUND)
+        raise SqlmetricsError(
+            f"interactions.{inputs.relevance.name} (the relevance column) is above "
+            f"{EXPONENTIAL_GAIN_BOUND} in {total['relevance_over_1000']} row(s){example}; "
+            f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
+            "that far: rescale the grades or use the linear-gain metrics"
+        )
+    logloss = [r.label for r in requests if r.metric.name == "logloss"]
+    if total["scores_outside_0_1"] and logloss and inputs.score is not None:
+        score = exp.column(inputs.score)
+        example = _example(engine, recs, rec_columns, exp.or_(score < 0, score > 1))
+        raise SqlmetricsError(
+            f"recommendations.{inputs.score.name} (the score column) is outside [0, 1] in "
+            f"{total['scores_outside_0_1']} row(s){example}; {', '.join(logloss)} reads scores "
+            "as probabilities: calibrate them (e.g. a sigmoid) or leave logloss out"
+        )
+    if not total["users_with_recommendations"]:
+        raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
+    if not total["users_in_interactions"]:
+        raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
+
+
+def refuse_nan_ratings(engine: Engine, inputs: Inputs, rating: exp.Identifier) -> None:
+    """A NaN rating would make every rating metric NaN: refused (one more scan of the
+    interactions, only when a rating metric is requested). NULL ratings are left out."""
+    nan = engine.is_nan(exp.column(rating))
+    query = exp.select(exp.func("COUNT", exp.Star())).from_(inputs.interactions.copy()).where(nan)
+    row = engine.first_row(query)
+    if row and row[0]:
+        columns = (inputs.user, inputs.item, rating)
+        raise SqlmetricsError(
+            f"interactions.{rating.name} (the rating column) is NaN in {row[0]} row(s)"
+            f"{_example(engine, inputs.interactions, columns, nan.copy())}; use NULL for a "
+            "missing rating (such rows are left out) or a number"
+        )
+
+
+def duplicate_example(engine: Engine, inputs: Inputs) -> tuple[Any, ...] | None:
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    query = (
+        exp.select(user, item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.recommendations.copy())
+        .group_by(user, item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = engine.first_row(query)
+    return tuple(row) if row is not None else None
+
+
+def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest]) -> None:
+    """A metric reading item categories needs one category for each recommended item: a
+    repeated item would count its pairs twice, a missing one would drop silently."""
+    if inputs.items is None or inputs.category is None:
+        return
+    if not any(r.metric.needs_items for r in requests):
+        return
+    item = exp.column(inputs.item)
+    repeated = (
+        exp.select(item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.items.copy())
+        .group_by(item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = engine.first_row(repeated)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
+            f"{inputs.category.name})"
+        )
+    missing = (
+        exp.select(exp.column(inputs.item, "recs"))
+        .from_(exp.alias_(inputs.recommendations.copy(), "recs"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "recs").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = engine.first_row(missing)
+    labels = ", ".join(r.label for r in requests if r.metric.needs_items)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: recommended item {row[0]!r} has no {inputs.category.name} (no row in the "
+            f"items table, or NULL); {labels} need the category of every recommended item"
+        )
+    if inputs.history is None or not any(r.metric.needs_history for r in requests):
+        return
+    unknown = (
+        exp.select(exp.column(inputs.item, "past"))
+        .from_(exp.alias_(inputs.history.copy(), "past"))
+        .join(
+            exp.alias_(inputs.items.copy(), "items"),
+            on=exp.column(inputs.item, "past").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(inputs.category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    row = engine.first_row(unknown)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
+            f"table, or NULL); {labels} need the category of every item of the history"
+        )
+
+
+def check_labels(
+    requests: Sequence[MetricRequest], group_by: Sequence[str], inputs: Inputs
+) -> None:
+    taken = {*group_by, "users", inputs.user.name}
+    for request in requests:
+        if request.label in taken:
+            raise SqlmetricsError(f"metric label {request.label!r} clashes with an output column")

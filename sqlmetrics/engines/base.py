@@ -1,0 +1,287 @@
+"""What every engine does the same way: the interface, input types, and result shaping.
+
+An engine binds the inputs (a file, a DataFrame, a table name, a user's SELECT) as relations,
+runs one composed query, fetches the small result, and can cancel what it runs. The checks,
+the diagnostics and the shape of the result are written once, above it (sqlmetrics.checks,
+sqlmetrics.run); the plans DuckDB alone can run stay in its own engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose
+from sqlmetrics.dialects import render
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+T = TypeVar("T")
+
+# Column types as the checks read them: DuckDB's names, which other engines' types are mapped
+# to (normal_type). UNKNOWN: the driver did not say, so the type checks let the engine decide.
+UNKNOWN = "UNKNOWN"
+NUMBER = "NUMBER"  # a number of a type the driver does not name further (DB-API's NUMBER)
+INTEGER_TYPES = (
+    "TINYINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "UTINYINT",
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+)
+NUMERIC_TYPES = (*INTEGER_TYPES, "FLOAT", "DOUBLE", "DECIMAL", "REAL", NUMBER)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A SELECT of your own as an input, written in the engine's dialect:
+    ``evaluate(sqlmetrics.Query("SELECT ... FROM recs WHERE ds = '2026-11-01'"), ...)``.
+
+    A string alone is always a path or a table name, never guessed to be SQL."""
+
+    sql: str
+
+    def parsed(self, dialect: str, role: str) -> exp.Query:
+        """The one SELECT (or set operation) it holds; anything else is refused."""
+        import sqlglot
+
+        try:
+            statements = [s for s in sqlglot.parse(self.sql, dialect=dialect) if s is not None]
+        except SqlglotError as error:
+            raise SqlmetricsError(
+                f"{role}: the Query does not parse in {dialect}: {str(error).splitlines()[0]}"
+            ) from None
+        if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+            raise SqlmetricsError(
+                f"{role}: a Query must be one SELECT statement in {dialect}, "
+                f"not {len(statements)} statement(s)"
+                if len(statements) != 1
+                else f"{role}: a Query must be a SELECT, not {type(statements[0]).__name__}"
+            )
+        return statements[0]
+
+
+@dataclass(frozen=True)
+class Source:
+    """An input as a relation in the engine, with its column names and (normalised) types."""
+
+    role: str  # "recommendations", "interactions", "items" or "history", for messages
+    relation: exp.Expr
+    columns: dict[str, str]  # name -> DuckDB type name (normal_type), or UNKNOWN
+    origin: object = None  # what the caller passed, for hints such as its number of rows
+
+
+def normal_type(text: str, dialect: str) -> str:
+    """An engine's type name as the checks read it (DuckDB's names: BIGINT, DOUBLE,
+    DECIMAL(10,2), VARCHAR, TIMESTAMP, TIMESTAMP WITH TIME ZONE...), or UNKNOWN."""
+    try:
+        data_type = exp.DataType.build(text, dialect=dialect)
+    except (SqlglotError, ValueError):
+        return UNKNOWN
+    if data_type.is_type(*exp.DataType.TEXT_TYPES):
+        return "VARCHAR"
+    return data_type.sql("duckdb").upper()
+
+
+def result_frame(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """Fetched rows as a DataFrame with the composed query's own column names (engines fold or
+    rename output columns in their own ways; the positions are the query's)."""
+    import pandas as pd
+
+    return pd.DataFrame([tuple(row) for row in rows], columns=list(names), dtype=object)
+
+
+def split_result(
+    frame: pd.DataFrame, inputs: Inputs, per_user: bool, labels: Sequence[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """evaluate's single result set as the metric rows and the diagnostics rows, with DuckDB's
+    dtypes: metrics float64, ``users`` and the counts int64, keys as the engine gave them."""
+    import pandas as pd
+
+    groups = [group.name for group in inputs.groups]
+    keys = [*groups, inputs.user.name] if per_user else groups
+    counts = [*DIAGNOSTICS, *CHECKS]
+    kinds = frame[KIND].astype(str)
+    metric_rows = frame.loc[kinds == "metrics"].reset_index(drop=True)
+    metrics = pd.DataFrame({key: _keys(metric_rows[key]) for key in keys})
+    if not per_user:
+        metrics["users"] = pd.to_numeric(metric_rows["users"]).fillna(0).astype("int64")
+    for label in labels:
+        metrics[label] = _numbers(metric_rows[label])
+    counted_rows = frame.loc[kinds == "diagnostics"].reset_index(drop=True)
+    counted = pd.DataFrame({group: _keys(counted_rows[group]) for group in groups})
+    for column in counts:
+        counted[column] = pd.to_numeric(counted_rows[column]).fillna(0).astype("int64")
+    return metrics, counted
+
+
+def _keys(column: pd.Series) -> pd.Series:
+    """Group or user keys: integers as int64 when they fit and none is missing (DuckDB's
+    BIGINT), anything else as the engine returned it."""
+    import pandas as pd
+
+    values = column.tolist()
+    present = [v for v in values if v is not None]
+    complete = bool(present) and len(present) == len(values)
+    if complete and all(_is_int(v) and -(2**63) <= int(v) < 2**63 for v in present):
+        return pd.Series([int(v) for v in values], dtype="int64")
+    return pd.Series(values).infer_objects()
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _numbers(column: pd.Series) -> pd.Series:
+    """A metric column as DuckDB types it: an integer SQL type (counts, hits, cg over integer
+    relevance) is int64 when no value is missing, anything else float64. Drivers give an
+    integer type as int, or as a Decimal without fraction digits (SUM of integers in
+    PostgreSQL and MariaDB)."""
+    import pandas as pd
+
+    values = column.tolist()
+    if values and all(_is_int(v) or _is_whole_decimal(v) for v in values):
+        return pd.Series([int(v) for v in values], dtype="int64")
+    return pd.to_numeric(column, errors="coerce").astype("float64")
+
+
+def _is_whole_decimal(value: object) -> bool:
+    return isinstance(value, Decimal) and value.is_finite() and int(value.as_tuple().exponent) >= 0
+
+
+class Engine:
+    """Where evaluate's queries run. Subclasses bind inputs and run SQL; this class composes
+    the portable query, fetches it and shapes the result. Use as a context manager: leaving
+    it drops whatever it registered and restores what it changed."""
+
+    name = ""
+    dialect = ""
+    round_trips_note = ""
+
+    def __init__(self, timeout: float | None = None, progress: bool = False) -> None:
+        if timeout is not None and not timeout > 0:
+            raise SqlmetricsError(f"timeout must be a number of seconds above 0, not {timeout!r}")
+        self.timeout = timeout
+        self.progress = progress
+        self.timed_out = False
+
+    # what each engine implements ----------------------------------------------------------
+
+    def bind(self, value: object, role: str) -> Source:
+        raise NotImplementedError
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Runs ``sql`` (in this engine's dialect) and returns its column names and rows."""
+        raise NotImplementedError
+
+    def cancel(self) -> None:
+        """Cancels the statement running now, from another thread (timeout) or after Ctrl-C."""
+
+    def close(self) -> None:
+        """Drops what bind registered and restores what the engine changed."""
+
+    # shared -------------------------------------------------------------------------------
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def sql(self, query: exp.Expr) -> str:
+        """A query in DuckDB's semantics as this engine's SQL."""
+        return render(query, self.dialect, pretty=False)
+
+    def rows(self, query: exp.Expr) -> list[tuple[Any, ...]]:
+        """A small query's rows (probes, counts and the examples of error messages)."""
+        return self.guarded(lambda: self.fetch(self.sql(query)))[1]
+
+    def first_row(self, query: exp.Expr) -> tuple[Any, ...] | None:
+        rows = self.rows(query)
+        return rows[0] if rows else None
+
+    def is_nan(self, column: exp.Expr) -> exp.Expr:
+        """A NaN test for a WHERE clause (dialects.py writes ISNAN for each engine)."""
+        return exp.func("ISNAN", column)
+
+    def guarded(self, run: Callable[[], T]) -> T:
+        """``run`` with the timeout and Ctrl-C cancelling the statement on the server."""
+        with self._watchdog():
+            try:
+                return run()
+            except KeyboardInterrupt:
+                self.cancel()
+                raise
+            except SqlmetricsError:
+                raise
+            except Exception as error:
+                if self.timed_out:
+                    raise SqlmetricsError(
+                        f"the query ran past timeout={self.timeout:g} s on {self.name} and was "
+                        "cancelled; raise timeout= or evaluate fewer rows"
+                    ) from None
+                raise SqlmetricsError(
+                    f"{self.name} could not run the query: {first_line(error)}"
+                ) from error
+
+    @contextlib.contextmanager
+    def _watchdog(self) -> Iterator[None]:
+        if self.timeout is None:
+            yield
+            return
+        self.timed_out = False
+
+        def expire() -> None:
+            self.timed_out = True
+            self.cancel()
+
+        timer = threading.Timer(self.timeout, expire)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def evaluate(
+        self,
+        requests: Sequence[MetricRequest],
+        inputs: Inputs,
+        options: Options,
+        per_user: bool,
+        recommendations: Source | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        """The metrics, the diagnostics and the number of passes (1): one portable query.
+        ``recommendations``: its Source, for engines that read hints from it (DuckDB)."""
+        query = compose(requests, inputs, options, per_user, dialect=self.dialect, diagnostics=True)
+        names = query.named_selects
+        text = self.sql(query)
+        fetched_names, rows = self.guarded(lambda: self.fetch(text))
+        if len(fetched_names) != len(names):
+            raise SqlmetricsError(
+                f"{self.name} returned {len(fetched_names)} columns where the query has "
+                f"{len(names)}; please report this"
+            )
+        frame = result_frame(names, rows)
+        labels = [request.label for request in requests]
+        return (*split_result(frame, inputs, per_user, labels), 1)
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

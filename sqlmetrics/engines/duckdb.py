@@ -1,0 +1,233 @@
+"""DuckDB: files, globs, folders, DataFrames, Arrow tables and tables of a DuckDB connection.
+
+Files are queried in place (``read_parquet('…')`` as a string literal), never loaded into pandas.
+DuckDB alone gets its own plans (the top-k aggregate, sorted lists) and passes over the users
+under a memory limit (duckdb_passes.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import itertools
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import Inputs, Options, lists_stage
+from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.engines.base import Engine, Query, Source, first_line
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
+_registered = itertools.count(1)
+
+
+@functools.cache
+def _database() -> duckdb.DuckDBPyConnection:
+    import duckdb
+
+    return duckdb.connect()
+
+
+class DuckDBEngine(Engine):
+    """The caller's DuckDB connection, or a cursor of one in-memory database per process: a new
+    database costs ~10 ms, a cursor microseconds; its registrations and settings are its own."""
+
+    name = dialect = "duckdb"
+    round_trips_note = "one query, plus a probe of each input's columns"
+
+    def __init__(
+        self,
+        connection: duckdb.DuckDBPyConnection | None = None,
+        timeout: float | None = None,
+        progress: bool = False,
+    ) -> None:
+        super().__init__(timeout=timeout, progress=progress)
+        self.own_connection = connection is None
+        self.connection = connection if connection is not None else _database().cursor()
+        self.registered: list[str] = []
+        self.views: list[str] = []
+        self.progress_setting = self._setting("enable_progress_bar")
+        self.connection.execute(f"SET enable_progress_bar = {'true' if progress else 'false'}")
+
+    def _setting(self, name: str) -> Any:
+        row = self.connection.execute("SELECT current_setting(?)", [name]).fetchone()
+        return row[0] if row else None
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        cursor = self.connection.execute(sql)
+        names = [str(column[0]) for column in cursor.description or ()]
+        return names, [tuple(row) for row in cursor.fetchall()]
+
+    def sql(self, query: exp.Expr) -> str:
+        return query.sql("duckdb")
+
+    def is_nan(self, column: exp.Expr) -> exp.Expr:
+        """DuckDB 2.0 answers ``WHERE isnan(x)`` over Parquet from column statistics that do
+        not record NaN, and finds nothing; comparing text does not."""
+        text = exp.cast(column, "VARCHAR")
+        return exp.In(
+            this=text, expressions=[exp.Literal.string("nan"), exp.Literal.string("-nan")]
+        )
+
+    def cancel(self) -> None:
+        self.connection.interrupt()
+
+    def close(self) -> None:
+        if self.own_connection:
+            self.connection.close()
+            return
+        # The caller's connection: what evaluate registered goes, and the setting comes back.
+        for view in self.views:
+            drop = exp.Drop(this=exp.to_table(view), kind="VIEW", exists=True)
+            self.connection.execute(drop.sql("duckdb"))
+        for name in self.registered:
+            self.connection.unregister(name)
+        if self.progress_setting is not None:
+            value = "true" if self.progress_setting in (True, "true") else "false"
+            self.connection.execute(f"SET enable_progress_bar = {value}")
+
+    def bind(self, value: object, role: str) -> Source:
+        """A path, glob, directory, DataFrame, Arrow table, Query or table name, as a
+        relation."""
+        relation: exp.Expr
+        # On our own cursor (registrations and temporary views are its own) the inputs get the
+        # same names on every call, so the composed SQL is reused from _query_sql's cache.
+        name = (
+            f"sqlmetrics_{role}"
+            if self.own_connection
+            else f"sqlmetrics_{role}_{next(_registered)}"
+        )
+        view: exp.Expr | None = None
+        if isinstance(value, Query):
+            relation = value.parsed("duckdb", role).subquery(f"{role}_query")
+        elif isinstance(value, (str, os.PathLike)):
+            relation = _path_or_table(os.fspath(value), role, self.own_connection)
+            if self.own_connection:
+                view = exp.Create(
+                    this=exp.to_table(name),
+                    kind="VIEW",
+                    replace=True,
+                    expression=exp.select("*").from_(relation),
+                    properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+                )
+                relation = exp.to_table(name)
+        else:
+            try:
+                self.connection.register(name, value)
+            except Exception as error:  # duckdb raises several types for unsupported objects
+                raise SqlmetricsError(
+                    f"{role}: cannot read a {type(value).__name__}; pass a pandas DataFrame, a "
+                    "pyarrow Table, a Parquet or CSV path, or a table name in `connection`"
+                ) from error
+            self.registered.append(name)
+            relation = exp.to_table(name)
+        probe = exp.select("*").from_(relation.copy()).limit(0)
+        try:
+            if view is not None:
+                self.connection.execute(view.sql("duckdb"))
+            description = self.connection.execute(probe.sql("duckdb")).description
+        except Exception as error:
+            raise SqlmetricsError(f"{role}: cannot read {value!r}: {first_line(error)}") from error
+        columns = {str(name): str(kind).upper() for name, kind, *_ in description}
+        return Source(role, relation, columns, origin=value)
+
+    def evaluate(
+        self,
+        requests: Sequence[MetricRequest],
+        inputs: Inputs,
+        options: Options,
+        per_user: bool,
+        recommendations: Source | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        # Counted (a query of its own on Parquet) only for what reads it: the score floor of
+        # the top-k aggregate and the passes of a plan that sorts every row.
+        top_k = lists_stage(requests, options, "duckdb") == "top_lists"
+        reads_rows = top_k or duckdb_passes.sorts_every_row(requests, options)
+        rows = None
+        if reads_rows and recommendations is not None:
+            rows = known_rows(recommendations.origin, inputs.recommendations, self.connection)
+        connection = self.connection
+
+        def run() -> tuple[pd.DataFrame, pd.DataFrame, int]:
+            floor = duckdb_passes.score_floor(connection, requests, inputs, options, rows)
+            return duckdb_passes.run(
+                connection, requests, inputs, options, per_user, floor=floor, rows=rows
+            )
+
+        return self.guarded(run)
+
+
+def known_rows(
+    value: object, relation: exp.Expr, connection: duckdb.DuckDBPyConnection
+) -> int | None:
+    """The number of rows where it costs nothing: a pandas or polars DataFrame's or an Arrow
+    table's length, a local Parquet input's (from the file footers). None for CSV files, tables,
+    relations and remote files, which it would mean reading."""
+    if not isinstance(value, (str, os.PathLike)):
+        if type(value).__module__.split(".")[0] not in ("pandas", "polars", "pyarrow"):
+            return None
+        try:
+            return len(value)  # type: ignore[arg-type]
+        except TypeError:  # a lazy frame or a stream
+            return None
+    path = os.fspath(value)
+    if "://" in path or not (path.lower().endswith(PARQUET_SUFFIXES) or os.path.isdir(path)):
+        return None
+    import duckdb
+
+    count = exp.select(exp.func("COUNT", exp.Star())).from_(relation.copy())
+    try:
+        row = connection.execute(count.sql("duckdb")).fetchone()
+    except duckdb.Error:  # only a speed hint: the query itself reports what is wrong
+        return None
+    return int(row[0]) if row else None
+
+
+def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
+    lowered = text.lower()
+    is_glob = any(char in text for char in "*?[")
+    is_remote = "://" in text
+    if os.path.isdir(text):
+        pattern = os.path.join(text, "**", "*.parquet")
+        if not glob.glob(pattern, recursive=True):
+            raise SqlmetricsError(f"{role}: folder {text!r} holds no .parquet files")
+        return exp.func("read_parquet", exp.Literal.string(pattern))
+    if lowered.endswith(PARQUET_SUFFIXES) or lowered.endswith(CSV_SUFFIXES) or is_glob:
+        if not is_remote and not glob.glob(text, recursive=True):
+            what = "no file matches" if is_glob else "no such file"
+            raise SqlmetricsError(f"{role}: {what} {text!r}")
+        reader = "read_csv" if lowered.endswith(CSV_SUFFIXES) else "read_parquet"
+        if not lowered.endswith(PARQUET_SUFFIXES + CSV_SUFFIXES):
+            raise SqlmetricsError(
+                f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
+                f"nor CSV ({', '.join(CSV_SUFFIXES)})"
+            )
+        return exp.func(reader, exp.Literal.string(text))
+    if os.path.exists(text):
+        raise SqlmetricsError(
+            f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
+            f"nor CSV ({', '.join(CSV_SUFFIXES)})"
+        )
+    # Not a file: a table or view in the connection, parsed strictly so junk is refused.
+    try:
+        table = exp.maybe_parse(text, into=exp.Table, dialect="duckdb")
+    except ParseError:
+        table = None
+    if table is None or own_connection:
+        raise SqlmetricsError(
+            f"{role}: no such file {text!r}"
+            + ("" if own_connection else " and it is not a table name")
+            + "; pass a Parquet or CSV path, a DataFrame, or a table name with `connection=`"
+        )
+    return table

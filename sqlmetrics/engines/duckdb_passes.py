@@ -1,0 +1,386 @@
+"""DuckDB's own way to run evaluate's query: one query, or passes over the users when the memory
+limit calls for them (the numbers are the same either way), and the score floor that spares the
+top-k aggregate the scores below it."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from sqlglot import exp
+
+from sqlmetrics import compose as compose_module
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import (
+    CHECKS,
+    DIAGNOSTICS,
+    KIND,
+    Inputs,
+    Options,
+    UserPass,
+    bind_recommendations,
+    compose,
+    deepest_cutoff,
+    group_key,
+    lists_stage,
+    partial_columns,
+    reads_whole_group,
+    splits_into_passes,
+)
+from sqlmetrics.engines.base import INTEGER_TYPES
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+
+def run(
+    connection: duckdb.DuckDBPyConnection,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    floor: float | None = None,
+    rows: int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """One query; if DuckDB runs out of memory (top-k states do not spill), passes of users.
+    Returns the metrics, the diagnostics and how many passes it took. ``floor``:
+    score_floor's; ``rows``: the recommendations' known_rows (duckdb.py)."""
+    import duckdb
+
+    query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
+    # Under a small limit the passes are planned first: a query that runs out of memory
+    # fails late (at 1e8 rows and 1 GB, after 26 s). A large input on a plan that sorts every
+    # row gets passes of WINDOW_PASS_BYTES whatever the limit: smaller sorts are faster too.
+    limit = _memory_limit(connection)
+    budget = 0.5 * limit
+    if rows is not None and rows >= WINDOW_PASSES_FROM_ROWS and sorts_every_row(requests, options):
+        budget = min(budget, WINDOW_PASS_BYTES)
+    planned = (
+        _passes_for(connection, requests, inputs, options, budget)
+        if splits_into_passes(requests) and (limit < PLAN_PASSES_BELOW or budget < 0.5 * limit)
+        else None
+    )
+    if planned is not None and planned > 1:
+        passes = planned
+    else:
+        try:
+            return (*split_diagnostics(connection, query, inputs, per_user), 1)
+        except duckdb.OutOfMemoryException:
+            spanning = [r.label for r in requests if reads_whole_group(r)]
+            if spanning:
+                raise SqlmetricsError(
+                    f"DuckDB ran out of memory, and {', '.join(spanning)} compare rows across "
+                    "all users of a group, so they cannot be split into passes over the users; "
+                    "raise its memory_limit "
+                    "(connection=duckdb.connect(config={'memory_limit': ...}))"
+                ) from None
+            passes = max(2, planned or _passes_for(connection, requests, inputs, options, budget))
+    quantiles = _user_quantiles(connection, inputs)
+    while True:
+        try:
+            chosen = user_passes(passes, quantiles)
+            parts = run_in_passes(connection, requests, inputs, options, per_user, chosen, floor)
+            return (*parts, len(chosen))
+        except duckdb.OutOfMemoryException:
+            if passes >= MAX_PASSES:
+                raise SqlmetricsError(
+                    f"DuckDB ran out of memory even in {passes} passes over the users; raise "
+                    "its memory_limit (connection=duckdb.connect(config={'memory_limit': ...}))"
+                ) from None
+            passes = min(passes * 4, MAX_PASSES)
+
+
+MAX_PASSES = 256
+PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
+# bench/ at 1e8 rows, k = 1..100 in one call (sorted_lists.sql), peak RSS of the process: one
+# pass 15.0 s and 7.4 GB, passes of ~1.5 GB (4) 15.0 s and 2.2 GB (on the window plan it was
+# 86 s and 19 GB against 28 s and 3.2 GB). gauc alone: 24 s and 10.8 GB in one pass, 20 s and
+# 1.9 GB in passes.
+WINDOW_PASS_BYTES = 1.5 * 2**30
+WINDOW_PASSES_FROM_ROWS = 20_000_000
+
+
+def sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool:
+    """Whether the plan sorts every row (no top-k aggregate): ranking metrics beyond
+    TOP_K_MAX_CUTOFF (sorted_lists.sql) or without a cutoff (the window), and the metrics over
+    scores (gauc's own sums do not sort, but its whole-list diagnostics do, and group every
+    row)."""
+    reads_lists = any(request.metric.reads in ("judged", "scored") for request in requests)
+    return reads_lists and lists_stage(requests, options, "duckdb") != "top_lists"
+
+
+UNITS = {
+    "bytes": 1,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+    "pib": 2**50,  # memory_limit='-1' (no limit) reads '16383.9 PiB'
+    "eib": 2**60,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+}
+
+
+def _memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
+    """DuckDB's memory_limit in bytes; a form this does not read counts as no limit (passes are
+    then only made after running out of memory, never planned from a misread limit)."""
+    row = connection.execute("SELECT current_setting('memory_limit')").fetchone()
+    number, _, unit = str(row[0] if row else "").partition(" ")
+    try:
+        return float(number) * UNITS[unit.lower()]
+    except (KeyError, ValueError):
+        return math.inf
+
+
+QUANTILES = 256  # cut points read once, for any number of passes up to MAX_PASSES
+SAMPLED_ROWS = 100_000
+
+
+def _passes_for(
+    connection: duckdb.DuckDBPyConnection,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    budget: float,
+) -> int:
+    """Enough passes for each to need ``budget`` bytes (1 if one query fits). Peak memory
+    per user, measured on bench/ data with DuckDB 2.0: ~2 KB plus ~0.3 KB per top-k entry
+    (score-keyed top-k: 1e8 rows, k = 10, 11 passes under 1 GB, peak RSS 1.1 GB), ~6 KB when
+    every row is sorted (the window, or sorted_lists.sql: 7.4 GB at 1e6 users of 100 rows)."""
+    count = exp.select(exp.func("APPROX_COUNT_DISTINCT", exp.column(inputs.user)))
+    row = connection.execute(count.from_(inputs.recommendations.copy()).sql("duckdb")).fetchone()
+    users = int(row[0]) if row else 0
+    cutoff = deepest_cutoff(requests)
+    top_k = lists_stage(requests, options, "duckdb") == "top_lists"
+    per_user = 2000 + 300 * (cutoff + 3) if top_k and cutoff else 6000
+    passes = math.ceil(users * per_user / budget)
+    return max(1, min(MAX_PASSES, passes))
+
+
+def _user_quantiles(connection: duckdb.DuckDBPyConnection, inputs: Inputs) -> list[float] | None:
+    """For numeric user ids the 1/256 quantiles of the users, to cut passes by range; None
+    (passes by hash) for ids APPROX_QUANTILE cannot order. From a sample (the quantiles of every
+    row would cost a scan of 4 s at 1e8 rows): uneven passes only cost time, every user still
+    falls in exactly one."""
+    import duckdb
+
+    user = exp.column(inputs.user)
+    sample = exp.select(user.copy()).from_(inputs.recommendations.copy())
+    sample.set(
+        "sample",
+        exp.TableSample(
+            method=exp.var("RESERVOIR"),
+            size=exp.Literal.number(SAMPLED_ROWS),
+            seed=exp.Literal.number(1),
+        ),
+    )
+    fractions = exp.Array(expressions=[exp.convert(i / QUANTILES) for i in range(1, QUANTILES)])
+    spread = exp.select(exp.func("APPROX_QUANTILE", user, fractions)).from_(
+        sample.subquery("sampled")
+    )
+    try:
+        row = connection.execute(spread.sql("duckdb")).fetchone()
+    except duckdb.Error:
+        return None
+    return list(row[0]) if row and row[0] is not None else None
+
+
+FLOOR_MIN_ROWS = 5_000_000
+FLOOR_SAMPLED_ROWS = 250_000
+FLOOR_MIN_LISTS = 100
+FLOOR_QUANTILE = 0.01
+
+
+def score_floor(
+    connection: duckdb.DuckDBPyConnection,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    rows: int | None,
+) -> float | None:
+    """A score floor for top_lists.sql, or None: the 1% quantile, over the lists in the input's
+    first 250k rows, of the lowest score a list needs to pass to stay exact (its cutoff + 3rd
+    best, or its lowest when shorter). On bench/'s 1e8 rows the top-k aggregate then takes 23%
+    of the rows and ~1% of the users are ranked again (this query: 0.03 s).
+
+    A guess from a prefix, so a poor one only costs time: a list is ranked again exactly when it
+    falls short. None below 5M recommendation rows or when their number is not known (``rows``,
+    _known_rows): there the guess (10 ms at 1e6 rows) and composing a query of its own (~30 ms)
+    cost more than they save. None also when fewer than half of the prefix's lists (or 100)
+    have cutoff + 3 scores: then the input is not grouped by list, or its lists are short, and
+    a guess could send most users to the window."""
+    import duckdb
+
+    cutoff = deepest_cutoff(requests)
+    if rows is None or rows < FLOOR_MIN_ROWS or cutoff is None or inputs.rank is not None:
+        return None
+    if lists_stage(requests, options, "duckdb") != "top_lists":
+        return None
+    kept = exp.Literal.number(cutoff + 3)
+    score = exp.column("score")
+    prefix = bind_recommendations(inputs).limit(FLOOR_SAMPLED_ROWS)
+    keys = [exp.column(group_key(i)) for i in range(len(inputs.groups))]
+    needs = (
+        exp.case()
+        .when(
+            exp.func("COUNT", score.copy()) >= kept,
+            exp.func("LIST_EXTRACT", exp.func("MAX", score.copy(), kept), kept.copy()),
+        )
+        .else_(exp.func("MIN", score.copy()))
+    )
+    lists = (
+        exp.select(
+            exp.alias_(needs, "needs"),
+            exp.alias_(exp.func("COUNT", exp.Star()), "list_rows"),
+            exp.alias_(exp.func("COUNT", score.copy()) >= kept, "is_long"),
+        )
+        .from_(prefix.subquery("prefix"))
+        .group_by(*keys, exp.column("user_id"))
+    )
+    floor = exp.select(
+        exp.func("QUANTILE_DISC", exp.column("needs"), exp.convert(FLOOR_QUANTILE)),
+        exp.func("SUM", exp.column("list_rows")),
+        exp.func("COUNT_IF", exp.column("is_long")),
+        exp.func("COUNT", exp.Star()),
+    ).from_(lists.subquery("lists"))
+    try:
+        row = connection.execute(floor.sql("duckdb")).fetchone()
+    except duckdb.Error:
+        return None
+    if row is None or row[0] is None or row[1] < FLOOR_SAMPLED_ROWS:
+        return None
+    if row[2] < max(FLOOR_MIN_LISTS, row[3] / 2):
+        return None
+    value = float(row[0])
+    return value if math.isfinite(value) else None
+
+
+def user_passes(passes: int, quantiles: list[float] | None) -> list[UserPass]:
+    """The passes: by ranges of user ids between quantiles when known, else by hash."""
+    if quantiles is None:
+        return [UserPass(p, passes) for p in range(passes)]
+    cuts = sorted({quantiles[round(p * QUANTILES / passes) - 1] for p in range(1, passes)})
+    bounds = list(zip([None, *cuts], [*cuts, None], strict=True))
+    return [UserPass(p, len(bounds), bound) for p, bound in enumerate(bounds)]
+
+
+def run_in_passes(
+    connection: duckdb.DuckDBPyConnection,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    passes: list[UserPass],
+    floor: float | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each pass evaluates its users (see UserPass); sums combine exactly."""
+    import pandas as pd
+
+    parts = [
+        split_diagnostics(
+            connection,
+            _evaluate_sql(requests, inputs, options, per_user, user_pass, floor),
+            inputs,
+            per_user,
+        )
+        for user_pass in passes
+    ]
+    groups = [group.name for group in inputs.groups]
+    counted = pd.concat([part[1] for part in parts], ignore_index=True)
+    counts = [c for c in counted.columns if c not in groups]
+    if groups:
+        counted = counted.groupby(groups, sort=True, as_index=False)[counts].sum()
+    else:
+        counted = counted[counts].sum().to_frame().T.astype("int64")
+    metrics = pd.concat([part[0] for part in parts], ignore_index=True)
+    if per_user:
+        order = [*groups, inputs.user.name]
+        return metrics.sort_values(order, kind="stable").reset_index(drop=True), counted
+    rows = []
+    for key, group in metrics.groupby(groups, sort=True) if groups else [((), metrics)]:
+        row: dict[str, object] = dict(
+            zip(groups, key if isinstance(key, tuple) else (key,), strict=True)
+        )
+        users = int(group["users"].sum())
+        row["users"] = users
+        for request, (label, numerator, denominator) in zip(
+            requests, partial_columns(requests), strict=True
+        ):
+            total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
+            divisor = math.fsum(group[denominator].dropna()) if denominator else users
+            value = total / divisor if divisor else math.nan
+            row[label] = math.sqrt(value) if request.metric.square_root else value
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
+
+
+def _evaluate_sql(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    user_pass: UserPass | None,
+    floor: float | None,
+) -> str:
+    plans = compose_module.TOP_K_DIALECTS
+    return _query_sql(tuple(requests), inputs, options, per_user, user_pass, floor, plans)
+
+
+@functools.lru_cache(maxsize=64)
+def _query_sql(
+    requests: tuple[MetricRequest, ...],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+    user_pass: UserPass | None,
+    floor: float | None,
+    plans: frozenset[str],
+) -> str:
+    """evaluate's query as DuckDB SQL. Composing and rendering cost ~30 ms, more than the query
+    on small inputs; the inputs keep their names from call to call (bind_source), so a repeated
+    request is served from here. ``plans`` (compose.TOP_K_DIALECTS) is part of the key because
+    tests switch plans by changing it."""
+    del plans
+    query = compose(
+        requests,
+        inputs,
+        options,
+        per_user,
+        diagnostics=True,
+        user_pass=user_pass,
+        score_floor=floor,
+        one_sort=True,
+    )
+    return query.sql("duckdb")
+
+
+def split_diagnostics(
+    connection: duckdb.DuckDBPyConnection, query: str, inputs: Inputs, per_user: bool
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs evaluate's query once and separates its metric rows from its diagnostics rows."""
+    cursor = connection.execute(query)
+    types = {str(column[0]): str(column[1]).upper() for column in cursor.description}
+    frame = cursor.df()
+    columns = list(types)
+    groups = [group.name for group in inputs.groups]
+    counts = [*DIAGNOSTICS, *CHECKS]
+
+    def part(kind: str, wanted: list[str]) -> pd.DataFrame:
+        rows = frame.loc[frame[KIND] == kind, wanted].reset_index(drop=True)
+        for column in wanted:
+            # The other kind's NULLs made integer columns float in the combined frame.
+            if types[column] in INTEGER_TYPES and rows[column].notna().all():
+                rows[column] = rows[column].astype("int64")
+        return rows
+
+    metrics = part("metrics", columns[1 : columns.index(DIAGNOSTICS[0])])
+    counted = part("diagnostics", [*groups, *counts])
+    counted[counts] = counted[counts].fillna(0).astype("int64")
+    return metrics, counted

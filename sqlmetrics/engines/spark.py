@@ -1,0 +1,157 @@
+"""A pyspark SparkSession: inputs are table names, ``Query`` objects, or Spark DataFrames of the
+same session (registered as temporary views under names of their own, dropped afterwards). The
+query runs as one Spark job group (a tag on Spark Connect), which a timeout or Ctrl-C cancels;
+``progress`` prints the running stages' tasks on stderr."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import uuid
+from typing import Any
+
+from sqlglot import exp
+
+from sqlmetrics.engines.base import Engine, Query, Source, normal_type
+from sqlmetrics.errors import SqlmetricsError
+
+_views = itertools.count(1)
+_JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+class SparkEngine(Engine):
+    name = "Spark"
+    round_trips_note = "one job for the query (each input's columns come from the plan)"
+
+    def __init__(
+        self,
+        spark: Any,
+        dialect: str | None = None,
+        timeout: float | None = None,
+        progress: bool = False,
+    ) -> None:
+        super().__init__(timeout=timeout, progress=progress)
+        if not callable(getattr(spark, "sql", None)) or not hasattr(spark, "catalog"):
+            raise SqlmetricsError(
+                f"connection: a {type(spark).__name__} is not a SparkSession; pass the session "
+                "(spark), not a DataFrame or a context"
+            )
+        if dialect not in (None, "spark", "databricks"):
+            raise SqlmetricsError(
+                f"dialect={dialect!r} does not apply to a SparkSession: it reads 'spark' SQL "
+                "(or 'databricks')"
+            )
+        self.dialect = dialect or "spark"
+        self.spark = spark
+        self.views: list[str] = []
+        self.group = f"sqlmetrics-{uuid.uuid4().hex}"
+        # Classic Spark has a SparkContext (job groups, status tracker); Spark Connect has tags.
+        try:
+            self.context: Any = spark.sparkContext
+        except Exception:  # Spark Connect raises on sparkContext
+            self.context = None
+
+    def bind(self, value: object, role: str) -> Source:
+        from sqlmetrics.api import table_name
+
+        relation: exp.Expr
+        if isinstance(value, Query):
+            relation = value.parsed(self.dialect, role).subquery(f"{role}_query")
+        elif isinstance(value, str):
+            relation = table_name(value, self.dialect, role)
+        elif callable(getattr(value, "createOrReplaceTempView", None)):
+            if getattr(value, "sparkSession", self.spark) is not self.spark:
+                raise SqlmetricsError(
+                    f"{role}: this Spark DataFrame belongs to another SparkSession than connection="
+                )
+            name = f"sqlmetrics_{role}_{next(_views)}_{uuid.uuid4().hex[:8]}"
+            value.createOrReplaceTempView(name)  # type: ignore[attr-defined]
+            self.views.append(name)
+            relation = exp.to_table(name)
+        else:
+            raise SqlmetricsError(
+                f"{role}: on Spark an input is a Spark DataFrame, a table name or a "
+                f"sqlmetrics.Query, not a {type(value).__name__} (for a pandas DataFrame: "
+                "spark.createDataFrame(frame))"
+            )
+        probe = exp.select("*").from_(relation.copy()).limit(0)
+        try:
+            schema = self.guarded(lambda: self.spark.sql(self.sql(probe)).schema)
+        except SqlmetricsError as error:
+            shown = value.sql if isinstance(value, Query) else value
+            if not isinstance(shown, str):
+                shown = type(value).__name__
+            raise SqlmetricsError(f"{role}: cannot read {shown!r}: {error}") from None
+        columns = {
+            field.name: normal_type(field.dataType.simpleString(), "spark")
+            for field in schema.fields
+        }
+        return Source(role, relation, columns, origin=value)
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        previous = self._start_group()
+        stop = threading.Event()
+        reporter = None
+        if self.progress and self.context is not None:
+            reporter = threading.Thread(target=self._report_progress, args=(stop,), daemon=True)
+            reporter.start()
+        try:
+            frame = self.spark.sql(sql)
+            rows = frame.collect()
+            return list(frame.columns), [tuple(row) for row in rows]
+        finally:
+            stop.set()
+            if reporter is not None:
+                reporter.join()
+            self._end_group(previous)
+
+    def _start_group(self) -> dict[str, Any]:
+        if self.context is None:
+            self.spark.addTag(self.group)
+            return {}
+        previous = {key: self.context.getLocalProperty(key) for key in _JOB_PROPERTIES}
+        self.context.setJobGroup(self.group, "sqlmetrics evaluate", interruptOnCancel=True)
+        return previous
+
+    def _end_group(self, previous: dict[str, Any]) -> None:
+        """The thread's job properties as they were: no setting is left behind."""
+        if self.context is None:
+            self.spark.removeTag(self.group)
+            return
+        for key, value in previous.items():
+            self.context.setLocalProperty(key, value)
+
+    def cancel(self) -> None:
+        if self.context is None:
+            self.spark.interruptTag(self.group)
+        else:
+            self.context.cancelJobGroup(self.group)
+
+    def _report_progress(self, stop: threading.Event) -> None:
+        """Spark's stages of this job group as a line on stderr, like DuckDB's bar."""
+        tracker = self.context.statusTracker()
+        shown = False
+        while not stop.wait(0.5):
+            done = total = 0
+            for job_id in tracker.getJobIdsForGroup(self.group):
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job else ():
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage is not None:
+                        done += stage.numCompletedTasks
+                        total += stage.numTasks
+            if total:
+                width = 40
+                filled = width * done // total
+                bar = "#" * filled + " " * (width - filled)
+                sys.stderr.write(f"\rSpark [{bar}] {done}/{total} tasks")
+                sys.stderr.flush()
+                shown = True
+        if shown:
+            sys.stderr.write("\n")
+
+    def close(self) -> None:
+        for name in self.views:
+            self.spark.catalog.dropTempView(name)
+        self.views.clear()
