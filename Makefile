@@ -63,8 +63,19 @@ example: $(VENV)/.installed ## install, then evaluate the bundled example data o
 
 test: lint unit ## install with the dev tools, lint, type-check and run the whole test suite
 
-unit: $(VENV)/.installed-dev ## the test suite only
-	$(BIN)/python -m pytest
+# pytest-xdist, one worker per core; --dist loadgroup keeps each server engine's tests (and Spark's
+# JVM, the memory tests' fixture) on one worker (tests/engines/conftest.py). PYTEST_WORKERS=0 runs
+# in one process.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL = $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup)
+# The quick tier runs first and stops at its first failure (a broken contract shows in seconds);
+# then the rest. Together they are the whole suite, which `python -m pytest` alone also runs.
+QUICK_TESTS = tests/test_contracts.py tests/test_api.py tests/test_bad_input.py \
+	tests/test_cli_sql.py tests/test_packaging.py
+
+unit: $(VENV)/.installed-dev ## the test suite only: the quick tier, then the rest, in parallel
+	$(BIN)/python -m pytest -x $(QUICK_TESTS)
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(addprefix --ignore=,$(QUICK_TESTS))
 
 lint: $(VENV)/.installed-dev ## ruff and mypy
 	$(BIN)/ruff check sqlmetrics tests examples bench
@@ -81,7 +92,7 @@ engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installe
 	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
 
 test-engines: engines ## every metric on every engine and dialect (tests/engines, transpile, names)
-	$(BIN)/python -m pytest tests/engines tests/test_dialects.py tests/test_identifiers.py
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests/engines tests/test_dialects.py tests/test_identifiers.py
 
 snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metric>.sql; review the diff
 	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
+from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import metrics
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, compose_checks
 from sqlmetrics.dialects import get_dialect, render
@@ -107,25 +109,80 @@ def to_sql(
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
     evaluate would refuse (a scheduled job can require it to be 0).
     """
-    query = composed_query(
-        metrics,
-        recommendations,
-        interactions,
-        group_by=group_by,
-        interactions_group_by=interactions_group_by,
-        per_user=per_user,
-        columns=columns,
-        ties=ties,
-        threshold=threshold,
-        population=population,
-        duplicates=duplicates,
-        dialect=dialect,
-        checks=checks,
-        items=items,
-        history=history,
-        profile=profile,
-    )
-    return render(query, dialect, pretty=pretty)
+    arguments = {
+        "metrics": metrics,
+        "recommendations": recommendations,
+        "interactions": interactions,
+        "group_by": group_by,
+        "interactions_group_by": interactions_group_by,
+        "per_user": per_user,
+        "columns": columns,
+        "ties": ties,
+        "threshold": threshold,
+        "population": population,
+        "duplicates": duplicates,
+        "dialect": dialect,
+        "pretty": pretty,
+        "checks": checks,
+        "items": items,
+        "history": history,
+        "profile": profile,
+    }
+    key = _request_key(arguments)
+    if key is None:
+        return _to_sql(arguments)
+    return _cached_to_sql(key, compose_module.TOP_K_DIALECTS)
+
+
+def _to_sql(arguments: Mapping[str, Any]) -> str:
+    options = dict(arguments)
+    pretty, dialect = options.pop("pretty"), options["dialect"]
+    # The tree is composed for this call alone: render rewrites it in place, without a copy.
+    return render(composed_query(**options), dialect, pretty=pretty, copy=False)
+
+
+# Composing and rendering cost 20-60 ms a call (docs/benchmark.md, "Cost per call"); tests, the
+# CLI and dbt export ask for the same SQL again and again. The cache holds finished strings
+# (nothing a caller could mutate), keyed by every argument (with its type, so that a threshold
+# of 1 and one of 1.0, which print differently, do not share an entry) and by the plans flag
+# compose.TOP_K_DIALECTS, which tests switch. Names and numbers are part of the key as given, so
+# nothing bound in one call can reach another.
+@functools.lru_cache(maxsize=512)
+def _cached_to_sql(key: tuple[tuple[str, object], ...], plans: frozenset[str]) -> str:
+    del plans  # read by compose itself; part of the key only
+    return _to_sql({name: _unkeyed(value) for name, value in key})
+
+
+def _request_key(arguments: Mapping[str, object]) -> tuple[tuple[str, object], ...] | None:
+    """The arguments as a hashable key of typed values, or None when one cannot be keyed."""
+    try:
+        key = tuple((name, _keyed(value)) for name, value in arguments.items())
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _keyed(value: object) -> object:
+    if value is None or isinstance(value, (str, bool)):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        # 1, 1.0, True and -0.0 compare equal but are written differently (or refused)
+        return (type(value).__name__, repr(value), value)
+    if isinstance(value, Mapping):
+        return ("mapping", tuple((name, _keyed(item)) for name, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("sequence", type(value).__name__, tuple(_keyed(item) for item in value))
+    raise TypeError(f"not keyed: {type(value).__name__}")
+
+
+def _unkeyed(value: Any) -> Any:
+    """The argument a key was made from (a list where it was a tuple: to_sql only reads it)."""
+    if value[0] == "mapping":
+        return {name: _unkeyed(item) for name, item in value[1]}
+    if value[0] == "sequence":
+        return [_unkeyed(item) for item in value[2]]
+    return value[-1]
 
 
 def composed_query(

@@ -139,19 +139,26 @@ def get_dialect(dialect: str) -> Dialect:
         ) from error
 
 
-def render(query: exp.Expr, dialect: str, pretty: bool = True) -> str:
-    """``query`` (DuckDB semantics) as SQL for ``dialect``, with the same results there."""
+def render(query: exp.Expr, dialect: str, pretty: bool = True, copy: bool = True) -> str:
+    """``query`` (DuckDB semantics) as SQL for ``dialect``, with the same results there.
+
+    ``copy=False``: the caller hands ``query`` over (to_sql's freshly composed tree), and the
+    rewrites work on it in place instead of on a copy."""
     target = get_dialect(dialect)
-    tree = portable(query, dialect)
+    tree = portable(query, dialect, copy=copy)
     try:
-        return tree.sql(dialect=target, pretty=pretty, unsupported_level=ErrorLevel.RAISE)
+        # The tree is our own copy (or handed over): the generator need not copy it again.
+        return tree.sql(
+            dialect=target, pretty=pretty, unsupported_level=ErrorLevel.RAISE, copy=False
+        )
     except UnsupportedError as error:
         raise SqlmetricsError(f"sqlglot cannot write this query in {dialect}: {error}") from error
 
 
-def portable(query: exp.Expr, dialect: str) -> exp.Expr:
-    """A copy of ``query`` rewritten so that ``dialect``'s engines compute DuckDB's numbers."""
-    tree = query.copy()
+def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
+    """A copy of ``query`` rewritten so that ``dialect``'s engines compute DuckDB's numbers
+    (``copy=False``: ``query`` itself, rewritten in place, for a caller that discards it)."""
+    tree = query.copy() if copy else query
     target = get_dialect(dialect)
     if type(target) is type(get_dialect(CANONICAL)):
         # DuckDB gets the SQL files as written, only with names made unambiguous.

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+
+from tests.engines.conftest import _deselected_engines, _skipped, required_engines
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -23,3 +26,39 @@ def small() -> tuple[pd.DataFrame, pd.DataFrame]:
         {"user_id": [1, 1, 2, 3], "item_id": [11, 13, 20, 30], "relevance": [1, 1, 2, 1]}
     )
     return recs, truth
+
+
+# The engine summary (tests/engines/conftest.py selects the engines). These hooks live in the
+# root conftest so that they run where the summary is printed and the exit status decided: in
+# the one process without xdist, on the controller with it (pytest -n), which gets every
+# worker's reports but collects nothing and loads no conftest below this one.
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and "/engines/" in report.fspath:
+        _skipped.append(report.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for engine, why in sorted(_deselected_engines.items()):
+        terminalreporter.write_line(f"engine {engine} deselected: {why}")
+    if _skipped and required_engines():
+        terminalreporter.write_line(
+            f"SQLMETRICS_ENGINES is set but {len(_skipped)} engine test(s) were skipped, "
+            f"e.g. {_skipped[0]}",
+            red=True,
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: it tells the controller what it deselected
+        workeroutput["sqlmetrics_deselected_engines"] = dict(_deselected_engines)
+    if _skipped and required_engines() and exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: a worker has finished
+def pytest_testnodedown(node: Any, error: object) -> None:
+    output = getattr(node, "workeroutput", None) or {}
+    _deselected_engines.update(output.get("sqlmetrics_deselected_engines", {}))

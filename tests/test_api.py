@@ -282,3 +282,74 @@ def test_a_cutoff_constant_is_computed_for_bounded_cutoffs_only() -> None:
     assert "ndcg_ideal_k" in sqlmetrics.to_sql(["ndcg_ideal_k@1000000"])
     with pytest.raises(sqlmetrics.SqlmetricsError, match="use at most 1,000,000"):
         sqlmetrics.to_sql(["ndcg_ideal_k@1000000000000"])
+
+
+def _run_sql(sql: str, tables: dict[str, pd.DataFrame]) -> dict[str, float]:
+    with duckdb.connect() as connection:
+        for name, frame in tables.items():
+            connection.register(name, frame)
+        row = connection.execute(sql).df().iloc[0]
+    return {str(column): float(value) for column, value in row.items()}
+
+
+def test_cached_sql_keeps_each_calls_names_and_numbers(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """to_sql and evaluate cache the composed SQL: calls that differ only in a table name, a
+    column name or a threshold get SQL of their own, and each its own numbers, in any order."""
+    recs, truth = small
+    reversed_scores = recs.assign(score=-recs["score"], other=recs["score"])
+    tables = {"recs_a": recs, "recs_b": reversed_scores, "truth": truth}
+    metrics = ["P@1", "ndcg@2", "recall@3"]
+    want_a = sqlmetrics.evaluate(recs, truth, metrics).iloc[0]
+    want_b = sqlmetrics.evaluate(reversed_scores, truth, metrics).iloc[0]
+    assert want_a["P@1"] != want_b["P@1"]
+    for _ in range(2):  # the second round is served from the caches
+        sql_a = sqlmetrics.to_sql(metrics, "recs_a", "truth")
+        sql_b = sqlmetrics.to_sql(metrics, "recs_b", "truth")
+        sql_other = sqlmetrics.to_sql(metrics, "recs_b", "truth", columns={"score": "other"})
+        assert len({sql_a, sql_b, sql_other}) == 3
+        assert "recs_a" in sql_a and "recs_a" not in sql_b
+        assert '"other"' in sql_other or " other" in sql_other
+        for sql, want in ((sql_a, want_a), (sql_b, want_b), (sql_other, want_a)):
+            got = _run_sql(sql, tables)
+            for metric in metrics:
+                assert math.isclose(got[metric], want[metric], abs_tol=1e-12)
+
+    # graded truth: relevance 2 only for user 2's item 20, so a threshold of 1 keeps only it
+    at_0 = sqlmetrics.to_sql(["recall@3"], "recs_a", "truth", threshold=0)
+    at_1 = sqlmetrics.to_sql(["recall@3"], "recs_a", "truth", threshold=1)
+    at_1_float = sqlmetrics.to_sql(["recall@3"], "recs_a", "truth", threshold=1.0)
+    assert at_0 != at_1 and at_1 != sqlmetrics.to_sql(["recall@3"], "recs_a", "truth")
+    assert math.isclose(_run_sql(at_0, tables)["recall@3"], RECALL_3, abs_tol=1e-12)
+    assert math.isclose(_run_sql(at_1, tables)["recall@3"], 1.0, abs_tol=1e-12)
+    assert math.isclose(_run_sql(at_1_float, tables)["recall@3"], 1.0, abs_tol=1e-12)
+    for threshold, want in ((0, RECALL_3), (1, 1.0), (0, RECALL_3), (1.0, 1.0)):
+        got = sqlmetrics.evaluate(recs, truth, ["recall@3"], threshold=threshold)
+        assert math.isclose(got["recall@3"][0], want, abs_tol=1e-12)
+    # evaluate's own cache: a renamed column is read under its new name
+    renamed = recs.rename(columns={"score": "pred"})
+    got = sqlmetrics.evaluate(renamed, truth, metrics, columns={"score": "pred"}).iloc[0]
+    for metric in metrics:
+        assert math.isclose(got[metric], want_a[metric], abs_tol=1e-12)
+
+
+def test_to_sql_cache_does_not_hand_out_mutable_state() -> None:
+    """The cache holds strings; a list argument changed after the call changes the next SQL."""
+    metrics = ["ndcg@10"]
+    first = sqlmetrics.to_sql(metrics, dialect="postgres")
+    metrics.append("map@5")
+    second = sqlmetrics.to_sql(metrics, dialect="postgres")
+    assert first != second and "map@5" in second and "map@5" not in first
+    assert sqlmetrics.to_sql(["ndcg@10"], dialect="postgres") == first
+    assert sqlmetrics.to_sql(["ndcg@10"], dialect="mysql") != first
+
+
+def test_to_sql_cache_follows_the_plans_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compose.TOP_K_DIALECTS (which tests switch) is part of the cache key."""
+    top_k = sqlmetrics.to_sql(["ndcg@10"])
+    monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+    window = sqlmetrics.to_sql(["ndcg@10"])
+    assert window != top_k
+    monkeypatch.undo()
+    assert sqlmetrics.to_sql(["ndcg@10"]) == top_k

@@ -12,6 +12,10 @@ import pytest
 
 import sqlmetrics
 
+# One worker under pytest -n: the module's 800k-row fixture is built once, and two workers'
+# DuckDB memory limits are not tested against each other.
+pytestmark = pytest.mark.xdist_group("memory")
+
 METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "micro_hit_ratio@10"]
 
 

@@ -388,6 +388,7 @@ def _spark_rows(recs: Rows, inter: Rows) -> list[tuple[list[Any], list[Any]]]:
     return rows
 
 
+@pytest.mark.xdist_group("spark")  # with the Spark engine tests: one JVM per run
 @pytest.mark.parametrize("data", ["int-noties", "str-noties", "int-ties", "str-ties"])
 def test_spark_profile(spark_context: Any, data: str) -> None:
     """Spark takes each list already ordered, so tied data is compared too (the order is
@@ -487,6 +488,7 @@ def _scala_ranking_metrics(spark: Any, rows: list[tuple[list[Any], list[Any], li
     )
 
 
+@pytest.mark.xdist_group("spark")  # with the Spark engine tests: one JVM per run
 @pytest.mark.parametrize("data", ["int-noties", "str-ties", "int-ties"])
 def test_spark_graded_profile(spark_context: Any, data: str) -> None:
     """RankingMetrics with relevance values (graded NDCG, Scala API), labels in relevance-

@@ -74,10 +74,20 @@ def engine_of(item: pytest.Item) -> str | None:
     return found[0] if found else None
 
 
+# Engines whose tests share something outside this process when run in parallel (pytest-xdist):
+# a server .ci/run started (fixed table names in one database), or a JVM (Spark) that two
+# workers should not both start on a 2-core machine. Their tests go to one worker per engine
+# (xdist_group, honoured by --dist loadgroup, which `make unit` uses); the in-process engines
+# (duckdb, sqlite, datafusion, chdb, roundtrip) open one of their own per worker.
+SHARED_ENGINES = ("postgres", "mariadb", "spark", "fakesnow", "dbt")
+
+# Filled here at collection and read by the summary hooks in tests/conftest.py: a root conftest,
+# so that under pytest-xdist they run on the controller too (which loads no conftest below it).
 _deselected_engines: dict[str, str] = {}
 _skipped: list[str] = []
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     required = required_engines()
     keep: list[pytest.Item] = []
@@ -89,31 +99,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             _deselected_engines[engine] = why
             drop.append(item)
         else:
+            if engine in SHARED_ENGINES:
+                # test_dbt.py's tests (dbt on postgres too: a schema of its own) share its
+                # session-scoped package
+                dbt = any(marker.name == "dbt" for marker in item.iter_markers())
+                item.add_marker(pytest.mark.xdist_group("dbt" if dbt else engine))
             keep.append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.skipped and not hasattr(report, "wasxfail") and "/engines/" in report.fspath:
-        _skipped.append(report.nodeid)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    for engine, why in sorted(_deselected_engines.items()):
-        terminalreporter.write_line(f"engine {engine} deselected: {why}")
-    if _skipped and required_engines():
-        terminalreporter.write_line(
-            f"SQLMETRICS_ENGINES is set but {len(_skipped)} engine test(s) were skipped, "
-            f"e.g. {_skipped[0]}",
-            red=True,
-        )
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if _skipped and required_engines() and exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class EnginePool:
