@@ -146,6 +146,21 @@ def test_list_metrics_do_not_need_a_relevant_interaction() -> None:
         assert result[label].iloc[0] == pytest.approx(want[label].iloc[0], abs=TOLERANCE), label
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="with group_by the groups still come from per_user (the population), so no "
+    "relevant interaction gives no row: _final needs a frame of the groups of per_user and of "
+    "m{i}_groups (issue 22, left open)",
+)
+def test_list_metrics_by_group_do_not_need_a_relevant_interaction() -> None:
+    recs = pd.DataFrame(
+        {"model": ["a", "a", "b"], "user_id": [1, 2, 1], "item_id": [10, 12, 11], "score": 0.5}
+    )
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 12], "relevance": [0, 0]})
+    result = sqlmetrics.evaluate(recs, truth, ["coverage@2"], group_by=["model"])
+    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])
+
+
 def test_cutoff_is_required_and_categories_are_checked() -> None:
     recs = pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0]})
     truth = pd.DataFrame({"user_id": [1], "item_id": [1]})
