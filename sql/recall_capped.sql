@@ -4,8 +4,8 @@
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes
--- aliases: r_cap
--- references: LensKit `Recall`; BEIR `R_cap@k`
+-- aliases: r_cap, relative_p
+-- references: LensKit `Recall`; BEIR `R_cap@k`; trec_eval `relative_P` (and `set_relative_P` without a cutoff)
 SELECT
   user_id,
   SUM(CASE WHEN pos <= $k THEN hit ELSE 0 END) / NULLIF(LEAST(n_relevant, $k), 0) AS recall_capped

@@ -9,7 +9,6 @@ metric: nothing here lists them.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import re
@@ -149,6 +148,83 @@ def _names() -> dict[str, Metric]:
     return names
 
 
+# trec_eval's set measures (m_set_P.c, m_set_recall.c, m_set_F.c with beta 1) read the whole
+# retrieved list: they are the metric without a cutoff, so set_P@5 is refused rather than read
+# as P@5. ir_measures writes trec_eval's names in CamelCase (NumRelRet); names are lowercased.
+WHOLE_LIST_SPELLINGS = {
+    "set_p": "precision",
+    "set_recall": "recall",
+    "set_f": "f1",
+    "numrelret": "hits",
+    "set_relative_p": "recall_capped",  # m_set_rel_P.c: H / min(list length, |R|)
+}
+
+# Names of measures that trec_eval or ir_measures compute and sqlmetrics does not (yet): the
+# error says so instead of suggesting a metric of a similar spelling but another quantity
+# (bpref is not rprec). Matched on the name without its cutoff.
+ELSEWHERE = {
+    "bpref": "needs the judged non-relevant documents, which sqlmetrics does not keep",
+    "gm_map": "trec_eval's geometric mean of AP over topics has no sqlmetrics aggregate",
+    "iprec_at_recall": "interpolated precision is not computed",
+    "iprec": "interpolated precision is not computed",
+    "11pt_avg": "interpolated precision is not computed",
+    "num_ret": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
+    "numret": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
+    "num_rel": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
+    "numrel": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
+    "rprec_mult": "R-precision at multiples of R is not computed",
+    "set_map": "set_map is not computed",
+    "infap": "inferred AP is not computed",
+}
+# Names of the same quantity that are not spellings sqlmetrics accepts: suggested as they are.
+SYNONYMS = {
+    "mean_average_precision": "map",
+    "average_precision": "map",
+    "hitrate": "hit_rate",
+    "hitratio": "hit_rate",
+    "reciprocal_rank": "mrr",
+    "mean_reciprocal_rank": "mrr",
+    "rprecision": "r_precision",
+    "num_relevant_retrieved": "hits",
+}
+
+
+def _unknown(label: str, name: str) -> SqlmetricsError:
+    """The error for an unknown name: why, when another tool computes it; the metric meant,
+    for a known synonym or a one-letter typo; else where to look. The nearest spelling alone
+    is not suggested: set_recall is not score_recall."""
+    where = "Run `sqlmetrics metrics` for the list."
+    bare = re.sub(r"([._]?\d+(\.\d+)?)+$", "", name)  # iprec_at_recall_0.10 -> iprec_at_recall
+    for candidate in (name, bare):
+        if candidate in ELSEWHERE:
+            return SqlmetricsError(
+                f"unknown metric {label!r}: trec_eval's {candidate} is not in sqlmetrics "
+                f"({ELSEWHERE[candidate]}). {where}"
+            )
+    meant = SYNONYMS.get(name) or SYNONYMS.get(bare)
+    if meant is None:
+        spellings = [*_names(), *WHOLE_LIST_SPELLINGS]
+        typos = [known for known in spellings if _edits(name, known) <= 1 and len(name) >= 4]
+        meant = min(typos) if typos else None
+    hint = f" Did you mean {meant!r}?" if meant else ""
+    return SqlmetricsError(f"unknown metric {label!r}.{hint} {where}")
+
+
+def _edits(left: str, right: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) from left to right."""
+    if abs(len(left) - len(right)) > 1:
+        return 2
+    previous: list[int] = []
+    row = list(range(len(right) + 1))
+    for i, a in enumerate(left, 1):
+        before, previous, row = previous, row, [i] + [0] * len(right)
+        for j, b in enumerate(right, 1):
+            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a != b))
+            if i > 1 and j > 1 and a == right[j - 2] and left[i - 2] == b:
+                row[j] = min(row[j], before[j - 2] + 1)
+    return row[-1]
+
+
 @dataclass(frozen=True)
 class MetricRequest:
     """One requested metric: ``ndcg@10`` is ndcg with k=10, ``accuracy@0.7`` accuracy at the
@@ -175,13 +251,16 @@ def parse_request(text: str) -> MetricRequest:
         known = _names().get(match.group("name")) if match else None
         if match and known and not known.takes_score_threshold and lowered not in _names():
             name, cutoff = match.group("name"), match.group("k")
+    if name in WHOLE_LIST_SPELLINGS and name not in _names():
+        if sep:
+            raise SqlmetricsError(
+                f"{name} is a whole-list measure and takes no cutoff: write {name!r} "
+                f"(the same as {WHOLE_LIST_SPELLINGS[name]!r})"
+            )
+        name = WHOLE_LIST_SPELLINGS[name]
     metric = _names().get(name)
     if metric is None:
-        close = difflib.get_close_matches(name, list(_names()), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise SqlmetricsError(
-            f"unknown metric {label!r}.{hint} Run `sqlmetrics metrics` for the list."
-        )
+        raise _unknown(label, name)
     if metric.takes_score_threshold:
         return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
     if not cutoff and not sep:

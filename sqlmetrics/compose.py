@@ -1255,7 +1255,9 @@ def _final(
     def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
         if column.request.metric.square_root:
             value = exp.func("SQRT", value)
-        return exp.alias_(value, exp.to_identifier(column.request.label, quoted=True))
+        # exp.Alias rather than alias_, which would name a scalar subquery like a table
+        # (Oracle then drops the AS, and the text no longer reads back the same).
+        return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
 
     def joined(query: exp.Select, suffix: str, on: Sequence[str]) -> exp.Select:
         """per_user left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
@@ -1263,8 +1265,7 @@ def _final(
             if suffix == "_users" and column.request.metric.group_level:
                 continue
             other = f"{column.names[0]}{suffix}"
-            if not on:  # one row per CTE: a group-level value without groups
-                query = query.join(other, join_type="cross")
+            if not on:  # without groups the values are scalar subqueries (see list_value)
                 continue
             condition = exp.and_(
                 *(
@@ -1336,9 +1337,18 @@ def _final(
             for source, name in _summed_names(columns)
         ]
     else:
+
+        def list_value(name: str) -> exp.Expr:
+            """One row per group in m{i}_groups: MAX reads it. Without groups it is a scalar
+            subquery rather than a cross join, so a population of no user (no relevant
+            interaction) still gives the value, which reads only the lists."""
+            value = exp.func("MAX", exp.column(name, f"{name}_groups"))
+            if keys:
+                return value
+            return exp.select(exp.alias_(value, name)).from_(f"{name}_groups").subquery()
+
         aggregates = [
-            # One row per group in m{i}_groups: MAX reads it.
-            label(column, exp.func("MAX", exp.column(column.names[0], f"{column.names[0]}_groups")))
+            label(column, list_value(column.names[0]))
             if column.over_lists
             else label(column, _ratio(*(summed("SUM", name) for name in column.names)))
             if column.request.metric.micro

@@ -69,6 +69,9 @@ PROFILES: dict[str, Profile] = {
                 "mrr": "mrr",  # recip_rank
                 "r_precision": "r_precision",  # Rprec
                 "hits": "hits",  # num_rel_ret
+                "f1": "f1",  # set_F (beta 1)
+                "recall_capped": "recall_capped",  # set_relative_P
+                "recall_capped@k": "recall_capped",  # relative_P.k
             },
             ties="id_text",
             notes=(
@@ -83,11 +86,21 @@ PROFILES: dict[str, Profile] = {
                 "lists for (population='common'), and also counts users whose judged items "
                 "are all non-relevant (as 0), which sqlmetrics leaves out.",
                 "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
+                "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
+                "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
+                "num_rel_ret), and so are ir_measures' (P@5, nDCG@10, AP, AP@10, R@100, RR, "
+                "Success@10, NumRelRet).",
+                "trec_eval prints num_rel_ret's sum over topics in its 'all' line; sqlmetrics "
+                "hits is the mean over users (multiply by users for the sum).",
+                "Not computed: bpref (it needs the judged non-relevant documents, which the "
+                "ranking stages drop), gm_map, iprec_at_recall and 11pt_avg, num_ret, num_rel, "
+                "Rprec_mult, infAP; requesting one says so.",
             ),
             references=(
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
-                "m_recip_rank.c, m_Rprec.c",
+                "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
+                "m_set_rel_P.c, m_num_rel_ret.c",
             ),
         ),
         Profile(
@@ -494,6 +507,7 @@ GENERIC = (
     "precision",
     "precision_listed",
     "recall",
+    "recall_capped",
     "f1",
     "hits",
     "hit_rate",

@@ -129,6 +129,38 @@ def test_a_ranking_metric_alone_reads_no_list_stage() -> None:
     assert "catalogue" not in sql and "input_items" not in sql and "m1_groups" not in sql
 
 
+def test_list_metrics_do_not_need_a_relevant_interaction() -> None:
+    """Issue 22: coverage@k was NaN (users 0) when no interaction is relevant, although the
+    metrics over the lists read only the lists and the interactions' items and users."""
+    recs = pd.DataFrame(
+        {"user_id": [1, 1, 2, 2], "item_id": [10, 11, 10, 12], "score": [0.9, 0.8, 0.7, 0.6]}
+    )
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 12], "relevance": [0, 0]})
+    labels = ["coverage@2", "novelty@2", "arp@2", "gini@2", "entropy@2", "personalization@2"]
+    result = sqlmetrics.evaluate(recs, truth, [*labels, "precision@2"])
+    relevant = truth.assign(relevance=1)  # the same items and users, now relevant
+    want = sqlmetrics.evaluate(recs, relevant, labels)
+    assert result["users"].iloc[0] == 0 and pd.isna(result["precision@2"].iloc[0])
+    assert result["coverage@2"].iloc[0] == pytest.approx(1.0)  # items 10, 11, 12 of 3
+    for label in labels:
+        assert result[label].iloc[0] == pytest.approx(want[label].iloc[0], abs=TOLERANCE), label
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with group_by the groups still come from per_user (the population), so no "
+    "relevant interaction gives no row: _final needs a frame of the groups of per_user and of "
+    "m{i}_groups (issue 22, left open)",
+)
+def test_list_metrics_by_group_do_not_need_a_relevant_interaction() -> None:
+    recs = pd.DataFrame(
+        {"model": ["a", "a", "b"], "user_id": [1, 2, 1], "item_id": [10, 12, 11], "score": 0.5}
+    )
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 12], "relevance": [0, 0]})
+    result = sqlmetrics.evaluate(recs, truth, ["coverage@2"], group_by=["model"])
+    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])
+
+
 def test_cutoff_is_required_and_categories_are_checked() -> None:
     recs = pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0]})
     truth = pd.DataFrame({"user_id": [1], "item_id": [1]})

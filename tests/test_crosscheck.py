@@ -571,9 +571,21 @@ TREC_CUT = [
     ("ndcg", "ndcg_cut"),
     ("map", "map_cut"),
     ("hit_rate", "success"),
+    ("recall_capped", "relative_P"),
 ]
-TREC_NOCUT = [("r_precision", "Rprec"), ("ndcg", "ndcg"), ("map", "map"), ("mrr", "recip_rank")]
-# Not compared with trec_eval: P/recall/success have no uncut form there; recip_rank has no
+TREC_NOCUT = [
+    ("r_precision", "Rprec"),
+    ("ndcg", "ndcg"),
+    ("map", "map"),
+    ("mrr", "recip_rank"),
+    # The set measures read the whole retrieved list: the metric without a cutoff.
+    ("precision", "set_P"),
+    ("recall", "set_recall"),
+    ("f1", "set_F"),
+    ("recall_capped", "set_relative_P"),
+    ("hits", "num_rel_ret"),
+]
+# Not compared with trec_eval: success has no uncut form there; recip_rank has no
 # cutoff, so mrr@k is compared on a run cut to the top k (below); cg/dcg/exp gains, map_min,
 # map_hits, micro and scored-ideal variants do not exist there. trec's ndcg ignores the
 # relevance level, so the threshold is applied by zeroing grades <= threshold in the qrels.

@@ -247,6 +247,9 @@ TREC_MEASURES = {
     "mrr": "recip_rank",
     "r_precision": "Rprec",
     "hits": "num_rel_ret",
+    "f1": "set_F",
+    "recall_capped": "set_relative_P",
+    "recall_capped@k": "relative_P",
 }
 
 
@@ -292,6 +295,59 @@ def test_trec_eval_profile(data: str) -> None:
         by_number = sqlmetrics.evaluate(*to_frames(recs, inter), metrics=["mrr"], per_user=True)
         got = {str(u): v for u, v in per_user_dict(by_number, "mrr").items()}
         assert diff_users(got, expected["mrr"], "ties='id'"), "no tie where 9 vs 10 matters"
+
+
+# trec_eval's own names (pytrec_eval's keys) and ir_measures' names for them, as typed.
+TREC_SPELLINGS = {
+    "P_5": "P_5",
+    "P.10": "P_10",
+    "P@5": "P_5",
+    "recall_10": "recall_10",
+    "R@5": "recall_5",
+    "ndcg_cut_10": "ndcg_cut_10",
+    "nDCG@10": "ndcg_cut_10",
+    "map_cut_5": "map_cut_5",
+    "AP@10": "map_cut_10",
+    "AP": "map",
+    "recip_rank": "recip_rank",
+    "RR": "recip_rank",
+    "Rprec": "Rprec",
+    "success_5": "success_5",
+    "Success@10": "success_10",
+    "set_P": "set_P",
+    "set_recall": "set_recall",
+    "set_F": "set_F",
+    "relative_P_5": "relative_P_5",
+    "set_relative_P": "set_relative_P",
+    "num_rel_ret": "num_rel_ret",
+    "NumRelRet": "num_rel_ret",
+}
+
+
+@pytest.mark.parametrize("data", ["int-ties", "str-noties"])
+def test_trec_eval_spellings_under_the_profile(data: str) -> None:
+    """Issue 22: the names as trec_eval prints them (and ir_measures writes them) give
+    trec_eval's numbers under the profile, per user."""
+    import pytrec_eval
+
+    recs, inter = DATASETS[data]()
+    population = {str(u) for u in _population(inter, 0.0)}
+    qrels: dict[str, dict[str, int]] = {}
+    for (user, item), rel in _max_relevance(inter).items():
+        qrels.setdefault(str(user), {})[str(item)] = rel
+    run = {u: items for u, items in _top_k_run(recs, None).items() if items}
+    measures = {
+        "P.5,10", "recall.5,10", "ndcg_cut.10", "map_cut.5,10", "map", "recip_rank", "Rprec",
+        "success.5,10", "set_P", "set_recall", "set_F", "relative_P.5", "set_relative_P",
+        "num_rel_ret",
+    }  # fmt: skip
+    results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    expected = {
+        label: {u: float(results.get(u, {}).get(key, 0.0)) for u in population}
+        for label, key in TREC_SPELLINGS.items()
+    }
+    got = _sql_per_user(recs, inter, list(TREC_SPELLINGS), "trec_eval")
+    report(_compare(expected, got, "trec spellings"))
 
 
 # --- ranx --------------------------------------------------------------------------------------

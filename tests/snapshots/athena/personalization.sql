@@ -82,6 +82,9 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  MAX(m1_groups.m1) AS "personalization@10"
-FROM per_user
-CROSS JOIN m1_groups;
+  (
+    SELECT
+      MAX(m1_groups.m1) AS m1
+    FROM m1_groups
+  ) AS "personalization@10"
+FROM per_user;

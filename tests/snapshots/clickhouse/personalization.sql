@@ -82,7 +82,10 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  MAX(m1_groups.m1) AS "personalization@10"
+  (
+    SELECT
+      MAX(m1_groups.m1) AS m1
+    FROM m1_groups
+  ) AS "personalization@10"
 FROM per_user
-CROSS JOIN m1_groups
 SETTINGS join_use_nulls = 1, prefer_column_name_to_alias = 1;

@@ -93,6 +93,9 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  MAX(m1_groups.m1) AS "novelty@10"
-FROM per_user
-CROSS JOIN m1_groups;
+  (
+    SELECT
+      MAX(m1_groups.m1) AS m1
+    FROM m1_groups
+  ) AS "novelty@10"
+FROM per_user;

@@ -86,6 +86,9 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  MAX(m1_groups.m1) AS "arp@10"
-FROM per_user
-CROSS JOIN m1_groups;
+  (
+    SELECT
+      MAX(m1_groups.m1) AS m1
+    FROM m1_groups
+  ) AS "arp@10"
+FROM per_user;

@@ -102,6 +102,9 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT_BIG(*) AS users,
-  MAX(m1_groups.m1) AS [gini@10]
-FROM per_user
-CROSS JOIN m1_groups;
+  (
+    SELECT
+      MAX(m1_groups.m1) AS m1
+    FROM m1_groups
+  ) AS [gini@10]
+FROM per_user;
