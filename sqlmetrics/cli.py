@@ -5,9 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +14,15 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog import metrics, parse_request
 from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.files import (
+    check_output,
+    prepare_folder,
+    refuse_existing,
+    write_marker,
+    write_output,
+    write_stdout,
+    written_by_us,
+)
 from sqlmetrics.profiles import PROFILES, describe_profiles, profiles_markdown
 
 if TYPE_CHECKING:
@@ -176,6 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="write one query per metric, DIR/<metric>.sql, instead of one query",
     )
+    sql.add_argument(
+        "--force",
+        action="store_true",
+        help="with --output-dir: overwrite DIR/<metric>.sql files sqlmetrics did not write",
+    )
     _add_common(sql)
 
     dbt = commands.add_parser("dbt", help="a dbt package, or dbt models, for scheduled tables")
@@ -203,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     models.add_argument("--dialect", default="duckdb", help="your warehouse's SQL dialect")
     models.add_argument("--materialized", choices=("table", "view", "incremental"), default="table")
+    models.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite NAME.sql even if sqlmetrics did not write it",
+    )
     _add_common(models)
 
     listing = commands.add_parser("metrics", help="every metric with its definition")
@@ -237,20 +254,13 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _write(text: str, output: str | None) -> None:
-    """Writes stdout, or the file atomically: an interrupted run leaves no partial file."""
+def _write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> None:
+    """Writes stdout, or the file by the rules of ``sqlmetrics.files`` (atomic, never an
+    input, through links and into devices)."""
     if output is None:
-        sys.stdout.write(text)
+        write_stdout(text)
         return
-    target = Path(output)
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_output(text, output, inputs)
 
 
 def _show_diagnostics(frame: pd.DataFrame) -> None:
@@ -284,6 +294,9 @@ def _evaluate(args: argparse.Namespace) -> None:
     from sqlmetrics.run import evaluate
 
     metrics = _requested(args)
+    inputs = [args.recommendations, args.interactions, args.items, args.history]
+    if args.output is not None:  # refused before the work, not after
+        check_output(args.output, inputs)
     progress = not args.quiet and sys.stdout.isatty()
     result = evaluate(
         args.recommendations,
@@ -296,7 +309,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     )
     if progress:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
-    _write(_render(result, args.format), args.output)
+    _write(_render(result, args.format), args.output, inputs)
     if not args.quiet:
         _show_diagnostics(result)
 
@@ -343,13 +356,19 @@ def _sql(args: argparse.Namespace) -> None:
     if args.output_dir is None:
         _write(render(labels), args.output)
         return
+    if args.output_dir == "":
+        raise SqlmetricsError("--output-dir is empty: give a folder name, like sql_bigquery/")
     by_metric: dict[str, list[str]] = {}
     for label in labels:
         by_metric.setdefault(parse_request(label).metric.name, []).append(label)
     # Every file is rendered before the first is written: an error leaves the folder as it was.
     texts = {name: render(requested) for name, requested in by_metric.items()}
-    folder = Path(args.output_dir)
-    folder.mkdir(parents=True, exist_ok=True)
+    names = [f"{name}.sql" for name in texts]
+    if Path(args.output_dir).is_dir():  # files not ours are refused before anything is written
+        refuse_existing(Path(args.output_dir), names, "--output-dir", args.force)
+    folder = prepare_folder(args.output_dir, "--output-dir")
+    # The marker lists what sqlmetrics wrote here, so a rerun may replace exactly those files.
+    write_marker(folder, (written_by_us(folder) or set()) | set(names))
     for name, text in texts.items():
         _write(text, str(folder / f"{name}.sql"))
     sys.stderr.write(f"wrote {len(texts)} queries ({args.dialect}) to {folder}\n")
@@ -359,6 +378,8 @@ def _dbt(args: argparse.Namespace) -> None:
     from sqlmetrics import dbt
 
     if args.dbt_command == "export":
+        if args.folder == "":
+            raise SqlmetricsError("dbt export: the folder name is empty")
         written = dbt.export(Path(args.folder))
         sys.stderr.write(
             f"wrote the sqlmetrics dbt package ({len(written)} files) to {args.folder}\n"
@@ -377,7 +398,7 @@ def _dbt(args: argparse.Namespace) -> None:
         history=args.history,
         **_options(args),
     )
-    (path,) = dbt.write_models(Path(args.folder), [(args.name, text)])
+    (path,) = dbt.write_models(Path(args.folder), [(args.name, text)], force=args.force)
     sys.stderr.write(f"wrote {path}\n")
 
 
@@ -413,13 +434,13 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
 def _metrics(args: argparse.Namespace) -> None:
     rows = describe_metrics()
     if args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        write_stdout(json.dumps(rows, indent=2) + "\n")
         return
     if args.format == "markdown":
-        sys.stdout.write(metrics_markdown(rows))
+        write_stdout(metrics_markdown(rows))
         return
     for row in rows:
-        sys.stdout.write(
+        write_stdout(
             f"{row['name']}  ({row['cutoff']}; {row['aggregate']}; ties=average: "
             f"{row['ties_average']})\n"
             f"    {row['title']}: {row['definition']}\n"
@@ -430,14 +451,14 @@ def _metrics(args: argparse.Namespace) -> None:
 
 def _profiles(args: argparse.Namespace) -> None:
     if args.format == "markdown":
-        sys.stdout.write(profiles_markdown())
+        write_stdout(profiles_markdown())
         return
     rows = describe_profiles()
     if args.format == "json":
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        write_stdout(json.dumps(rows, indent=2) + "\n")
         return
     for row in rows:
-        sys.stdout.write(
+        write_stdout(
             f"{row['profile']}  ({row['library']}; ties={row['ties']}, "
             f"population={row['population']}, relevance={row['relevance']})\n"
             f"    {row['metrics']}\n"
@@ -458,6 +479,23 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _interrupted() -> int:
+    sys.stderr.write("sqlmetrics: interrupted; nothing was written\n")
+    return 130
+
+
+def _is_interrupt(error: BaseException | None) -> bool:
+    """DuckDB's answer to Ctrl-C: an InterruptException, or a RuntimeError "Query interrupted"
+    (possibly wrapped, as a cause, in one of ours)."""
+    while error is not None:
+        if type(error).__name__ == "InterruptException" or (
+            isinstance(error, RuntimeError) and "interrupted" in str(error).lower()
+        ):
+            return True
+        error = error.__cause__
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {
@@ -471,12 +509,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         handlers[args.command](args)
     except SqlmetricsError as error:
+        if _is_interrupt(error.__cause__):
+            return _interrupted()
         sys.stderr.write(f"sqlmetrics: error: {error}\n")
         return 2
     except KeyboardInterrupt:
-        sys.stderr.write("sqlmetrics: interrupted; nothing was written\n")
-        return 130
+        return _interrupted()
     except Exception as error:  # an engine error: one line, not a traceback
+        if _is_interrupt(error):  # Ctrl-C while DuckDB runs comes back as its own error
+            return _interrupted()
         if type(error).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
             raise
         first = str(error).strip().splitlines()[0]

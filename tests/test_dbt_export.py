@@ -24,9 +24,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_export_writes_a_package_with_a_body_per_adapter(tmp_path: Path) -> None:
     folder = tmp_path / "sqlmetrics"
-    (folder / "macros").mkdir(parents=True)  # an earlier export: replaced
-    (folder / "dbt_project.yml").write_text("name: sqlmetrics\n", encoding="utf-8")
+    dbt.export(folder)  # an earlier export, with a file a later version no longer writes
     (folder / "macros" / "removed_metric.sql").write_text("", encoding="utf-8")
+    marker = folder / ".sqlmetrics-written"
+    marker.write_text(marker.read_text() + "macros/removed_metric.sql\n", encoding="utf-8")
     run = cli("dbt", "export", str(folder))
     assert run.returncode == 0, run.stderr
     adapters = sorted(p.stem for p in (folder / "macros" / "adapters").glob("*.sql"))

@@ -196,15 +196,17 @@ def known_rows(
 
 def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
     lowered = text.lower()
-    is_glob = any(char in text for char in "*?[")
+    # An existing path is a path, brackets and all: escaped, as DuckDB globs every path it reads.
+    literal = glob.escape(text) if os.path.exists(text) else None
+    is_glob = literal is None and any(char in text for char in "*?[")
     is_remote = "://" in text
     if os.path.isdir(text):
-        pattern = os.path.join(text, "**", "*.parquet")
+        pattern = os.path.join(literal or text, "**", "*.parquet")
         if not glob.glob(pattern, recursive=True):
             raise SqlmetricsError(f"{role}: folder {text!r} holds no .parquet files")
         return exp.func("read_parquet", exp.Literal.string(pattern))
     if lowered.endswith(PARQUET_SUFFIXES) or lowered.endswith(CSV_SUFFIXES) or is_glob:
-        if not is_remote and not glob.glob(text, recursive=True):
+        if not is_remote and not glob.glob(literal or text, recursive=True):
             what = "no file matches" if is_glob else "no such file"
             raise SqlmetricsError(f"{role}: {what} {text!r}")
         reader = "read_csv" if lowered.endswith(CSV_SUFFIXES) else "read_parquet"
@@ -213,7 +215,7 @@ def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
                 f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
                 f"nor CSV ({', '.join(CSV_SUFFIXES)})"
             )
-        return exp.func(reader, exp.Literal.string(text))
+        return exp.func(reader, exp.Literal.string(literal or text))
     if os.path.exists(text):
         raise SqlmetricsError(
             f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
