@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,9 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    evaluate = commands.add_parser("evaluate", help="compute metrics on DuckDB")
-    evaluate.add_argument("recommendations", help="Parquet/CSV file, glob or folder")
-    evaluate.add_argument("interactions", help="Parquet/CSV file, glob or folder")
+    evaluate = commands.add_parser(
+        "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
+    )
+    evaluate.add_argument(
+        "recommendations",
+        help="Parquet/CSV file, glob or folder; a table with --connection/--spark",
+    )
+    evaluate.add_argument(
+        "interactions", help="Parquet/CSV file, glob or folder; a table with --connection/--spark"
+    )
+    where = evaluate.add_mutually_exclusive_group()
+    where.add_argument(
+        "--connection",
+        metavar="URL",
+        help="run in this database: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
+        "snowflake://..., bigquery://project/dataset, databricks://...); credentials from the "
+        "URL or the driver's environment",
+    )
+    where.add_argument(
+        "--spark",
+        nargs="?",
+        const="local[*]",
+        metavar="MASTER",
+        help="run on Spark (a new session on MASTER, default local[*]); inputs are table names",
+    )
+    evaluate.add_argument(
+        "--dialect", help="with --connection: the sqlglot dialect, when sqlmetrics cannot tell"
+    )
+    evaluate.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="cancel the query after this long"
+    )
     evaluate.add_argument(
         "--items",
         metavar="FILE",
@@ -294,24 +323,55 @@ def _evaluate(args: argparse.Namespace) -> None:
     from sqlmetrics.run import evaluate
 
     metrics = _requested(args)
-    inputs = [args.recommendations, args.interactions, args.items, args.history]
+    remote = args.connection is not None or args.spark is not None
+    # Table names in a database are not files: only local inputs can clash with --output.
+    inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
     if args.output is not None:  # refused before the work, not after
         check_output(args.output, inputs)
-    progress = not args.quiet and sys.stdout.isatty()
-    result = evaluate(
-        args.recommendations,
-        args.interactions,
-        metrics,
-        **_options(args),
-        progress=progress,
-        items=args.items,
-        history=args.history,
-    )
-    if progress:
+    if args.dialect is not None and args.connection is None:
+        raise SqlmetricsError("--dialect applies to --connection only")
+    progress = not args.quiet and sys.stderr.isatty()
+    with _engine_connection(args) as connection:
+        result = evaluate(
+            args.recommendations,
+            args.interactions,
+            metrics,
+            **_options(args),
+            connection=connection,
+            dialect=args.dialect,
+            timeout=args.timeout,
+            progress=progress,
+            items=args.items,
+            history=args.history,
+        )
+    if progress and not remote:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
     _write(_render(result, args.format), args.output, inputs)
     if not args.quiet:
         _show_diagnostics(result)
+
+
+@contextlib.contextmanager
+def _engine_connection(args: argparse.Namespace) -> Iterator[object]:
+    """The connection of --connection or --spark (None: DuckDB), closed afterwards."""
+    if args.connection is not None:
+        from sqlmetrics.engines.sqlalchemy import engine_from_url
+
+        engine = engine_from_url(args.connection)
+        try:
+            yield engine
+        finally:
+            engine.dispose()
+    elif args.spark is not None:
+        from sqlmetrics.engines.spark import spark_session
+
+        spark = spark_session(args.spark)
+        try:
+            yield spark
+        finally:
+            spark.stop()
+    else:
+        yield None
 
 
 def _example(args: argparse.Namespace) -> None:

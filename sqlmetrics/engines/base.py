@@ -44,7 +44,8 @@ INTEGER_TYPES = (
     "UBIGINT",
     "UHUGEINT",
 )
-NUMERIC_TYPES = (*INTEGER_TYPES, "FLOAT", "DOUBLE", "DECIMAL", "REAL", NUMBER)
+# INT, NUMERIC: how sqlglot writes other engines' int4 and numeric in DuckDB's spelling.
+NUMERIC_TYPES = (*INTEGER_TYPES, "INT", "FLOAT", "DOUBLE", "DECIMAL", "NUMERIC", "REAL", NUMBER)
 
 
 @dataclass(frozen=True)
@@ -179,6 +180,7 @@ class Engine:
         self.timeout = timeout
         self.progress = progress
         self.timed_out = False
+        self.secrets: tuple[str, ...] = ()  # never shown in a message (a URL's password)
 
     # what each engine implements ----------------------------------------------------------
 
@@ -236,8 +238,14 @@ class Engine:
                         "cancelled; raise timeout= or evaluate fewer rows"
                     ) from None
                 raise SqlmetricsError(
-                    f"{self.name} could not run the query: {first_line(error)}"
-                ) from error
+                    f"{self.name} could not run the query: {self.scrub(first_line(error))}"
+                ) from None
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the connection's secrets."""
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text
 
     @contextlib.contextmanager
     def _watchdog(self) -> Iterator[None]:

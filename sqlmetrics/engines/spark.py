@@ -155,3 +155,20 @@ class SparkEngine(Engine):
         for name in self.views:
             self.spark.catalog.dropTempView(name)
         self.views.clear()
+
+
+def spark_session(master: str) -> Any:
+    """A SparkSession for ``--spark MASTER`` (local[*] by default); a missing pyspark is one
+    line naming the extra to install."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SqlmetricsError("--spark needs pyspark: pip install 'sqlmetrics[spark]'") from None
+    builder = SparkSession.builder.master(master).appName("sqlmetrics")
+    if master.startswith("local"):
+        # On one machine: no web UI, and the driver on loopback.
+        builder = builder.config("spark.ui.enabled", "false")
+        builder = builder.config("spark.driver.host", "127.0.0.1")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlmetrics.engines.base import first_line
 from sqlmetrics.engines.dbapi import DBAPIEngine
 from sqlmetrics.errors import SqlmetricsError
 
@@ -59,12 +60,21 @@ def sqlalchemy_engine(
             f"connection: sqlmetrics does not know SQLAlchemy's dialect {name!r}; pass the "
             "sqlglot dialect its SQL follows with dialect= (e.g. dialect='postgres')"
         )
+    secrets = tuple(s for s in (bind.engine.url.password,) if isinstance(s, str) and s)
     if isinstance(bind, sqlalchemy.engine.Engine):
-        proxy = bind.raw_connection()  # from the pool; closing it gives it back
-        engine = _PooledEngine(proxy, chosen, timeout, progress, name)
-        return engine
+        try:
+            proxy = bind.raw_connection()  # from the pool; closing it gives it back
+        except Exception as error:
+            message = first_line(error)
+            for secret in secrets:
+                message = message.replace(secret, "***")
+            where = bind.url.render_as_string(hide_password=True)
+            raise SqlmetricsError(f"cannot connect to {where}: {message}") from None
+        pooled = _PooledEngine(proxy, chosen, timeout, progress, name)
+        pooled.secrets = secrets
+        return pooled
     driver = bind.connection.driver_connection
-    return DBAPIEngine(
+    engine = DBAPIEngine(
         bind.connection.dbapi_connection,
         chosen,
         timeout=timeout,
@@ -72,6 +82,8 @@ def sqlalchemy_engine(
         driver=driver,
         name=f"{name} ({chosen})",
     )
+    engine.secrets = secrets
+    return engine
 
 
 class _PooledEngine(DBAPIEngine):
@@ -95,3 +107,32 @@ class _PooledEngine(DBAPIEngine):
             super().close()
         finally:
             self.proxy.close()
+
+
+def engine_from_url(url: str) -> Any:
+    """A SQLAlchemy Engine for a URL given on the command line; a missing SQLAlchemy or driver
+    is one line naming what to install, and the password never shows in a message."""
+    try:
+        import sqlalchemy
+    except ImportError:
+        raise SqlmetricsError(
+            "--connection needs SQLAlchemy: pip install 'sqlmetrics[sqlalchemy]' (and your "
+            "warehouse's driver, e.g. psycopg, snowflake-sqlalchemy, sqlalchemy-bigquery)"
+        ) from None
+    try:
+        parsed = sqlalchemy.make_url(url)
+    except Exception:
+        raise SqlmetricsError(
+            "--connection is not a SQLAlchemy URL (like postgresql+psycopg://user@host/db, "
+            "snowflake://user@account/db/schema, bigquery://project/dataset)"
+        ) from None
+    shown = parsed.render_as_string(hide_password=True)
+    try:
+        return sqlalchemy.create_engine(parsed)
+    except Exception as error:  # NoSuchModuleError, ModuleNotFoundError of the driver...
+        message = first_line(error)
+        if parsed.password:
+            message = message.replace(str(parsed.password), "***")
+        raise SqlmetricsError(
+            f"--connection {shown}: {message} (is the dialect's driver installed?)"
+        ) from None

@@ -10,6 +10,7 @@ dtypes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,10 @@ class Way:
     engine: str
     connect: Callable[[Engine], dict[str, Any]]  # evaluate's connection= and dialect=
     dataframes: bool = False  # the inputs as Spark DataFrames instead of table names
+    cases: frozenset[str] | None = None  # None: every case
+
+    def takes(self, case: Case) -> bool:
+        return self.cases is None or case.name in self.cases
 
 
 def _sqlalchemy_postgres(engine: Engine) -> dict[str, Any]:
@@ -76,6 +81,20 @@ WAYS = [
         "spark",
         lambda engine: {"connection": engine.spark},  # type: ignore[attr-defined]
         dataframes=True,
+        # The same SQL as spark-tables over views of DataFrames: the binding is what differs,
+        # so the cases with group columns, items, history and strings suffice (Spark's time).
+        cases=frozenset(
+            {
+                "beyond_lists_by_model",
+                "group_by_null_segment",
+                "rating_metrics",
+                "string_ids",
+                "ties_id_text_strings",
+                "extra_string_arms",
+                "extra_rank_column",
+                "extra_null_scores_first",
+            }
+        ),
     ),
 ]
 
@@ -88,7 +107,7 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {}
 def parameters() -> list[Any]:
     found = []
     for way in WAYS:
-        for case in CASES:
+        for case in filter(way.takes, CASES):
             marks: list[Any] = [getattr(pytest.mark, way.engine)]
             if (way.id, case.name) in KNOWN_GAPS:
                 reason = KNOWN_GAPS[way.id, case.name]
@@ -177,3 +196,192 @@ def test_evaluate_through_a_connection_equals_duckdb(
         assert_same(
             sqlmetrics.read_diagnostics(got), sqlmetrics.read_diagnostics(want), where + " diag"
         )
+
+
+def _postgres_state(engine: Engine) -> tuple[Any, ...]:
+    """What evaluate must leave as it was: relations, schemas, and settings changed in any
+    session (temporary schemas appear only with temporary tables)."""
+    relations = engine.query("SELECT count(*) FROM pg_class")[1]
+    schemas = engine.query("SELECT count(*) FROM pg_namespace")[1]
+    return relations[0][0], schemas[0][0]
+
+
+@pytest.mark.postgres
+def test_a_select_only_role_evaluates_and_nothing_is_written(engine_pool: EnginePool) -> None:
+    import psycopg
+
+    engine = engine_pool.get("postgres")
+    case = next(c for c in CASES if c.name == "extra_string_arms")
+    recommendations, interactions = loaded(engine, case, "postgres")
+    engine.execute("DROP ROLE IF EXISTS sqlmetrics_reader")
+    engine.execute("CREATE ROLE sqlmetrics_reader LOGIN")
+    try:
+        for table in (recommendations, interactions):
+            engine.execute(f"GRANT SELECT ON {table} TO sqlmetrics_reader")
+        before = _postgres_state(engine)
+        dsn = engine.dsn + " user=sqlmetrics_reader"  # type: ignore[attr-defined]
+        with psycopg.connect(dsn) as reader:
+            got = sqlmetrics.evaluate(
+                recommendations,
+                interactions,
+                case.all_metrics,
+                connection=reader,
+                dialect="postgres",
+                **evaluate_kwargs(case),
+            )
+            assert reader.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            changed = reader.execute(
+                "SELECT name FROM pg_settings WHERE source = 'session'"
+            ).fetchall()
+            assert changed == []
+        assert_same(got, on_duckdb(case, False), "read-only role")  # type: ignore[arg-type]
+        assert _postgres_state(engine) == before
+        refused = pytest.raises(sqlmetrics.SqlmetricsError, match="permission denied")
+        with refused, psycopg.connect(dsn) as reader:
+            sqlmetrics.evaluate(
+                "pg_catalog.pg_authid",
+                interactions,
+                ["ndcg@2"],
+                connection=reader,
+                dialect="postgres",
+            )
+    finally:
+        engine.execute("DROP OWNED BY sqlmetrics_reader")
+        engine.execute("DROP ROLE sqlmetrics_reader")
+
+
+SLOW = sqlmetrics.Query(
+    "SELECT g % 100000 AS user_id, g AS item_id, random() AS score "
+    "FROM generate_series(1, 50000000) AS g"
+)
+
+
+def _running(engine: Engine) -> list[Any]:
+    return engine.query(
+        "SELECT query FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() "
+        "AND query LIKE '%generate_series%'"
+    )[1]
+
+
+@pytest.mark.postgres
+def test_a_timeout_or_ctrl_c_cancels_the_query_on_the_server(engine_pool: EnginePool) -> None:
+    import signal
+    import threading
+    import time
+
+    import psycopg
+
+    engine = engine_pool.get("postgres")
+    case = next(c for c in CASES if c.name == "extra_null_scores")
+    _, interactions = loaded(engine, case, "postgres")
+    dsn = engine.dsn  # type: ignore[attr-defined]
+    with psycopg.connect(dsn) as connection:
+        started = time.monotonic()
+        with pytest.raises(sqlmetrics.SqlmetricsError, match=r"timeout=1 s .* cancelled"):
+            sqlmetrics.evaluate(
+                SLOW,
+                interactions,
+                ["ndcg@10"],
+                connection=connection,
+                dialect="postgres",
+                timeout=1,
+            )
+        assert time.monotonic() - started < 30
+        assert _running(engine) == []
+        connection.rollback()
+        timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+        timer.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            sqlmetrics.evaluate(
+                SLOW, interactions, ["ndcg@10"], connection=connection, dialect="postgres"
+            )
+        timer.join()
+        assert time.monotonic() - started < 30
+        time.sleep(0.2)
+        assert _running(engine) == []
+
+
+@pytest.mark.postgres
+def test_a_password_in_the_url_never_shows(engine_pool: EnginePool) -> None:
+    import psycopg
+    import sqlalchemy
+
+    engine = engine_pool.get("postgres")
+    parts = psycopg.conninfo.conninfo_to_dict(engine.dsn)  # type: ignore[attr-defined]
+    secret = "s3cr3t-Pa55word"  # noqa: S105 (the trust server takes any password)
+    url = sqlalchemy.URL.create(
+        "postgresql+psycopg",
+        username=str(parts.get("user", "postgres")),
+        password=secret,
+        host=str(parts.get("host")),
+        port=int(str(parts.get("port"))),
+        database=str(parts.get("dbname", "postgres")),
+    ).render_as_string(hide_password=False)
+    bad_port = url.replace(f":{parts.get('port')}/", ":1/")
+    for where in (url, bad_port):
+        for tables in (("no_such_table", "no_such_table"),):
+            code, out, err = _cli(["evaluate", *tables, "-m", "ndcg@10", "--connection", where])
+            assert code == 2 and secret not in out + err, err
+            assert err.startswith("sqlmetrics: error: ") and err.count("\n") == 1, err
+        with pytest.raises(sqlmetrics.SqlmetricsError) as refused:
+            sqlmetrics.evaluate(
+                "no_such_table", "t", ["ndcg@10"], connection=sqlalchemy.create_engine(where)
+            )
+        assert secret not in str(refused.value)
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from sqlmetrics.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.postgres
+def test_the_cli_with_a_connection_prints_the_apis_numbers(engine_pool: EnginePool) -> None:
+    import json
+
+    engine = engine_pool.get("postgres")
+    case = next(c for c in CASES if c.name == "extra_string_arms")
+    recommendations, interactions = loaded(engine, case, "postgres")
+    url = _sqlalchemy_postgres(engine)["connection"].url.render_as_string(hide_password=False)
+    code, out, err = _cli(
+        [
+            "evaluate",
+            recommendations,
+            interactions,
+            "-m",
+            "ndcg@2",
+            "-m",
+            "hit_rate@2",
+            "--group-by",
+            "arm",
+            "--no-relevance",
+            "--connection",
+            url,
+            "--format",
+            "json",
+            "-q",
+        ]
+    )
+    assert code == 0, err
+    api = sqlmetrics.evaluate(
+        recommendations,
+        interactions,
+        ["ndcg@2", "hit_rate@2"],
+        group_by="arm",
+        columns={"relevance": None},
+        connection=_sqlalchemy_postgres(engine)["connection"],
+    )
+    printed = json.loads(out)
+    assert [list(row) for row in printed] == [["arm", "users", "ndcg@2", "hit_rate@2"]] * 2
+    for row, (_, want) in zip(printed, api.iterrows(), strict=True):
+        assert row["arm"] == want["arm"] and row["users"] == want["users"]
+        assert row["ndcg@2"] == pytest.approx(want["ndcg@2"], abs=1e-9)
+        assert row["hit_rate@2"] == pytest.approx(want["hit_rate@2"], abs=1e-9)
