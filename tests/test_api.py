@@ -353,3 +353,29 @@ def test_to_sql_cache_follows_the_plans_switch(monkeypatch: pytest.MonkeyPatch) 
     assert window != top_k
     monkeypatch.undo()
     assert sqlmetrics.to_sql(["ndcg@10"]) == top_k
+
+
+def test_evaluate_leaves_your_duckdb_connection_as_it_was(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """What evaluate registers on a connection of yours goes when it returns, also when it
+    fails; the progress-bar setting comes back (issue 23, cause 8)."""
+    import duckdb
+
+    recs, truth = small
+    connection = duckdb.connect()
+    connection.execute("SET enable_progress_bar = true")
+
+    def state() -> tuple[object, ...]:
+        views = connection.execute("SELECT count(*) FROM duckdb_views() WHERE NOT internal")
+        setting = connection.execute("SELECT current_setting('enable_progress_bar')")
+        return views.fetchone(), setting.fetchone()
+
+    before = state()
+    for _ in range(3):
+        sqlmetrics.evaluate(recs, truth, ["ndcg@2"], connection=connection)
+        with pytest.raises(sqlmetrics.SqlmetricsError, match="item_id"):
+            sqlmetrics.evaluate(
+                recs, truth.drop(columns="item_id"), ["ndcg@2"], connection=connection
+            )
+    assert state() == before
