@@ -61,8 +61,8 @@ class DuckDBEngine(Engine):
         self.connection.execute(f"SET enable_progress_bar = {'true' if progress else 'false'}")
 
     def _setting(self, name: str) -> Any:
-        row = self.connection.execute("SELECT current_setting(?)", [name]).fetchone()
-        return row[0] if row else None
+        rows = self.connection.execute("SELECT current_setting(?)", [name]).fetchall()
+        return rows[0][0] if rows else None
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         cursor = self.connection.execute(sql)

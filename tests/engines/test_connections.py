@@ -385,3 +385,66 @@ def test_the_cli_with_a_connection_prints_the_apis_numbers(engine_pool: EnginePo
         assert row["arm"] == want["arm"] and row["users"] == want["users"]
         assert row["ndcg@2"] == pytest.approx(want["ndcg@2"], abs=1e-9)
         assert row["hit_rate@2"] == pytest.approx(want["hit_rate@2"], abs=1e-9)
+
+
+def _bad_input_cases() -> list[Any]:
+    """tests/test_bad_input.py's cases that a database table can hold (a NaN score cannot be
+    written as a literal in every engine, and pandas' NaN is NULL)."""
+    from tests.test_bad_input import CASES as BAD
+
+    found = []
+    for way in (WAYS[1], WAYS[4]):  # psycopg on PostgreSQL, Spark with table names
+        for name, (recommendations, interactions, message) in BAD.items():
+            if name == "nan score":
+                continue
+            marks = [getattr(pytest.mark, way.engine)]
+            found.append(
+                pytest.param(
+                    way,
+                    name,
+                    recommendations,
+                    interactions,
+                    message,
+                    marks=marks,
+                    id=f"{way.id}-{name.replace(' ', '_')}",
+                )
+            )
+    return found
+
+
+def _table(frame: pd.DataFrame) -> Any:
+    from tests.engines.cases import Table
+
+    rows = [
+        {c: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+        for r in frame.to_dict("records")
+    ]
+    table = Table.of(rows, list(frame.columns))
+    if not rows:  # no values to tell the types: the frame's own
+        kinds = {c: "float" if frame[c].dtype.kind == "f" else "int" for c in frame.columns}
+        table = Table(tuple((c, kinds[c]) for c in frame.columns), ())
+    return table
+
+
+@pytest.mark.parametrize(
+    ("way", "name", "recommendations", "interactions", "message"), _bad_input_cases()
+)
+def test_bad_input_gets_duckdbs_message_and_nothing_is_written(
+    engine_pool: EnginePool,
+    way: Way,
+    name: str,
+    recommendations: pd.DataFrame,
+    interactions: pd.DataFrame,
+    message: str,
+) -> None:
+    engine = engine_pool.get(way.engine)
+    slug = "".join(c if c.isalnum() else "_" for c in name)
+    tables = (f"bad_r_{slug}", f"bad_t_{slug}")
+    engine.load(tables[0], _table(recommendations))
+    engine.load(tables[1], _table(interactions))
+    before = _postgres_state(engine) if way.engine == "postgres" else None
+    with pytest.raises(sqlmetrics.SqlmetricsError) as raised:
+        sqlmetrics.evaluate(*tables, ["ndcg@3", "precision@2"], **way.connect(engine))
+    assert str(raised.value) == message
+    if before is not None:
+        assert _postgres_state(engine) == before
