@@ -81,12 +81,15 @@ class DBAPIEngine(Engine):
             cursor.close()
 
     def _type_of(self, column: Any) -> str:
-        """A column's type: psycopg names it (type_display); otherwise the driver's PEP 249
+        """A column's type: psycopg names it (type_display), some drivers give its name as the
+        type code; otherwise the driver's PEP 249
         type objects tell numbers from text; anything else is UNKNOWN (the engine decides)."""
         display = getattr(column, "type_display", None)
         if isinstance(display, str):
             return normal_type(display, self.dialect)
         code = column[1]
+        if isinstance(code, str):  # chdb, clickhouse-connect, trino: the type's own name
+            return normal_type(code, self.dialect)
         if code is None or self.module is None:
             return UNKNOWN
         for kind, name in (("NUMBER", NUMBER), ("STRING", "VARCHAR"), ("DATETIME", "TIMESTAMP")):

@@ -191,7 +191,8 @@ class ClickHouseEngine(Engine):
     def __init__(self) -> None:
         from chdb import session
 
-        self.session = session.Session()
+        self.path = tempfile.mkdtemp(prefix="sqlmetrics-chdb-")  # shared with chdb.dbapi
+        self.session = session.Session(self.path)
 
     def query(self, sql: str) -> Result:
         frame = self.session.query(sql, "DataFrame")
@@ -210,6 +211,7 @@ class ClickHouseEngine(Engine):
 
     def close(self) -> None:
         self.session.close()
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 def _is_nan(value: Any) -> bool:

@@ -58,6 +58,16 @@ def _sqlalchemy_postgres(engine: Engine) -> dict[str, Any]:
     return {"connection": cache["engine"]}
 
 
+def _chdb(engine: Engine) -> dict[str, Any]:
+    """chdb's DB-API connection on the test engine's database folder."""
+    import chdb.dbapi
+
+    cache: dict[str, Any] = engine.__dict__.setdefault("dbapi", {})
+    if "connection" not in cache:
+        cache["connection"] = chdb.dbapi.connect(engine.path)  # type: ignore[attr-defined]
+    return {"connection": cache["connection"], "dialect": "clickhouse"}
+
+
 WAYS = [
     Way("postgres-sqlalchemy", "postgres", _sqlalchemy_postgres),
     Way(
@@ -75,6 +85,7 @@ WAYS = [
         "sqlite",
         lambda engine: {"connection": engine.connection, "dialect": "sqlite"},  # type: ignore[attr-defined]
     ),
+    Way("chdb-dbapi", "chdb", lambda engine: _chdb(engine)),
     Way("spark-tables", "spark", lambda engine: {"connection": engine.spark}),  # type: ignore[attr-defined]
     Way(
         "spark-dataframes",
@@ -393,7 +404,7 @@ def _bad_input_cases() -> list[Any]:
     from tests.test_bad_input import CASES as BAD
 
     found = []
-    for way in (WAYS[1], WAYS[4]):  # psycopg on PostgreSQL, Spark with table names
+    for way in (WAYS[1], WAYS[5]):  # psycopg on PostgreSQL, Spark with table names
         for name, (recommendations, interactions, message) in BAD.items():
             if name == "nan score":
                 continue
