@@ -29,10 +29,12 @@ $(VENV)/.installed-engines: pyproject.toml | $(BIN)/python
 	touch $(VENV)/.installed $(VENV)/.installed-dev $@
 
 # fakesnow pins its own sqlglot and duckdb, so it lives in a virtual environment of its own;
-# the tests talk to it through tests/engines/fakesnow_runner.py.
+# the tests talk to it through tests/engines/fakesnow_runner.py, and run evaluate through its
+# patched connector with tests/engines/fakesnow_evaluate.py (hence pandas and pyyaml there).
 $(FAKESNOW)/.installed:
 	$(PYTHON) -m venv $(FAKESNOW)
-	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5"
+	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5" \
+		"pandas>=2.0" "pyyaml>=6"
 	touch $@
 
 # dbt-core pins its own dependencies, so it lives in a virtual environment of its own too; the
