@@ -1,0 +1,442 @@
+"""sqlmetrics on Spark against Spark MLlib's RankingEvaluator (issue 18), one local session.
+
+    python bench/spark.py --rows 1e6 1e7 --rounds 3
+
+On bench's Parquet files (bench/generate.py; generated if missing) and one SparkSession
+(``local[2]``, no UI, driver on loopback), each round times, in alternating order:
+
+- **sqlmetrics 7**: ``sqlmetrics.evaluate(spark.read.parquet(recs), spark.read.parquet(truth),
+  SEVEN, connection=spark, columns={"relevance": None})``: the seven metrics at k = 10 with
+  Spark's definitions (see ``SEVEN``: profile="spark" itself refuses mrr, hit_rate and f1);
+- **sqlmetrics 4 (profile)**: ``evaluate(..., ["ndcg@10", "map@10", "precision@10",
+  "recall@10"], connection=spark, profile="spark")``: the four Spark has;
+- **RankingEvaluator 4**: each user's top 10 by score (then item id) collected into an ordered
+  array, the relevant items into a label array, joined (users with a relevant item; no
+  recommendations: an empty list), persisted, then ``RankingEvaluator`` for
+  meanAveragePrecisionAtK, precisionAtK, ndcgAtK and recallAtK; the collection is in its time.
+
+Wall seconds, CPU seconds of the driver (this Python process) plus the JVM (from
+/proc/<jvm pid>/stat), medians over rounds, the ratio RankingEvaluator / sqlmetrics 7, the load
+average. Nothing is cached across runs (clearCache, unpersist). The numbers must agree to 1e-9
+where the definitions agree, also with sqlmetrics on DuckDB (untimed). Then Spark's plan for the
+query (``--plan``, default on): ``to_sql(..., dialect="spark")`` run on temporary views, its
+formatted plan written to bench/results/spark_plan_<rows>.txt, Exchange nodes and stages counted,
+and the jobs/stages of one ``evaluate`` call. Results: bench/results/spark_<rows>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+# bench/profile.py would shadow the standard library's profile, which pyspark imports (cProfile):
+# bench/ leaves sys.path, and generate.py is loaded from its file.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH]
+_spec = importlib.util.spec_from_file_location("bench_generate", BENCH / "generate.py")
+assert _spec is not None and _spec.loader is not None
+_generate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_generate)
+data_dir, generate, parse_rows, rows_label = (
+    _generate.data_dir,
+    _generate.generate,
+    _generate.parse_rows,
+    _generate.rows_label,
+)
+
+RESULTS = BENCH / "results"
+K = 10
+# Spark's definitions (profile="spark": relevance every_row, map@k = map_min@k) for the seven
+# names; profile="spark" refuses mrr, hit_rate and f1 (Spark has none), so the seven-metric call
+# spells the profile out: the same SQL for the four, which the checks below hold to 1e-9.
+SEVEN = [f"{m}@{K}" for m in ("ndcg", "map_min", "mrr", "precision", "recall", "hit_rate", "f1")]
+PROFILE_FOUR = [f"{m}@{K}" for m in ("ndcg", "map", "precision", "recall")]
+SPARK_NAMES = {  # RankingEvaluator metricName -> sqlmetrics column of the seven-metric call
+    "meanAveragePrecisionAtK": f"map_min@{K}",
+    "precisionAtK": f"precision@{K}",
+    "ndcgAtK": f"ndcg@{K}",
+    "recallAtK": f"recall@{K}",
+}
+PROFILE_NAMES = {f"map@{K}": f"map_min@{K}"}  # profile column -> seven-metric column
+TOOLS = ("sqlmetrics7", "sqlmetrics4_profile", "ranking_evaluator")
+LABELS = {
+    "sqlmetrics7": "sqlmetrics, 7 metrics",
+    "sqlmetrics4_profile": "sqlmetrics, 4 (profile=spark)",
+    "ranking_evaluator": "RankingEvaluator, 4",
+}
+
+
+def session(partitions: int, memory: str) -> Any:
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("sqlmetrics-bench")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", memory)
+        .config("spark.sql.shuffle.partitions", str(partitions))
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class Cpu:
+    """CPU seconds of this process (all threads) plus the JVM's (utime + stime)."""
+
+    def __init__(self, spark: Any) -> None:
+        self.pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def jvm(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / self.tick  # fields 14 and 15 of stat
+
+    def now(self) -> tuple[float, float]:
+        return time.process_time(), self.jvm()
+
+
+def run_sqlmetrics(spark: Any, recs: str, truth: str, profile: bool) -> dict[str, float]:
+    import sqlmetrics
+
+    if profile:
+        frame = sqlmetrics.evaluate(
+            spark.read.parquet(recs),
+            spark.read.parquet(truth),
+            PROFILE_FOUR,
+            connection=spark,
+            profile="spark",
+        )
+    else:
+        frame = sqlmetrics.evaluate(
+            spark.read.parquet(recs),
+            spark.read.parquet(truth),
+            SEVEN,
+            connection=spark,
+            columns={"relevance": None},
+        )
+    row = frame.iloc[0]
+    return {str(c): float(row[c]) for c in frame.columns if "@" in str(c)}
+
+
+def lists(spark: Any, recs: str, truth: str) -> Any:
+    """(prediction, label) arrays of double per user with a relevant item: the top K by score
+    descending then item id descending (sqlmetrics' ties='id'), in rank order."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    ranked = Window.partitionBy("user_id").orderBy(F.desc("score"), F.desc("item_id"))
+    top = (
+        spark.read.parquet(recs)
+        .withColumn("pos", F.row_number().over(ranked))
+        .where(F.col("pos") <= K)
+        .groupBy("user_id")
+        .agg(F.sort_array(F.collect_list(F.struct("pos", "item_id"))).alias("top"))
+        .select("user_id", F.expr("transform(top, t -> cast(t.item_id as double))").alias("p"))
+    )
+    labels = (
+        spark.read.parquet(truth)
+        .where(F.col("relevance") > 0)
+        .groupBy("user_id")
+        .agg(F.collect_set(F.col("item_id").cast("double")).alias("label"))
+    )
+    return labels.join(top, "user_id", "left").select(
+        F.coalesce("p", F.expr("cast(array() as array<double>)")).alias("prediction"), "label"
+    )
+
+
+def run_ranking_evaluator(spark: Any, recs: str, truth: str) -> dict[str, float]:
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    data = lists(spark, recs, truth).persist()
+    try:
+        return {
+            name: float(RankingEvaluator(metricName=name, k=K).evaluate(data))
+            for name in SPARK_NAMES
+        }
+    finally:
+        data.unpersist(blocking=True)
+
+
+def measure(spark: Any, cpu: Cpu, work: Callable[[], dict[str, float]]) -> dict[str, Any]:
+    spark.catalog.clearCache()
+    spark.sparkContext._jvm.java.lang.System.gc()
+    load = os.getloadavg()[0]
+    py0, jvm0 = cpu.now()
+    start = time.perf_counter()
+    values = work()
+    wall = time.perf_counter() - start
+    py1, jvm1 = cpu.now()
+    return {
+        "wall_s": wall,
+        "cpu_s": (py1 - py0) + (jvm1 - jvm0),
+        "jvm_cpu_s": jvm1 - jvm0,
+        "driver_cpu_s": py1 - py0,
+        "load1": load,
+        "values": values,
+    }
+
+
+def jobs_between(spark: Any, work: Callable[[], object]) -> tuple[int, int, int]:
+    """(jobs, stages, stages skipped) Spark ran for ``work``: job ids are sequential, so two
+    marker jobs before and after bound them."""
+    sc = spark.sparkContext
+    tracker = sc.statusTracker()
+
+    def marker(tag: str) -> int:
+        sc.setJobGroup(tag, tag)
+        sc.parallelize([1], 1).count()
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        return max(tracker.getJobIdsForGroup(tag))
+
+    first = marker(f"before-{time.monotonic_ns()}")
+    work()
+    last = marker(f"after-{time.monotonic_ns()}")
+    stages = skipped = 0
+    for job_id in range(first + 1, last):
+        job = tracker.getJobInfo(job_id)
+        for stage_id in job.stageIds if job else ():
+            info = tracker.getStageInfo(stage_id)
+            if info is None or info.numTasks == 0 or info.numActiveTasks < 0:
+                continue
+            stages += 1
+            if info.numCompletedTasks == 0:
+                skipped += 1
+    return last - first - 1, stages, skipped
+
+
+def plan(spark: Any, recs: str, truth: str, label: str) -> dict[str, Any]:
+    """Spark's plan for sqlmetrics' SQL on temporary views ``recs`` and ``truth``."""
+    import sqlmetrics
+
+    sql = sqlmetrics.to_sql(SEVEN, "recs", "truth", dialect="spark", columns={"relevance": None})
+    spark.read.parquet(recs).createOrReplaceTempView("recs")
+    spark.read.parquet(truth).createOrReplaceTempView("truth")
+    frame = spark.sql(sql)
+    before = _explain(frame)
+    jobs, stages, skipped = jobs_between(spark, frame.collect)
+    final = frame._jdf.queryExecution().executedPlan().toString()
+    profile_jobs = jobs_between(
+        spark,
+        lambda: run_sqlmetrics(spark, recs, truth, profile=False),
+    )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"spark_plan_{label}.txt"
+    path.write_text(
+        f"-- sqlmetrics.to_sql({SEVEN}, 'recs', 'truth', dialect='spark', "
+        "columns={'relevance': None})\n"
+        f"{sql}\n\n-- explain('formatted'), before execution\n{before}\n\n"
+        f"-- executed plan (AQE final)\n{final}\n"
+    )
+    physical = before.split("\n\n(")[0]
+    return {
+        "sql_chars": len(sql),
+        "plan_file": str(path.relative_to(BENCH.parent)),
+        "exchanges": len(re.findall(r"\bExchange\b", physical)),
+        "reused_exchanges": len(re.findall(r"\bReusedExchange\b", physical)),
+        "scans": len(re.findall(r"\bScan parquet\b", physical)),
+        "windows": len(re.findall(r"\bWindow\b", physical)),
+        "joins": len(re.findall(r"Join\b", physical)),
+        "query_jobs": jobs,
+        "query_stages": stages,
+        "query_stages_skipped": skipped,
+        "evaluate_jobs": profile_jobs[0],
+        "evaluate_stages": profile_jobs[1],
+        "evaluate_stages_skipped": profile_jobs[2],
+    }
+
+
+def _explain(frame: Any) -> str:
+    """``explain("formatted")`` as a string (it prints)."""
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        frame.explain("formatted")
+    return buffer.getvalue()
+
+
+def duckdb_reference(recs: str, truth: str) -> dict[str, float]:
+    import sqlmetrics
+
+    frame = sqlmetrics.evaluate(recs, truth, SEVEN, columns={"relevance": None})
+    row = frame.iloc[0]
+    return {str(c): float(row[c]) for c in frame.columns if "@" in str(c)}
+
+
+def agreement(runs: dict[str, list[dict[str, Any]]], reference: dict[str, float]) -> list[str]:
+    """The checks, as lines; raises when a pair that must agree differs by more than 1e-9."""
+    lines, failures = [], []
+    seven = runs["sqlmetrics7"][0]["values"]
+
+    def check(what: str, mine: float, theirs: float) -> None:
+        diff = abs(mine - theirs)
+        lines.append(f"  {what:<55} {mine:.12f} {theirs:.12f} diff {diff:.1e}")
+        if diff > 1e-9:
+            failures.append(what)
+
+    for name, value in reference.items():
+        check(f"{name}: Spark sqlmetrics vs DuckDB sqlmetrics", seven[name], value)
+    if runs.get("ranking_evaluator"):
+        theirs = runs["ranking_evaluator"][0]["values"]
+        for spark_name, name in SPARK_NAMES.items():
+            check(
+                f"{name}: sqlmetrics vs RankingEvaluator {spark_name}",
+                seven[name],
+                theirs[spark_name],
+            )
+    if runs.get("sqlmetrics4_profile"):
+        for name, value in runs["sqlmetrics4_profile"][0]["values"].items():
+            column = PROFILE_NAMES.get(name, name)
+            check(f"{name} (profile=spark) vs {column} (7-metric call)", value, seven[column])
+    if failures:
+        print("\n".join(lines))
+        raise SystemExit(f"numbers disagree beyond 1e-9: {failures}")
+    return lines
+
+
+def versions(spark: Any) -> dict[str, str]:
+    import pyspark
+
+    import sqlmetrics
+
+    system = spark.sparkContext._jvm.java.lang.System
+    java = f"Java {system.getProperty('java.version')} ({system.getProperty('java.vm.name')})"
+    git = shutil.which("git")
+    commit = "?"
+    if git:
+        commit = subprocess.run(
+            [git, "-C", str(BENCH), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    return {
+        "sqlmetrics": getattr(sqlmetrics, "__version__", "?"),
+        "commit": commit,
+        "pyspark": pyspark.__version__,
+        "spark": spark.version,
+        "java": java,
+        "python": platform.python_version(),
+        "cpus": str(os.cpu_count()),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=parse_rows, nargs="+", default=[parse_rows("1e6")])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
+    parser.add_argument("--driver-memory", default="6g")
+    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--no-plan", action="store_true")
+    args = parser.parse_args(argv)
+    tools = [t for t in args.tools.split(",") if t]
+    unknown = set(tools) - set(TOOLS)
+    if unknown:
+        parser.error(f"unknown tools {sorted(unknown)}; known: {', '.join(TOOLS)}")
+
+    started = time.perf_counter()
+    spark = session(args.partitions, args.driver_memory)
+    cpu = Cpu(spark)
+    info = versions(spark)
+    print(
+        f"Spark {info['spark']} (pyspark {info['pyspark']}), {info['java']}, local[2], "
+        f"driver memory {args.driver_memory}, spark.sql.shuffle.partitions={args.partitions}, "
+        f"AQE {spark.conf.get('spark.sql.adaptive.enabled')}; "
+        f"session {time.perf_counter() - started:.1f} s"
+    )
+    works = {
+        "sqlmetrics7": lambda r, t: run_sqlmetrics(spark, r, t, profile=False),
+        "sqlmetrics4_profile": lambda r, t: run_sqlmetrics(spark, r, t, profile=True),
+        "ranking_evaluator": lambda r, t: run_ranking_evaluator(spark, r, t),
+    }
+    warmed = False
+    for rows in args.rows:
+        label = rows_label(rows)
+        folder = data_dir(rows)
+        if not (folder / "meta.json").exists():
+            generate(rows)
+        meta = json.loads((folder / "meta.json").read_text())
+        recs = str(folder / "recommendations.parquet")
+        truth = str(folder / "interactions.parquet")
+        if not warmed:  # JIT, class loading, the first job: once, untimed
+            for tool in tools:
+                works[tool](recs, truth)
+            warmed = True
+        runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in tools}
+        for round_ in range(args.rounds):
+            order = tools if round_ % 2 == 0 else tools[::-1]
+            for tool in order:
+                out = measure(spark, cpu, lambda tool=tool, r=recs, t=truth: works[tool](r, t))
+                runs[tool].append(out)
+                print(
+                    f"{label} round {round_ + 1}/{args.rounds} {LABELS[tool]:<30} "
+                    f"{out['wall_s']:7.2f} s  CPU {out['cpu_s']:6.1f} s "
+                    f"(JVM {out['jvm_cpu_s']:.1f})  load {out['load1']:.2f}",
+                    flush=True,
+                )
+        reference = duckdb_reference(recs, truth)
+        lines = agreement(runs, reference)
+        print(f"{label}: numbers (first round), diff = |a - b|:")
+        print("\n".join(lines))
+        summary: dict[str, Any] = {}
+        for tool, outs in runs.items():
+            summary[tool] = {
+                "median_wall_s": statistics.median(o["wall_s"] for o in outs),
+                "min_wall_s": min(o["wall_s"] for o in outs),
+                "median_cpu_s": statistics.median(o["cpu_s"] for o in outs),
+                "median_jvm_cpu_s": statistics.median(o["jvm_cpu_s"] for o in outs),
+            }
+        if "sqlmetrics7" in summary and "ranking_evaluator" in summary:
+            mine, theirs = summary["sqlmetrics7"], summary["ranking_evaluator"]
+            ratio = theirs["median_wall_s"] / mine["median_wall_s"]
+            summary["ratio_wall"] = ratio
+            summary["ratio_cpu"] = theirs["median_cpu_s"] / mine["median_cpu_s"]
+            print(
+                f"{label}: RankingEvaluator / sqlmetrics 7 = {ratio:.2f}x wall, "
+                f"{summary['ratio_cpu']:.2f}x CPU (target >= 2x)"
+            )
+        for tool in tools:
+            s = summary[tool]
+            print(
+                f"{label} median {LABELS[tool]:<30} {s['median_wall_s']:7.2f} s "
+                f"(min {s['min_wall_s']:.2f})  CPU {s['median_cpu_s']:6.1f} s"
+            )
+        result: dict[str, Any] = {
+            "rows": rows,
+            "meta": {k: meta.get(k) for k in ("rec_rows", "truth_rows", "population") if k in meta},
+            "versions": info,
+            "partitions": args.partitions,
+            "driver_memory": args.driver_memory,
+            "runs": runs,
+            "summary": summary,
+            "agreement": lines,
+            "duckdb_reference": reference,
+            "loadavg_after": os.getloadavg(),
+        }
+        if not args.no_plan:
+            result["plan"] = plan(spark, recs, truth, label)
+            print(f"{label} plan: {json.dumps(result['plan'])}")
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        (RESULTS / f"spark_{label}.json").write_text(json.dumps(result, indent=1))
+    spark.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
