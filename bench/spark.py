@@ -72,12 +72,17 @@ SPARK_NAMES = {  # RankingEvaluator metricName -> sqlmetrics column of the seven
     "recallAtK": f"recall@{K}",
 }
 PROFILE_NAMES = {f"map@{K}": f"map_min@{K}"}  # profile column -> seven-metric column
-TOOLS = ("sqlmetrics7", "sqlmetrics4_profile", "ranking_evaluator")
+TOOLS = ("sqlmetrics7", "sqlmetrics4_profile", "ranking_evaluator", "recommenders")
+DEFAULT_TOOLS = TOOLS[:3]
 LABELS = {
     "sqlmetrics7": "sqlmetrics, 7 metrics",
     "sqlmetrics4_profile": "sqlmetrics, 4 (profile=spark)",
     "ranking_evaluator": "RankingEvaluator, 4",
+    "recommenders": "MS Recommenders Spark, 4",
 }
+# MS Recommenders pins old numpy/pandas: it lives in its own venv (same pyspark 4.3), and its
+# pure-Python spark_evaluation module is imported from there, after this venv's packages.
+RECOMMENDERS_VENV = BENCH / ".venv-recommenders"
 
 
 def session(partitions: int, memory: str) -> Any:
@@ -174,6 +179,32 @@ def run_ranking_evaluator(spark: Any, recs: str, truth: str) -> dict[str, float]
         data.unpersist(blocking=True)
 
 
+def run_recommenders(spark: Any, recs: str, truth: str) -> dict[str, float]:
+    """MS Recommenders' SparkRankingEvaluation (relevancy_method='top_k'): its own top-k
+    (row_number over score descending only: equal scores in arbitrary order), collect_list,
+    an inner join with the ground truth's lists (users in both: population 'common'), then
+    pyspark.mllib RankingMetrics, one Spark job per metric."""
+    if not any("venv-recommenders" in p for p in sys.path):
+        sys.path.extend(str(p) for p in RECOMMENDERS_VENV.glob("lib/python3*/site-packages"))
+    from recommenders.evaluation.spark_evaluation import SparkRankingEvaluation
+
+    evaluation = SparkRankingEvaluation(
+        spark.read.parquet(truth).where("relevance > 0"),
+        spark.read.parquet(recs),
+        k=K,
+        col_user="user_id",
+        col_item="item_id",
+        col_rating="relevance",
+        col_prediction="score",
+    )
+    return {
+        "meanAveragePrecisionAtK": float(evaluation.map_at_k()),
+        "precisionAtK": float(evaluation.precision_at_k()),
+        "ndcgAtK": float(evaluation.ndcg_at_k()),
+        "recallAtK": float(evaluation.recall_at_k()),
+    }
+
+
 def measure(spark: Any, cpu: Cpu, work: Callable[[], dict[str, float]]) -> dict[str, Any]:
     spark.catalog.clearCache()
     spark.sparkContext._jvm.java.lang.System.gc()
@@ -222,43 +253,83 @@ def jobs_between(spark: Any, work: Callable[[], object]) -> tuple[int, int, int]
 
 
 def plan(spark: Any, recs: str, truth: str, label: str) -> dict[str, Any]:
-    """Spark's plan for sqlmetrics' SQL on temporary views ``recs`` and ``truth``."""
+    """Spark's plans: for ``to_sql``'s query (the metrics alone) on temporary views ``recs``
+    and ``truth``, and for the query ``evaluate`` runs (metrics and diagnostics in one), caught
+    on its way to Spark. Each: Exchange nodes, scans, windows, joins, and the jobs and stages
+    (run / skipped: with AQE each shuffle stage is a job, later jobs list it as skipped)."""
     import sqlmetrics
+    from sqlmetrics.engines import spark as spark_engine
 
     sql = sqlmetrics.to_sql(SEVEN, "recs", "truth", dialect="spark", columns={"relevance": None})
     spark.read.parquet(recs).createOrReplaceTempView("recs")
     spark.read.parquet(truth).createOrReplaceTempView("truth")
     frame = spark.sql(sql)
     before = _explain(frame)
+    start = time.perf_counter()
     jobs, stages, skipped = jobs_between(spark, frame.collect)
-    final = frame._jdf.queryExecution().executedPlan().toString()
-    profile_jobs = jobs_between(
-        spark,
-        lambda: run_sqlmetrics(spark, recs, truth, profile=False),
-    )
+    query_s = time.perf_counter() - start
+    final = _explain(frame)  # AQE's final plan once executed
+
+    caught: dict[str, str] = {}
+    fetch = spark_engine.SparkEngine.fetch
+
+    def catching(self: Any, text: str) -> Any:
+        caught.setdefault("sql", text)
+        caught.setdefault("plan", _explain(self.spark.sql(text)))
+        return fetch(self, text)
+
+    spark_engine.SparkEngine.fetch = catching  # type: ignore[method-assign]
+    start = time.perf_counter()
+    try:
+        evaluate_jobs = jobs_between(
+            spark, lambda: run_sqlmetrics(spark, recs, truth, profile=False)
+        )
+    finally:
+        spark_engine.SparkEngine.fetch = fetch  # type: ignore[method-assign]
+    evaluate_s = time.perf_counter() - start
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"spark_plan_{label}.txt"
     path.write_text(
         f"-- sqlmetrics.to_sql({SEVEN}, 'recs', 'truth', dialect='spark', "
         "columns={'relevance': None})\n"
         f"{sql}\n\n-- explain('formatted'), before execution\n{before}\n\n"
-        f"-- executed plan (AQE final)\n{final}\n"
+        f"-- after execution (AQE final plan)\n{final}\n\n"
+        f"-- the query evaluate() runs (metrics and diagnostics)\n{caught.get('sql')}\n\n"
+        f"-- its explain('formatted')\n{caught.get('plan')}\n"
     )
-    physical = before.split("\n\n(")[0]
     return {
-        "sql_chars": len(sql),
         "plan_file": str(path.relative_to(BENCH.parent)),
-        "exchanges": len(re.findall(r"\bExchange\b", physical)),
-        "reused_exchanges": len(re.findall(r"\bReusedExchange\b", physical)),
-        "scans": len(re.findall(r"\bScan parquet\b", physical)),
-        "windows": len(re.findall(r"\bWindow\b", physical)),
-        "joins": len(re.findall(r"Join\b", physical)),
-        "query_jobs": jobs,
-        "query_stages": stages,
-        "query_stages_skipped": skipped,
-        "evaluate_jobs": profile_jobs[0],
-        "evaluate_stages": profile_jobs[1],
-        "evaluate_stages_skipped": profile_jobs[2],
+        "to_sql": {
+            **counts(before),
+            "sql_chars": len(sql),
+            "wall_s": query_s,
+            "jobs": jobs,
+            "stages": stages,
+            "stages_skipped": skipped,
+            "final_plan": counts(final),
+        },
+        "evaluate": {
+            **counts(caught.get("plan", "")),
+            "sql_chars": len(caught.get("sql", "")),
+            "wall_s": evaluate_s,
+            "jobs": evaluate_jobs[0],
+            "stages": evaluate_jobs[1],
+            "stages_skipped": evaluate_jobs[2],
+        },
+    }
+
+
+def counts(explained: str) -> dict[str, int]:
+    """Operators in the tree part of an ``explain("formatted")``."""
+    tree = explained.split("\n\n(")[0]
+    return {
+        "exchanges": len(re.findall(r"(?<![\w])Exchange \(", tree)),
+        "broadcast_exchanges": len(re.findall(r"BroadcastExchange \(", tree)),
+        "reused_exchanges": len(re.findall(r"ReusedExchange", tree)),
+        "scans": len(re.findall(r"Scan parquet", tree)),
+        "windows": len(re.findall(r"(?<![\w])Window \(", tree)),
+        "window_group_limits": len(re.findall(r"WindowGroupLimit \(", tree)),
+        "joins": len(re.findall(r"Join \w+", tree)),
     }
 
 
@@ -270,23 +341,30 @@ def _explain(frame: Any) -> str:
     return buffer.getvalue()
 
 
-def duckdb_reference(recs: str, truth: str) -> dict[str, float]:
+def duckdb_reference(recs: str, truth: str, population: str = "all") -> dict[str, float]:
     import sqlmetrics
 
-    frame = sqlmetrics.evaluate(recs, truth, SEVEN, columns={"relevance": None})
+    frame = sqlmetrics.evaluate(
+        recs, truth, SEVEN, columns={"relevance": None}, population=population
+    )
     row = frame.iloc[0]
     return {str(c): float(row[c]) for c in frame.columns if "@" in str(c)}
 
 
-def agreement(runs: dict[str, list[dict[str, Any]]], reference: dict[str, float]) -> list[str]:
-    """The checks, as lines; raises when a pair that must agree differs by more than 1e-9."""
+def agreement(
+    runs: dict[str, list[dict[str, Any]]],
+    reference: dict[str, float],
+    common: dict[str, float] | None = None,
+) -> list[str]:
+    """The checks, as lines; raises when a pair that must agree differs by more than 1e-9.
+    MS Recommenders is held to nothing: it orders equal scores arbitrarily (reported)."""
     lines, failures = [], []
-    seven = runs["sqlmetrics7"][0]["values"]
+    seven = runs["sqlmetrics7"][0]["values"] if runs.get("sqlmetrics7") else reference
 
-    def check(what: str, mine: float, theirs: float) -> None:
+    def check(what: str, mine: float, theirs: float, strict: bool = True) -> None:
         diff = abs(mine - theirs)
         lines.append(f"  {what:<55} {mine:.12f} {theirs:.12f} diff {diff:.1e}")
-        if diff > 1e-9:
+        if diff > 1e-9 and strict:
             failures.append(what)
 
     for name, value in reference.items():
@@ -303,6 +381,15 @@ def agreement(runs: dict[str, list[dict[str, Any]]], reference: dict[str, float]
         for name, value in runs["sqlmetrics4_profile"][0]["values"].items():
             column = PROFILE_NAMES.get(name, name)
             check(f"{name} (profile=spark) vs {column} (7-metric call)", value, seven[column])
+    if runs.get("recommenders") and common is not None:
+        theirs = runs["recommenders"][0]["values"]
+        for spark_name, name in SPARK_NAMES.items():
+            check(
+                f"{name} (DuckDB, population=common) vs Recommenders {spark_name}",
+                common[name],
+                theirs[spark_name],
+                strict=False,
+            )
     if failures:
         print("\n".join(lines))
         raise SystemExit(f"numbers disagree beyond 1e-9: {failures}")
@@ -342,8 +429,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=8, help="spark.sql.shuffle.partitions")
     parser.add_argument("--driver-memory", default="6g")
-    parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument(
+        "--tools",
+        default=",".join(DEFAULT_TOOLS),
+        help=f"of {', '.join(TOOLS)} (recommenders: from bench/.venv-recommenders)",
+    )
     parser.add_argument("--no-plan", action="store_true")
+    parser.add_argument("--plan-only", action="store_true", help="the plans, no timing")
     args = parser.parse_args(argv)
     tools = [t for t in args.tools.split(",") if t]
     unknown = set(tools) - set(TOOLS)
@@ -364,6 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         "sqlmetrics7": lambda r, t: run_sqlmetrics(spark, r, t, profile=False),
         "sqlmetrics4_profile": lambda r, t: run_sqlmetrics(spark, r, t, profile=True),
         "ranking_evaluator": lambda r, t: run_ranking_evaluator(spark, r, t),
+        "recommenders": lambda r, t: run_recommenders(spark, r, t),
     }
     warmed = False
     for rows in args.rows:
@@ -374,6 +467,11 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads((folder / "meta.json").read_text())
         recs = str(folder / "recommendations.parquet")
         truth = str(folder / "interactions.parquet")
+        if args.plan_only:
+            result = plan(spark, recs, truth, label)
+            (RESULTS / f"spark_plan_{label}.json").write_text(json.dumps(result, indent=1))
+            print(f"{label} plan: {json.dumps(result)}")
+            continue
         if not warmed:  # JIT, class loading, the first job: once, untimed
             for tool in tools:
                 works[tool](recs, truth)
@@ -391,7 +489,8 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
         reference = duckdb_reference(recs, truth)
-        lines = agreement(runs, reference)
+        common = duckdb_reference(recs, truth, "common") if "recommenders" in tools else None
+        lines = agreement(runs, reference, common)
         print(f"{label}: numbers (first round), diff = |a - b|:")
         print("\n".join(lines))
         summary: dict[str, Any] = {}
@@ -402,6 +501,13 @@ def main(argv: list[str] | None = None) -> int:
                 "median_cpu_s": statistics.median(o["cpu_s"] for o in outs),
                 "median_jvm_cpu_s": statistics.median(o["jvm_cpu_s"] for o in outs),
             }
+        if "sqlmetrics7" in summary and "recommenders" in summary:
+            summary["ratio_recommenders_wall"] = (
+                summary["recommenders"]["median_wall_s"] / summary["sqlmetrics7"]["median_wall_s"]
+            )
+            print(
+                f"{label}: Recommenders / sqlmetrics 7 = {summary['ratio_recommenders_wall']:.2f}x"
+            )
         if "sqlmetrics7" in summary and "ranking_evaluator" in summary:
             mine, theirs = summary["sqlmetrics7"], summary["ranking_evaluator"]
             ratio = theirs["median_wall_s"] / mine["median_wall_s"]
@@ -427,13 +533,15 @@ def main(argv: list[str] | None = None) -> int:
             "summary": summary,
             "agreement": lines,
             "duckdb_reference": reference,
+            "duckdb_reference_common": common,
             "loadavg_after": os.getloadavg(),
         }
         if not args.no_plan:
             result["plan"] = plan(spark, recs, truth, label)
             print(f"{label} plan: {json.dumps(result['plan'])}")
         RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / f"spark_{label}.json").write_text(json.dumps(result, indent=1))
+        suffix = "" if tools == list(DEFAULT_TOOLS) else "_" + "_".join(tools)
+        (RESULTS / f"spark_{label}{suffix}.json").write_text(json.dumps(result, indent=1))
     spark.stop()
     return 0
 
