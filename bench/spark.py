@@ -320,8 +320,10 @@ def plan(spark: Any, recs: str, truth: str, label: str) -> dict[str, Any]:
 
 
 def counts(explained: str) -> dict[str, int]:
-    """Operators in the tree part of an ``explain("formatted")``."""
-    tree = explained.split("\n\n(")[0]
+    """Operators in the tree part of an ``explain("formatted")``; the timings in ``plan`` are
+    of single cold runs, not comparable with the rounds."""
+    # after execution AQE prints the final plan, then the initial one: count the final one
+    tree = explained.split("\n\n(")[0].split("== Initial Plan ==")[0]
     return {
         "exchanges": len(re.findall(r"(?<![\w])Exchange \(", tree)),
         "broadcast_exchanges": len(re.findall(r"BroadcastExchange \(", tree)),
@@ -525,7 +527,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         result: dict[str, Any] = {
             "rows": rows,
-            "meta": {k: meta.get(k) for k in ("rec_rows", "truth_rows", "population") if k in meta},
+            "meta": {
+                k: meta.get(k)
+                for k in ("recommendation_rows", "interaction_rows", "population")
+                if k in meta
+            },
             "versions": info,
             "partitions": args.partitions,
             "driver_memory": args.driver_memory,
