@@ -319,6 +319,84 @@ def plan(spark: Any, recs: str, truth: str, label: str) -> dict[str, Any]:
     }
 
 
+WHOLE_LIST_COUNTS = """    SELECT
+      user_id AS user_id,
+      item_id AS item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos,
+      score AS score,
+      COUNT(*) OVER (PARTITION BY user_id) AS list_length,
+      COUNT(score) OVER (PARTITION BY user_id) AS scored_length,
+      COUNT(item_id) OVER (PARTITION BY user_id) AS named_length
+    FROM input_recommendations
+  ) AS _t"""
+GROUPED_COUNTS = """    SELECT w.user_id, w.item_id, w.pos, w.score,
+      l.list_length, l.scored_length, l.named_length
+    FROM (
+      SELECT user_id, item_id, score,
+        ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+      FROM input_recommendations) AS w
+    JOIN (SELECT user_id, COUNT(*) AS list_length, COUNT(score) AS scored_length,
+        COUNT(item_id) AS named_length
+      FROM input_recommendations GROUP BY user_id) AS l ON w.user_id = l.user_id
+  ) AS _t"""
+
+
+def ab_lengths(spark: Any, recs: str, truth: str, label: str, rounds: int) -> None:
+    """evaluate's query as it is against the same query with ranked's whole-list window counts
+    (list_length, scored_length, named_length) taken from a GROUP BY user_id instead: the
+    remedy docs/benchmark.md recommends, measured without changing sqlmetrics."""
+    import sqlglot
+
+    import sqlmetrics
+    from sqlmetrics.engines import spark as spark_engine
+
+    caught: list[str] = []
+    fetch = spark_engine.SparkEngine.fetch
+
+    def catching(self: Any, text: str) -> Any:
+        caught.append(text)
+        return fetch(self, text)
+
+    spark_engine.SparkEngine.fetch = catching  # type: ignore[method-assign]
+    try:
+        sqlmetrics.evaluate(
+            spark.read.parquet(recs),
+            spark.read.parquet(truth),
+            SEVEN,
+            connection=spark,
+            columns={"relevance": None},
+        )
+    finally:
+        spark_engine.SparkEngine.fetch = fetch  # type: ignore[method-assign]
+    sql = sqlglot.transpile(caught[0], read="spark", write="spark", pretty=True)[0]
+    if WHOLE_LIST_COUNTS not in sql:
+        raise SystemExit("--ab-lengths: ranked's window counts are not in evaluate's query")
+    edited = sql.replace(WHOLE_LIST_COUNTS, GROUPED_COUNTS)
+    views = re.findall(r"\bsqlmetrics_(?:recommendations|interactions)_\w+", sql)
+    for view in dict.fromkeys(views):
+        path = recs if "_recommendations_" in view else truth
+        spark.read.parquet(path).createOrReplaceTempView(view)
+    for name, text in (("as is", sql), ("grouped", edited)):
+        print(f"{label} {name}: {json.dumps(counts(_explain(spark.sql(text))))}")
+    same = sorted(map(str, spark.sql(sql).collect())) == sorted(
+        map(str, spark.sql(edited).collect())
+    )
+    print(f"{label} same rows: {same}")
+    for round_ in range(rounds):
+        pairs = [("as is", sql), ("grouped", edited)]
+        for name, text in pairs if round_ % 2 == 0 else pairs[::-1]:
+            spark.catalog.clearCache()
+            start = time.perf_counter()
+            spark.sql(text).collect()
+            print(
+                f"{label} round {round_ + 1} evaluate's query {name}: "
+                f"{time.perf_counter() - start:.2f} s  load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
+    for view in dict.fromkeys(views):
+        spark.catalog.dropTempView(view)
+
+
 def counts(explained: str) -> dict[str, int]:
     """Operators in the tree part of an ``explain("formatted")``; the timings in ``plan`` are
     of single cold runs, not comparable with the rounds."""
@@ -438,6 +516,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-plan", action="store_true")
     parser.add_argument("--plan-only", action="store_true", help="the plans, no timing")
+    parser.add_argument(
+        "--ab-lengths",
+        action="store_true",
+        help="only: evaluate's query against it with list lengths from a GROUP BY (rounds)",
+    )
     args = parser.parse_args(argv)
     tools = [t for t in args.tools.split(",") if t]
     unknown = set(tools) - set(TOOLS)
@@ -469,6 +552,9 @@ def main(argv: list[str] | None = None) -> int:
         meta = json.loads((folder / "meta.json").read_text())
         recs = str(folder / "recommendations.parquet")
         truth = str(folder / "interactions.parquet")
+        if args.ab_lengths:
+            ab_lengths(spark, recs, truth, label, args.rounds)
+            continue
         if args.plan_only:
             result = plan(spark, recs, truth, label)
             (RESULTS / f"spark_plan_{label}.json").write_text(json.dumps(result, indent=1))
