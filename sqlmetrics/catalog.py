@@ -28,6 +28,8 @@ REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_ave
 SOURCES = ("judged", "lists", "scored", "rated")
 # ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
 DEFAULT_SCORE_THRESHOLD = 0.5
+# The largest cutoff: DuckDB's top-n aggregate takes n < 1,000,000, and no list is that long.
+MAX_CUTOFF = 999_999
 
 
 @dataclass(frozen=True)
@@ -275,6 +277,13 @@ def parse_request(text: str) -> MetricRequest:
         raise SqlmetricsError(
             f"cutoff in {label!r} must be a whole number of at least 1, like {metric.name}@10"
         )
+    if int(cutoff) > MAX_CUTOFF:
+        raise SqlmetricsError(
+            f"cutoff in {label!r} is above the largest supported, {MAX_CUTOFF:,}; to "
+            f"evaluate whole lists write {metric.name!r} without @k"
+            if not metric.requires_cutoff
+            else f"cutoff in {label!r} is above the largest supported, {MAX_CUTOFF:,}"
+        )
     return MetricRequest(metric, int(cutoff), label)
 
 
@@ -286,7 +295,7 @@ def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
     value = float(text) if number else math.nan
     if not math.isfinite(value):
         raise SqlmetricsError(
-            f"the score threshold in {label!r} must be a number, like {metric.name}@0.5 "
+            f"the score threshold in {label!r} must be a finite number, like {metric.name}@0.5 "
             f"(without @ it is {DEFAULT_SCORE_THRESHOLD})"
         )
     return value

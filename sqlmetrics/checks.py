@@ -5,6 +5,7 @@ names the table, the column, how many rows, an example row and what to do."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,23 +50,72 @@ def _column(source: Source, name: str, role: str) -> exp.Identifier:
     return exp.to_identifier(name, quoted=True)
 
 
+# A number type alone, e.g. BIGINT or DECIMAL(10, 2): not a list of one (DOUBLE[]), a struct
+# or INTERVAL, whose names start the same way.
+_NAMES = "|".join(sorted(NUMERIC_TYPES, key=len, reverse=True))
+_NUMBER = re.compile(rf"(?:{_NAMES})(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
+# A DECIMAL of more fraction digits than this is stored in 128 bits, and the products and sums
+# of the metrics need more digits than that (DECIMAL(38,38) cannot even hold 1).
+MAX_DECIMAL_SCALE = 18
+
+
+def _is_number(kind: str) -> bool:
+    return _NUMBER.fullmatch(kind) is not None
+
+
+def _decimal_scale(kind: str) -> int:
+    """The fraction digits of a DECIMAL(p,s) type; 0 for any other type."""
+    match = _NUMBER.fullmatch(kind)
+    return int(match.group(2)) if match and match.group(2) else 0
+
+
 def _check_numeric(source: Source, column: exp.Identifier, role: str) -> None:
     kind = source.columns[column.name]
-    if kind != UNKNOWN and not kind.startswith(NUMERIC_TYPES):
+    if kind == UNKNOWN:
+        return
+    if not _is_number(kind):
         raise SqlmetricsError(
             f"{source.role}.{column.name} (the {role} column) is {kind}, not a number; "
-            "cast it to a numeric type first"
+            "cast it to a numeric type first (DOUBLE for scores)"
+        )
+    if _decimal_scale(kind) > MAX_DECIMAL_SCALE:
+        raise SqlmetricsError(
+            f"{source.role}.{column.name} (the {role} column) is {kind}: more than "
+            f"{MAX_DECIMAL_SCALE} decimal places leave no room for the metrics' arithmetic; "
+            "cast it to DOUBLE"
         )
 
 
 def _id_family(kind: str) -> str:
-    return "number" if kind.startswith(NUMERIC_TYPES) else "text" if "CHAR" in kind else kind
+    """What a key column can be joined or matched with: numbers with numbers, text with text,
+    and other types with the same type: a naive TIMESTAMP is not a TIMESTAMP WITH TIME ZONE
+    (comparing them reads the naive one in the session's time zone), nor a DATE. Timestamps of
+    different precisions are one family."""
+    if _is_number(kind):
+        return "number"
+    if "CHAR" in kind or kind in ("TEXT", "STRING"):
+        return "text"
+    if kind.startswith("TIMESTAMP"):
+        aware = "TIME ZONE" in kind or kind == "TIMESTAMPTZ"
+        return "TIMESTAMP WITH TIME ZONE" if aware else "TIMESTAMP"
+    return kind
 
 
 def _same_family(one: str, other: str) -> bool:
-    """Whether two id types can be joined; a type the driver did not name is left to the
-    engine."""
+    """Whether two id or group types can be joined; a type the driver did not name is left to
+    the engine."""
     return UNKNOWN in (one, other) or _id_family(one) == _id_family(other)
+
+
+def _cast_hint(one: str, other: str) -> str:
+    families = {_id_family(one), _id_family(other)}
+    if families == {"TIMESTAMP", "TIMESTAMP WITH TIME ZONE"}:
+        return (
+            "cast one so both have the same type (e.g. the naive one to TIMESTAMPTZ with its "
+            "time zone, or the aware one to TIMESTAMP in UTC); they are not compared silently, "
+            "as the result would depend on the session's time zone"
+        )
+    return "cast one so both have the same type"
 
 
 def resolve_inputs(
@@ -90,13 +140,14 @@ def resolve_inputs(
         if not _same_family(rec_kind, truth_kind):
             raise SqlmetricsError(
                 f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
-                "cast one so both have the same type"
+                f"{_cast_hint(rec_kind, truth_kind)}"
             )
-        if rec_kind in ("FLOAT", "DOUBLE", "REAL"):
-            raise SqlmetricsError(
-                f"recommendations.{column.name} (the {role} column) is {rec_kind}; ids must be "
-                "integers or strings: cast it"
-            )
+        for role_of, kind in (("recommendations", rec_kind), ("interactions", truth_kind)):
+            if kind in ("FLOAT", "DOUBLE", "REAL") or _decimal_scale(kind) > 0:
+                raise SqlmetricsError(
+                    f"{role_of}.{column.name} (the {role} column) is {kind}; ids must be "
+                    "integers or strings (a fraction is no id): cast it"
+                )
     rank = score = None
     if names["rank"] is not None or (
         "score" not in given
@@ -130,6 +181,13 @@ def resolve_inputs(
             raise SqlmetricsError(
                 f"group_by column {name!r} clashes with the output column 'users'"
             )
+        if name in interactions.columns:
+            rec_kind, truth_kind = recommendations.columns[name], interactions.columns[name]
+            if not _same_family(rec_kind, truth_kind):
+                raise SqlmetricsError(
+                    f"group_by column {name!r} is {rec_kind} in recommendations but "
+                    f"{truth_kind} in interactions; {_cast_hint(rec_kind, truth_kind)}"
+                )
         groups.append(
             Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
         )
@@ -243,12 +301,17 @@ def refuse_bad_rows(
         )
     if total["bad_relevance"] and inputs.relevance is not None:
         relevance = exp.column(inputs.relevance)
-        bad = exp.or_(relevance.is_(exp.Null()), relevance < 0, exp.func("ISNAN", relevance.copy()))
+        bad = exp.or_(
+            relevance.is_(exp.Null()),
+            relevance < 0,
+            engine.is_nan(relevance.copy()),
+            _not_finite(relevance),
+        )
         example = _example(engine, truth, truth_columns, bad)
         raise SqlmetricsError(
-            f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative or "
-            f"NaN in {total['bad_relevance']} row(s){example}; relevance must be a number >= 0 "
-            "(0 = not relevant)"
+            f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative, "
+            f"NaN or infinite in {total['bad_relevance']} row(s){example}; relevance must be a "
+            "finite number >= 0 (0 = not relevant)"
         )
     exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
@@ -275,18 +338,32 @@ def refuse_bad_rows(
         raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
 
 
+def _not_finite(column: exp.Expr) -> exp.Expr:
+    """True for NaN and ±infinity, on every engine: x * 0 = 0 holds for every finite number,
+    not for NaN or infinity (whose product with 0 is NaN, or NULL in SQLite). True for NULL
+    too: callers that allow NULL test it apart."""
+    product = exp.Mul(this=column.copy(), expression=exp.Literal.number(0))
+    flag = exp.case().when(product.eq(0), exp.Literal.number(0)).else_(exp.Literal.number(1))
+    return flag.eq(1)
+
+
 def refuse_nan_ratings(engine: Engine, inputs: Inputs, rating: exp.Identifier) -> None:
-    """A NaN rating would make every rating metric NaN: refused (one more scan of the
-    interactions, only when a rating metric is requested). NULL ratings are left out."""
-    nan = engine.is_nan(exp.column(rating))
-    query = exp.select(exp.func("COUNT", exp.Star())).from_(inputs.interactions.copy()).where(nan)
+    """A NaN or infinite rating would make every rating metric NaN or infinite: refused (one
+    more scan of the interactions, only when a rating metric is requested). NULL ratings are
+    left out."""
+    column = exp.column(rating)
+    bad = exp.or_(
+        engine.is_nan(column.copy()),
+        exp.and_(exp.Not(this=column.copy().is_(exp.Null())), _not_finite(column)),
+    )
+    query = exp.select(exp.func("COUNT", exp.Star())).from_(inputs.interactions.copy()).where(bad)
     row = engine.first_row(query)
     if row and row[0]:
         columns = (inputs.user, inputs.item, rating)
         raise SqlmetricsError(
-            f"interactions.{rating.name} (the rating column) is NaN in {row[0]} row(s)"
-            f"{_example(engine, inputs.interactions, columns, nan.copy())}; use NULL for a "
-            "missing rating (such rows are left out) or a number"
+            f"interactions.{rating.name} (the rating column) is NaN or infinite in {row[0]} "
+            f"row(s){_example(engine, inputs.interactions, columns, bad.copy())}; use NULL for "
+            "a missing rating (such rows are left out) or a finite number"
         )
 
 

@@ -8,6 +8,7 @@ import json
 import math
 import sys
 from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -271,15 +272,21 @@ def _render(frame: pd.DataFrame, fmt: str) -> str:
             {str(key): _json_value(value) for key, value in row.items()}
             for row in frame.to_dict(orient="records")
         ]
-        return json.dumps(rows, indent=2) + "\n"
+        return json.dumps(rows, indent=2, allow_nan=False) + "\n"
     return str(frame.to_string(index=False, float_format=lambda value: f"{value:.6f}")) + "\n"
 
 
 def _json_value(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
+    """Strict JSON: NaN and ±infinity (not JSON numbers) as null, numpy scalars as Python
+    values, a Decimal key as its exact text."""
+    if isinstance(value, Decimal):
+        return str(value)
     if hasattr(value, "item"):  # numpy scalars
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if type(value).__name__ == "NAType":  # pandas.NA, a missing key of a nullable column
+        return None
     return value
 
 

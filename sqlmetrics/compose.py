@@ -18,7 +18,7 @@ import sqlglot
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MetricRequest, sql_folder
+from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
@@ -35,7 +35,7 @@ POPULATIONS = ("all", "common")
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
 # ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|). Computed
 # in Python, so their cutoffs are bounded (a sum over k = 1e6 takes 0.1 s).
-CONSTANT_MAX_CUTOFF = 10**6
+CONSTANT_MAX_CUTOFF = MAX_CUTOFF  # parse_request refuses larger cutoffs
 CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
 }
@@ -105,8 +105,16 @@ class Options:
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")
-        if not threshold >= 0:  # also rejects NaN
-            raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")
+        if not (threshold >= 0 and math.isfinite(threshold)):  # NaN, inf and 1e400 too
+            raise SqlmetricsError(f"threshold must be a number >= 0 and finite, got {threshold!r}")
+
+
+def number(value: float) -> exp.Expr:
+    """A number bound into the query: a finite literal. ``exp.convert`` writes infinity as the
+    identifier ``inf`` (a column, to the engine), so anything else is refused here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SqlmetricsError(f"{value!r} is not a finite number; the query takes only those")
+    return exp.convert(value)
 
 
 def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
@@ -552,7 +560,7 @@ def compose(
             if projection.alias_or_name == "pos":
                 projection.set("this", exp.Literal.number(1))
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
-    truth = bind_placeholders(truth, threshold=exp.convert(options.threshold))
+    truth = bind_placeholders(truth, threshold=number(options.threshold))
     # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
@@ -695,7 +703,7 @@ def _hit_rows_stages(
     _prune(judged, needed)
     if long_lists:
         duckdb_plan.join_relevant_pairs(judged)
-    threshold = exp.convert(options.threshold)
+    threshold = number(options.threshold)
     return [
         (
             "truth_lists",
@@ -801,7 +809,7 @@ def _per_user_stages(
             alias: _per_user_constants(
                 _bind_cutoff(expression, request.k)
                 if threshold is None
-                else exp.replace_placeholders(expression, score_threshold=exp.convert(threshold))
+                else exp.replace_placeholders(expression, score_threshold=number(threshold))
             )
             for alias, expression in request.metric.expressions().items()
         }
@@ -1044,7 +1052,7 @@ def _diagnostics_stages(
     max_k = max((r.k for r in requests if r.k is not None), default=None)
     query = bind_placeholders(
         query,
-        threshold=exp.convert(options.threshold),
+        threshold=number(options.threshold),
         max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
     )
     _bind_cutoff(query, cutoff, name="cutoff")

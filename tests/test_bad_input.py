@@ -78,16 +78,16 @@ CASES: dict[str, tuple[object, object, str]] = {
     "negative relevance": (
         recs(),
         truth(relevance=[1, -2]),
-        "interactions.relevance (the relevance column) is NULL, negative or NaN in 1 row(s), "
-        "e.g. user_id=2, item_id=20, relevance=-2; relevance must be a number >= 0 "
-        "(0 = not relevant)",
+        "interactions.relevance (the relevance column) is NULL, negative, NaN or infinite in 1 "
+        "row(s), e.g. user_id=2, item_id=20, relevance=-2; relevance must be a finite number "
+        ">= 0 (0 = not relevant)",
     ),
     "null relevance": (
         recs(),
         truth(relevance=[None, 2]),
-        "interactions.relevance (the relevance column) is NULL, negative or NaN in 1 row(s), "
-        "e.g. user_id=1, item_id=11, relevance=None; relevance must be a number >= 0 "
-        "(0 = not relevant)",
+        "interactions.relevance (the relevance column) is NULL, negative, NaN or infinite in 1 "
+        "row(s), e.g. user_id=1, item_id=11, relevance=None; relevance must be a finite number "
+        ">= 0 (0 = not relevant)",
     ),
     "repeated ranks": (
         pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "rank": [1, 1, 1]}),
@@ -109,8 +109,8 @@ CASES: dict[str, tuple[object, object, str]] = {
     "float user ids": (
         recs(user_id=[1.0, 1.0, 2.0]),
         truth(user_id=[1.0, 2.0]),
-        "recommendations.user_id (the user column) is DOUBLE; ids must be integers or strings: "
-        "cast it",
+        "recommendations.user_id (the user column) is DOUBLE; ids must be integers or strings "
+        "(a fraction is no id): cast it",
     ),
 }
 
@@ -272,7 +272,7 @@ def test_nan_ratings_are_refused() -> None:
     with pytest.raises(SqlmetricsError) as raised:
         sqlmetrics.evaluate(recs(), rated, ["rmse"])
     assert str(raised.value) == (
-        "interactions.rating (the rating column) is NaN in 1 row(s), e.g. user_id=2, "
-        "item_id=20, rating=nan; use NULL for a missing rating (such rows are left out) or a "
-        "number"
+        "interactions.rating (the rating column) is NaN or infinite in 1 row(s), e.g. "
+        "user_id=2, item_id=20, rating=nan; use NULL for a missing rating (such rows are left "
+        "out) or a finite number"
     )

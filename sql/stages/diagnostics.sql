@@ -72,8 +72,14 @@ interacted AS (
     COUNT(*) AS interaction_rows,
     COUNT(item_id) - COUNT(DISTINCT item_id) AS duplicate_interactions,
     COUNT(*) - COUNT(item_id) AS null_items,
+    -- x * 0 = 0 holds for every finite number: not for NaN or infinity (nor for SQLite's
+    -- infinity, whose product with 0 is NULL).
     SUM(
-      CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
+      CASE
+        WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1
+        WHEN relevance * 0 = 0 THEN 0
+        ELSE 1
+      END
     ) AS bad_relevance,
     SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
   FROM input_interactions

@@ -4,10 +4,12 @@ top-k aggregate the scores below it."""
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
+import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsInt, cast
 
 from sqlglot import exp
 
@@ -293,18 +295,21 @@ def run_in_passes(
         for user_pass in passes
     ]
     groups = [group.name for group in inputs.groups]
-    counted = pd.concat([part[1] for part in parts], ignore_index=True)
+    counted = _settled_keys(pd.concat([part[1] for part in parts], ignore_index=True), groups)
     counts = [c for c in counted.columns if c not in groups]
     if groups:
-        counted = counted.groupby(groups, sort=True, as_index=False)[counts].sum()
+        counted = counted.groupby(groups, sort=True, as_index=False, dropna=False)[counts].sum()
+        counted = _settled_keys(counted, groups)  # the groupby infers uint64 where it can
     else:
         counted = counted[counts].sum().to_frame().T.astype("int64")
     metrics = pd.concat([part[0] for part in parts], ignore_index=True)
+    metrics = _settled_keys(metrics, [*groups, inputs.user.name] if per_user else groups)
     if per_user:
         order = [*groups, inputs.user.name]
         return metrics.sort_values(order, kind="stable").reset_index(drop=True), counted
     rows = []
-    for key, group in metrics.groupby(groups, sort=True) if groups else [((), metrics)]:
+    grouped = metrics.groupby(groups, sort=True, dropna=False) if groups else [((), metrics)]
+    for key, group in grouped:
         row: dict[str, object] = dict(
             zip(groups, key if isinstance(key, tuple) else (key,), strict=True)
         )
@@ -318,7 +323,8 @@ def run_in_passes(
             value = total / divisor if divisor else math.nan
             row[label] = math.sqrt(value) if request.metric.square_root else value
         rows.append(row)
-    return pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)]), counted
+    summary = pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)])
+    return _settled_keys(summary, groups), counted
 
 
 def _evaluate_sql(
@@ -367,16 +373,25 @@ def split_diagnostics(
     """Runs evaluate's query once and separates its metric rows from its diagnostics rows."""
     cursor = connection.execute(query)
     types = {str(column[0]): str(column[1]).upper() for column in cursor.description}
+    groups = [group.name for group in inputs.groups]
+    keys = [*groups, inputs.user.name] if per_user else groups
+    # pandas reads HUGEINT as a float and cannot read UHUGEINT at all, DECIMAL as a float:
+    # such keys come as text, read back exactly (the query again, in this rare case).
+    as_text = [key for key in keys if _reads_as_text(types[key])]
+    if as_text:
+        query = _keys_as_text(query, as_text)
+        cursor = connection.execute(query)
     frame = cursor.df()
     columns = list(types)
-    groups = [group.name for group in inputs.groups]
     counts = [*DIAGNOSTICS, *CHECKS]
 
     def part(kind: str, wanted: list[str]) -> pd.DataFrame:
         rows = frame.loc[frame[KIND] == kind, wanted].reset_index(drop=True)
         for column in wanted:
+            if column in keys and (column in as_text or types[column] in WIDE_INTEGERS):
+                rows[column] = exact_keys(rows[column], fraction=_decimal_scale(types[column]) > 0)
             # The other kind's NULLs made integer columns float in the combined frame.
-            if types[column] in INTEGER_TYPES and rows[column].notna().all():
+            elif types[column] in INTEGER_TYPES and rows[column].notna().all():
                 rows[column] = rows[column].astype("int64")
         return rows
 
@@ -384,3 +399,81 @@ def split_diagnostics(
     counted = part("diagnostics", [*groups, *counts])
     counted[counts] = counted[counts].fillna(0).astype("int64")
     return metrics, counted
+
+
+# Integer types whose values may not fit pandas' int64.
+WIDE_INTEGERS = ("UBIGINT", "HUGEINT", "UHUGEINT")
+
+
+def _reads_as_text(kind: str) -> bool:
+    return kind in ("HUGEINT", "UHUGEINT") or kind.startswith("DECIMAL")
+
+
+def _keys_as_text(query: str, columns: Sequence[str]) -> str:
+    """The query with these columns cast to text (exact for any integer or decimal)."""
+    replaced = [
+        exp.alias_(exp.cast(exp.column(name, quoted=True), "VARCHAR"), name, quoted=True)
+        for name in columns
+    ]
+    outer = exp.select(exp.Star(**{"replace": replaced})).from_(
+        exp.paren(sqlglot_parse(query)).as_("keyed")
+    )
+    return outer.sql("duckdb")
+
+
+def sqlglot_parse(query: str) -> exp.Expr:
+    import sqlglot
+
+    return sqlglot.parse_one(query, read="duckdb")
+
+
+def _decimal_scale(kind: str) -> int:
+    match = re.fullmatch(r"DECIMAL\((\d+),\s*(\d+)\)", kind)
+    return int(match.group(2)) if match else 0
+
+
+def exact_keys(column: pd.Series, fraction: bool = False) -> pd.Series:
+    """Group or user keys exactly: int64 when every value is an integer within int64 and none is
+    missing (as DuckDB's BIGINT), else Python ints in an object column, None where missing.
+    ``fraction``: a DECIMAL with fraction digits, read as Decimals."""
+    import pandas as pd
+
+    values = [_exact(value, fraction) for value in column.tolist()]
+    if values and all(_fits_int64(v) for v in values):
+        return pd.Series(values, dtype="int64", name=column.name)
+    return pd.Series(values, dtype=object, name=column.name)
+
+
+def _fits_int64(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+
+
+def _exact(value: object, fraction: bool) -> object:
+    import pandas as pd
+
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, str):
+        return decimal.Decimal(value) if fraction else int(value)
+    if isinstance(value, decimal.Decimal):
+        return value if fraction else int(value)
+    return int(cast(SupportsInt, value))
+
+
+def _settled_keys(frame: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """Keys of passes put together: an object column of integers that all fit int64 (one
+    pass's int64 next to another's Python ints) becomes int64, as in one query."""
+    import pandas as pd
+
+    for key in keys:
+        if frame[key].dtype == object or frame[key].dtype.kind == "u":  # uint64 as inferred
+            values = [_plain(v) for v in frame[key].tolist()]
+            exact = bool(values) and all(_fits_int64(v) for v in values)
+            frame[key] = pd.Series(values, dtype="int64" if exact else object, index=frame.index)
+    return frame
+
+
+def _plain(value: object) -> object:
+    """numpy integers as Python ints (exact, and alike in an object column)."""
+    item = getattr(value, "item", None)
+    return item() if item is not None and not isinstance(value, decimal.Decimal) else value

@@ -26,7 +26,13 @@ WITH input_recommendations AS NOT MATERIALIZED (
         0 AS duplicate_interactions,
         COUNT(*) - COUNT(item_id) AS null_items,
         SUM(
-          CASE WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance) THEN 1 ELSE 0 END
+          CASE
+            WHEN relevance IS NULL OR relevance < 0 OR ISNAN(relevance)
+            THEN 1
+            WHEN relevance * 0 = 0
+            THEN 0
+            ELSE 1
+          END
         ) AS bad_relevance,
         SUM(CASE WHEN relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance,
         NOT user_id IS NULL
@@ -69,7 +75,9 @@ WITH input_recommendations AS NOT MATERIALIZED (
           CASE
             WHEN again.relevance IS NULL OR again.relevance < 0 OR ISNAN(again.relevance)
             THEN 1
-            ELSE 0
+            WHEN again.relevance * 0 = 0
+            THEN 0
+            ELSE 1
           END
         ) AS bad_relevance,
         SUM(CASE WHEN again.relevance > 1000 THEN 1 ELSE 0 END) AS huge_relevance
