@@ -249,6 +249,8 @@ class Engine:
             except SqlmetricsError:
                 raise
             except Exception as error:
+                if type(error).__name__ == "InterruptException":  # DuckDB's, on Ctrl-C
+                    raise KeyboardInterrupt from error
                 if self.timed_out:
                     raise SqlmetricsError(
                         f"the query ran past timeout={self.timeout:g} s on {self.name} and was "
@@ -256,7 +258,7 @@ class Engine:
                     ) from None
                 raise SqlmetricsError(
                     f"{self.name} could not run the query: {self.scrub(first_line(error))}"
-                ) from None
+                ) from (None if self.secrets else error)
 
     def scrub(self, text: str) -> str:
         """``text`` without the connection's secrets."""
