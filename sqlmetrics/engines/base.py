@@ -226,6 +226,17 @@ class Engine:
         """A query in DuckDB's semantics as this engine's SQL."""
         return render(query, self.dialect, pretty=False)
 
+    def named_relation(self, value: object, role: str) -> exp.Expr | None:
+        """A Query or a table name as a relation in this engine's dialect (names parsed
+        strictly, junk refused); None for anything else."""
+        from sqlmetrics.api import table_name
+
+        if isinstance(value, Query):
+            return value.parsed(self.dialect, role).subquery(f"{role}_query")
+        if isinstance(value, str):
+            return table_name(value, self.dialect, role)
+        return None
+
     def rows(self, query: exp.Expr) -> list[tuple[Any, ...]]:
         """A small query's rows (probes, counts and the examples of error messages)."""
         return self.guarded(lambda: self.fetch(self.sql(query)))[1]

@@ -48,14 +48,8 @@ class DBAPIEngine(Engine):
         self.began_idle = _in_transaction(self.driver) is False
 
     def bind(self, value: object, role: str) -> Source:
-        from sqlmetrics.api import table_name
-
-        relation: exp.Expr
-        if isinstance(value, Query):
-            relation = value.parsed(self.dialect, role).subquery(f"{role}_query")
-        elif isinstance(value, str):
-            relation = table_name(value, self.dialect, role)
-        else:
+        relation = self.named_relation(value, role)
+        if relation is None:
             raise SqlmetricsError(
                 f"{role}: on {self.name} an input is a table name or a sqlmetrics.Query, not a "
                 f"{type(value).__name__} (the rows stay in the database; to evaluate local data "

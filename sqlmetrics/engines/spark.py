@@ -53,28 +53,9 @@ class SparkEngine(Engine):
             self.context = None
 
     def bind(self, value: object, role: str) -> Source:
-        from sqlmetrics.api import table_name
-
-        relation: exp.Expr
-        if isinstance(value, Query):
-            relation = value.parsed(self.dialect, role).subquery(f"{role}_query")
-        elif isinstance(value, str):
-            relation = table_name(value, self.dialect, role)
-        elif callable(getattr(value, "createOrReplaceTempView", None)):
-            if getattr(value, "sparkSession", self.spark) is not self.spark:
-                raise SqlmetricsError(
-                    f"{role}: this Spark DataFrame belongs to another SparkSession than connection="
-                )
-            name = f"sqlmetrics_{role}_{next(_views)}_{uuid.uuid4().hex[:8]}"
-            value.createOrReplaceTempView(name)  # type: ignore[attr-defined]
-            self.views.append(name)
-            relation = exp.to_table(name)
-        else:
-            raise SqlmetricsError(
-                f"{role}: on Spark an input is a Spark DataFrame, a table name or a "
-                f"sqlmetrics.Query, not a {type(value).__name__} (for a pandas DataFrame: "
-                "spark.createDataFrame(frame))"
-            )
+        relation = self.named_relation(value, role)
+        if relation is None:
+            relation = self._view(value, role)
         probe = exp.select("*").from_(relation.copy()).limit(0)
         try:
             schema = self.guarded(lambda: self.spark.sql(self.sql(probe)).schema)
@@ -88,6 +69,24 @@ class SparkEngine(Engine):
             for field in schema.fields
         }
         return Source(role, relation, columns, origin=value)
+
+    def _view(self, frame: object, role: str) -> exp.Table:
+        """A Spark DataFrame of this session as a temporary view of its own (dropped on
+        close)."""
+        if not callable(getattr(frame, "createOrReplaceTempView", None)):
+            raise SqlmetricsError(
+                f"{role}: on Spark an input is a Spark DataFrame, a table name or a "
+                f"sqlmetrics.Query, not a {type(frame).__name__} (for a pandas DataFrame: "
+                "spark.createDataFrame(frame))"
+            )
+        if getattr(frame, "sparkSession", self.spark) is not self.spark:
+            raise SqlmetricsError(
+                f"{role}: this Spark DataFrame belongs to another SparkSession than connection="
+            )
+        name = f"sqlmetrics_{role}_{next(_views)}_{uuid.uuid4().hex[:8]}"
+        frame.createOrReplaceTempView(name)  # type: ignore[attr-defined]
+        self.views.append(name)
+        return exp.to_table(name)
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         previous = self._start_group()
