@@ -276,3 +276,29 @@ def test_nan_ratings_are_refused() -> None:
         "user_id=2, item_id=20, rating=nan; use NULL for a missing rating (such rows are left "
         "out) or a finite number"
     )
+
+
+def test_a_header_only_csv_has_no_rows_to_evaluate(tmp_path: Path) -> None:
+    """DuckDB reads a CSV file without rows as text columns: the message is that it is empty,
+    not that its score is not a number (issue 23, cause 12)."""
+    (tmp_path / "recs.csv").write_text("user_id,item_id,score\n")
+    truth().to_csv(tmp_path / "truth.csv", index=False)
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(tmp_path / "recs.csv", tmp_path / "truth.csv", ["ndcg@3"])
+    assert str(raised.value) == "recommendations: no rows to evaluate; check the file or filter"
+
+
+def test_a_folder_is_read_whole_or_refused(tmp_path: Path) -> None:
+    """A folder of Parquet or of CSV files is read whole; one holding both is refused with
+    both counts, never read in part (issue 23, cause 12)."""
+    folder = tmp_path / "recs"
+    (folder / "day=1").mkdir(parents=True)
+    recs().iloc[:2].to_csv(folder / "a.csv", index=False)
+    recs().iloc[2:].to_csv(folder / "day=1" / "b.csv", index=False)
+    truth().to_parquet(tmp_path / "truth.parquet")
+    whole = sqlmetrics.evaluate(recs(), tmp_path / "truth.parquet", ["ndcg@3"])
+    from_folder = sqlmetrics.evaluate(folder, tmp_path / "truth.parquet", ["ndcg@3"])
+    pd.testing.assert_frame_equal(from_folder, whole)
+    recs().to_parquet(folder / "c.parquet")
+    with pytest.raises(SqlmetricsError, match=r"holds both Parquet \(1\) and CSV \(2\) files"):
+        sqlmetrics.evaluate(folder, tmp_path / "truth.parquet", ["ndcg@3"])

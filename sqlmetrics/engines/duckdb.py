@@ -109,10 +109,12 @@ class DuckDBEngine(Engine):
             else f"sqlmetrics_{role}_{next(_registered)}"
         )
         view: exp.Expr | None = None
+        is_csv = False
         if isinstance(value, Query):
             relation = value.parsed("duckdb", role).subquery(f"{role}_query")
         elif isinstance(value, (str, os.PathLike)):
             relation = _path_or_table(os.fspath(value), role, self.own_connection)
+            is_csv = relation.sql("duckdb").lower().startswith("read_csv")
             if self.own_connection:
                 view = exp.Create(
                     this=exp.to_table(name),
@@ -140,7 +142,15 @@ class DuckDBEngine(Engine):
         except Exception as error:
             raise SqlmetricsError(f"{role}: cannot read {value!r}: {first_line(error)}") from error
         columns = {str(name): str(kind).upper() for name, kind, *_ in description}
+        # A CSV file with a header and no rows reads as text columns: say it is empty rather
+        # than that its score is not a number.
+        if is_csv and all(kind == "VARCHAR" for kind in columns.values()) and self._empty(relation):
+            raise SqlmetricsError(f"{role}: no rows to evaluate; check the file or filter")
         return Source(role, relation, columns, origin=value)
+
+    def _empty(self, relation: exp.Expr) -> bool:
+        first = exp.select("1").from_(relation.copy()).limit(1)
+        return not self.connection.execute(first.sql("duckdb")).fetchall()
 
     def evaluate(
         self,
@@ -194,6 +204,28 @@ def known_rows(
     return int(row[0]) if row else None
 
 
+def _folder(text: str, escaped: str, role: str) -> exp.Expr:
+    """A folder's Parquet files, or its CSV files; a folder with both is refused rather than
+    read in part."""
+    parquet = os.path.join(escaped, "**", "*.parquet")
+    csv = os.path.join(escaped, "**", "*.csv")
+    found = {
+        name: glob.glob(pattern, recursive=True)
+        for name, pattern in (("parquet", parquet), ("csv", csv))
+    }
+    if found["parquet"] and found["csv"]:
+        raise SqlmetricsError(
+            f"{role}: folder {text!r} holds both Parquet ({len(found['parquet'])}) and CSV "
+            f"({len(found['csv'])}) files; sqlmetrics reads one format at a time: pass a glob "
+            f"such as {os.path.join(text, '**', '*.parquet')!r}"
+        )
+    if found["parquet"]:
+        return exp.func("read_parquet", exp.Literal.string(parquet))
+    if found["csv"]:
+        return exp.func("read_csv", exp.Literal.string(csv))
+    raise SqlmetricsError(f"{role}: folder {text!r} holds no .parquet or .csv files")
+
+
 def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
     lowered = text.lower()
     # An existing path is a path, brackets and all: escaped, as DuckDB globs every path it reads.
@@ -201,10 +233,7 @@ def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
     is_glob = literal is None and any(char in text for char in "*?[")
     is_remote = "://" in text
     if os.path.isdir(text):
-        pattern = os.path.join(literal or text, "**", "*.parquet")
-        if not glob.glob(pattern, recursive=True):
-            raise SqlmetricsError(f"{role}: folder {text!r} holds no .parquet files")
-        return exp.func("read_parquet", exp.Literal.string(pattern))
+        return _folder(text, literal or text, role)
     if lowered.endswith(PARQUET_SUFFIXES) or lowered.endswith(CSV_SUFFIXES) or is_glob:
         if not is_remote and not glob.glob(literal or text, recursive=True):
             what = "no file matches" if is_glob else "no such file"
