@@ -115,9 +115,7 @@ def result_frame(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.Data
 def split_result(
     frame: pd.DataFrame, inputs: Inputs, per_user: bool, labels: Sequence[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """evaluate's single result set as the metric rows and the diagnostics rows, with DuckDB's
-    dtypes: metrics float64, ``users`` and the counts int64, keys as the engine gave them."""
-
+    """evaluate's single result set as the metric rows and the diagnostics rows (shape_result)."""
     kinds = frame[KIND].astype(str)
     metric_rows = frame.loc[kinds == "metrics"].reset_index(drop=True)
     counted_rows = frame.loc[kinds == "diagnostics"].reset_index(drop=True)
@@ -131,7 +129,8 @@ def shape_result(
     per_user: bool,
     labels: Sequence[str],
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The metric rows and the diagnostics rows as fetched, with DuckDB's dtypes."""
+    """The metric rows and the diagnostics rows as fetched, with DuckDB's dtypes: metrics as
+    _numbers, ``users`` and the counts int64, keys as _keys."""
     import pandas as pd
 
     groups = [group.name for group in inputs.groups]
