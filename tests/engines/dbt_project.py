@@ -54,8 +54,17 @@ def dbt_cases() -> list[Case]:
     return [
         case
         for case in load_cases()
-        if "duplicates" not in case.options and packaged(case.metrics) == case.metrics
+        if "duplicates" not in case.options
+        and packaged(case.metrics) == case.metrics
+        and all(_canonical(label) for label in case.metrics)
     ]
+
+
+def _canonical(label: str) -> bool:
+    """Whether a label names its metric as the package does: the macro takes sqlmetrics'
+    names, not trec_eval's spellings (set_P), which only the Python API reads."""
+    request = parse_request(label)
+    return label in (request.metric.name, f"{request.metric.name}@{request.k}")
 
 
 def macro_kwargs(case: Case) -> dict[str, Any]:
