@@ -442,8 +442,16 @@ def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path
     connection = duckdb.connect()
     frame.to_parquet(tmp_path / "recs.parquet")
     frame.to_csv(tmp_path / "recs.csv", index=False)
+    (tmp_path / "folder").mkdir()
+    frame.to_parquet(tmp_path / "folder" / "part.parquet")
     relation = connection.sql("SELECT * FROM frame")
-    values = (frame, tmp_path / "recs.parquet", tmp_path, tmp_path / "recs.csv", relation)
+    values = (
+        frame,
+        tmp_path / "recs.parquet",
+        tmp_path / "folder",
+        tmp_path / "recs.csv",
+        relation,
+    )
     engine = DuckDBEngine(connection)
     sources = [engine.bind(value, "recommendations") for value in values]
     rows = [
