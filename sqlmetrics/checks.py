@@ -401,18 +401,9 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
             f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
             f"{inputs.category.name})"
         )
-    missing = (
-        exp.select(exp.column(inputs.item, "recs"))
-        .from_(exp.alias_(inputs.recommendations.copy(), "recs"))
-        .join(
-            exp.alias_(inputs.items.copy(), "items"),
-            on=exp.column(inputs.item, "recs").eq(exp.column(inputs.item, "items")),
-            join_type="left",
-        )
-        .where(exp.column(inputs.category, "items").is_(exp.Null()))
-        .limit(1)
+    row = _item_without_category(
+        engine, inputs, inputs.recommendations, inputs.items, inputs.category
     )
-    row = engine.first_row(missing)
     labels = ", ".join(r.label for r in requests if r.metric.needs_items)
     if row is not None:
         raise SqlmetricsError(
@@ -421,23 +412,31 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
         )
     if inputs.history is None or not any(r.metric.needs_history for r in requests):
         return
-    unknown = (
-        exp.select(exp.column(inputs.item, "past"))
-        .from_(exp.alias_(inputs.history.copy(), "past"))
-        .join(
-            exp.alias_(inputs.items.copy(), "items"),
-            on=exp.column(inputs.item, "past").eq(exp.column(inputs.item, "items")),
-            join_type="left",
-        )
-        .where(exp.column(inputs.category, "items").is_(exp.Null()))
-        .limit(1)
-    )
-    row = engine.first_row(unknown)
+    row = _item_without_category(engine, inputs, inputs.history, inputs.items, inputs.category)
     if row is not None:
         raise SqlmetricsError(
             f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
             f"table, or NULL); {labels} need the category of every item of the history"
         )
+
+
+def _item_without_category(
+    engine: Engine, inputs: Inputs, source: exp.Expr, items: exp.Expr, category: exp.Identifier
+) -> tuple[Any, ...] | None:
+    """One item of ``source`` (the recommendations or the history) that the items table gives
+    no category, or None."""
+    found = (
+        exp.select(exp.column(inputs.item, "listed"))
+        .from_(exp.alias_(source.copy(), "listed"))
+        .join(
+            exp.alias_(items.copy(), "items"),
+            on=exp.column(inputs.item, "listed").eq(exp.column(inputs.item, "items")),
+            join_type="left",
+        )
+        .where(exp.column(category, "items").is_(exp.Null()))
+        .limit(1)
+    )
+    return engine.first_row(found)
 
 
 def check_labels(

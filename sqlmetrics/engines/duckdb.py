@@ -58,7 +58,11 @@ class DuckDBEngine(Engine):
         self.registered: list[str] = []
         self.views: list[str] = []
         self.progress_setting = self._setting("enable_progress_bar")
-        self.connection.execute(f"SET enable_progress_bar = {'true' if progress else 'false'}")
+        self._set_progress_bar(progress)
+
+    def _set_progress_bar(self, on: bool) -> None:
+        setting = exp.EQ(this=exp.column("enable_progress_bar"), expression=exp.Boolean(this=on))
+        self.connection.execute(exp.Set(expressions=[exp.SetItem(this=setting)]).sql("duckdb"))
 
     def _setting(self, name: str) -> Any:
         rows = self.connection.execute("SELECT current_setting(?)", [name]).fetchall()
@@ -94,8 +98,7 @@ class DuckDBEngine(Engine):
         for name in self.registered:
             self.connection.unregister(name)
         if self.progress_setting is not None:
-            value = "true" if self.progress_setting in (True, "true") else "false"
-            self.connection.execute(f"SET enable_progress_bar = {value}")
+            self._set_progress_bar(self.progress_setting in (True, "true"))
 
     def bind(self, value: object, role: str) -> Source:
         """A path, glob, directory, DataFrame, Arrow table, Query or table name, as a
