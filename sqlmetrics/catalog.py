@@ -30,6 +30,8 @@ SOURCES = ("judged", "lists", "scored", "rated")
 DEFAULT_SCORE_THRESHOLD = 0.5
 # The largest cutoff: DuckDB's top-n aggregate takes n < 1,000,000, and no list is that long.
 MAX_CUTOFF = 999_999
+# Cutoffs one range label (ndcg@1:100) may expand to: each is a column of the query.
+MAX_CUTOFF_RANGE = 1_000
 
 
 @dataclass(frozen=True)
@@ -302,13 +304,37 @@ def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
 
 
 def parse_requests(texts: Sequence[str] | str) -> list[MetricRequest]:
-    """Requests in order, a label asked twice kept once."""
+    """Requests in order, a label asked twice kept once; ``ndcg@1:100`` is ndcg@1 ... ndcg@100."""
     if isinstance(texts, str):
         texts = [texts]
     if not texts:
         raise SqlmetricsError("no metrics requested: pass at least one, like ndcg@10")
     requests: dict[str, MetricRequest] = {}
     for text in texts:
-        request = parse_request(text)
-        requests.setdefault(request.label, request)
+        for label in expand_cutoff_range(text):
+            request = parse_request(label)
+            requests.setdefault(request.label, request)
     return list(requests.values())
+
+
+def expand_cutoff_range(text: str) -> list[str]:
+    """``name@first:last`` as the labels of every cutoff from first to last (both included);
+    any other label as it is."""
+    name, sep, cutoffs = text.strip().partition("@")
+    first, colon, last = cutoffs.partition(":")
+    if not sep or not colon:
+        return [text]
+    if not (re.fullmatch(r"\d+", first) and re.fullmatch(r"\d+", last)):
+        raise SqlmetricsError(
+            f"the cutoff range in {text.strip()!r} must be two whole numbers, like {name}@1:100"
+        )
+    if not 1 <= int(first) <= int(last):
+        raise SqlmetricsError(
+            f"the cutoff range in {text.strip()!r} must go up from at least 1, like {name}@1:100"
+        )
+    if int(last) - int(first) >= MAX_CUTOFF_RANGE:
+        raise SqlmetricsError(
+            f"the cutoff range in {text.strip()!r} has more than {MAX_CUTOFF_RANGE:,} cutoffs: "
+            "ask for fewer, or for the ones you need by name (ndcg@1,ndcg@10,ndcg@100)"
+        )
+    return [f"{name}@{k}" for k in range(int(first), int(last) + 1)]

@@ -216,6 +216,11 @@ def test_to_sql_of_one_metric_runs_as_pasted() -> None:
         ({"metrics": ["ndcg@0"]}, "cutoff in 'ndcg@0' must be a whole number of at least 1"),
         ({"metrics": ["ndcg@-3"]}, "cutoff in 'ndcg@-3' must be a whole number of at least 1"),
         ({"metrics": ["r_precision@5"]}, "metric 'r_precision' takes no cutoff"),
+        ({"metrics": ["ndcg@5:1"]}, "the cutoff range in 'ndcg@5:1' must go up from at least 1"),
+        ({"metrics": ["ndcg@0:3"]}, "the cutoff range in 'ndcg@0:3' must go up from at least 1"),
+        ({"metrics": ["ndcg@1:k"]}, "the cutoff range in 'ndcg@1:k' must be two whole numbers"),
+        ({"metrics": ["ndcg@1:1001"]}, "'ndcg@1:1001' has more than 1,000 cutoffs"),
+        ({"metrics": ["r_precision@1:3"]}, "metric 'r_precision' takes no cutoff"),
         ({"metrics": []}, "no metrics requested"),
         (
             {"columns": {"user": "usr_id"}},
@@ -237,6 +242,18 @@ def test_bad_arguments_get_one_clear_message(
     with pytest.raises(SqlmetricsError) as raised:
         sqlmetrics.evaluate(recs, truth, **arguments)  # type: ignore[arg-type]
     assert message in str(raised.value)
+
+
+def test_a_cutoff_range_is_every_cutoff_in_it(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    """ndcg@2:4 is ndcg@2, ndcg@3, ndcg@4 (both ends included), beside the other labels."""
+    recs, truth = small
+    ranged = sqlmetrics.evaluate(recs, truth, ["ndcg@2:4", "map@3"])
+    named = sqlmetrics.evaluate(recs, truth, ["ndcg@2", "ndcg@3", "ndcg@4", "map@3"])
+    assert list(ranged.columns) == ["users", "ndcg@2", "ndcg@3", "ndcg@4", "map@3"]
+    pd.testing.assert_frame_equal(ranged, named)
+    assert sqlmetrics.to_sql(["recall@1:2"], "r", "i") == sqlmetrics.to_sql(
+        ["recall@1", "recall@2"], "r", "i"
+    )
 
 
 def test_missing_files_and_wrong_formats(tmp_path: Path) -> None:
