@@ -53,7 +53,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         action="append",
         dest="metrics",
         metavar="METRIC",
-        help="a metric like ndcg@10, or a range of cutoffs like ndcg@1:100; repeat or separate with commas",
+        help="a metric like ndcg@10 (ndcg@1:100: every cutoff from 1 to 100); repeat or separate "
+        "with commas",
     )
     parser.add_argument(
         "--group-by",
