@@ -283,9 +283,8 @@ def refuse_bad_rows(
     if total["bad_rank_lists"] and inputs.rank is not None:
         raise SqlmetricsError(
             f"recommendations.{inputs.rank.name} (the rank column): the ranks of "
-            f"{total['bad_rank_lists']} user(s) are not 1, 2, 3, ... within the positions "
-            "evaluated (a gap or a repeat); renumber them, or leave the rank column out to rank "
-            "by score"
+            f"{total['bad_rank_lists']} user(s) are not 1, 2, 3, ... (a gap or a repeat); "
+            "renumber them, or leave the rank column out to rank by score"
         )
     if total["bad_interaction_user_ids"]:
         raise SqlmetricsError(

@@ -382,9 +382,13 @@ def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
 
 
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
-    """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY."""
+    """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY (the
+    WHERE of ranked_given.sql, which has no window to qualify)."""
     if cutoff is None:
         tree.set("qualify", None)
+        where = tree.args.get("where")
+        if where is not None and any(p.name == "cutoff" for p in where.find_all(exp.Placeholder)):
+            tree.set("where", None)
         return tree
     return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
 
@@ -538,32 +542,23 @@ def compose(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        _diagnostics_stages(
-            options,
-            cutoff,
-            requests,
-            keys,
-            given_ranks=inputs.rank is not None,
-            scored="scored" in per_user_stages,
-        )
+        _diagnostics_stages(options, requests, keys, scored="scored" in per_user_stages)
         if diagnostics
         else []
     )
-    for _, cte in diagnosis:
-        needed |= {column.name for column in cte.find_all(exp.Column)}
+    for name, cte in diagnosis:
+        if name != "counted":  # list_counts.sql's columns, not ranked's
+            needed |= {column.name for column in cte.find_all(exp.Column)}
     _prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
-    if not ranking and not over_lists and inputs.rank is None:
-        # No metric reads positions: the diagnostics count every row of the whole lists, so
-        # the sort of ROW_NUMBER is not needed (each row is "within the positions read").
-        # (broken_ranks, which reads pos, is 0 without a rank column: _diagnostics_stages.)
-        for projection in ranked.expressions:
-            if projection.alias_or_name == "pos":
-                projection.set("this", exp.Literal.number(1))
+    # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists.
+    list_lengths = "list_length" in needed and not top_k
     _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=number(options.threshold))
-    # Diagnostics also read the position after the cutoff: a tie there decides what is inside.
+    # Diagnostics also read the position after each cutoff: a tie across it decides what is in.
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
+    if list_lengths:
+        ranked = _with_list_lengths(ranked)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
     top_lists = stage(lists or "top_lists")
     if options.ties == "id_text":
@@ -600,6 +595,15 @@ def compose(
         bound[0] = ("all_recommendations", bound[0][1])
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
     stages: list[tuple[str, exp.Expr]] = []
+    if list_lengths or diagnostics:
+        list_counts = list_counts_stage(given_ranks)
+        if not diagnostics:  # only the diagnostics read more than the lengths
+            _prune(list_counts, {"user_id", "list_length"})
+        if dialect == "duckdb" and diagnostics:
+            duckdb_plan.count_nan_by_filter(list_counts)
+        if duckdb_plans and diagnostics:
+            list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
+        stages.append(("list_counts", list_counts))
     if hit_rows:
         stages += _hit_rows_stages(
             top_lists,
@@ -610,14 +614,15 @@ def compose(
             long_lists=lists == "sorted_lists",
         )
         if diagnostics:
-            listed = bind_placeholders(stage("listed_top_k"), cutoff=exp.convert(cutoff))
+            cutoffs = exp.Array(expressions=list(map(exp.convert, requested_cutoffs(requests))))
+            listed = bind_placeholders(stage("listed_top_k"), cutoffs=cutoffs)
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
     else:
         if ranking or "scored" in per_user_stages:
             stages.append(("truth", truth))
         if top_k and (ranking or diagnostics):
             stages.append(("top_lists", top_lists))
-        if ranking or diagnostics:
+        if ranking or any(_reads(cte, "ranked") for _, cte in diagnosis):
             stages.append(("ranked", ranked))
         if ranking:
             stages += [("joined", joined), ("judged", judged)]
@@ -1026,36 +1031,27 @@ KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diag
 
 
 def _diagnostics_stages(
-    options: Options,
-    cutoff: int | None,
-    requests: Sequence[MetricRequest],
-    keys: Sequence[str],
-    given_ranks: bool,
-    scored: bool,
+    options: Options, requests: Sequence[MetricRequest], keys: Sequence[str], scored: bool
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
-    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0."""
+    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
+    without a cutoff, its ``tied`` CTE."""
     query = stage("diagnostics")
-    if not given_ranks:  # positions the stages number themselves have no gaps to look for
-        for projection in query.find_all(exp.Alias):
-            if projection.alias == "broken_ranks":
-                projection.set("this", exp.Literal.number(0))
     if not scored:
-        with_ = query.args["with_"]
-        with_.set("expressions", [c for c in with_.expressions if c.alias != "single_class"])
-        for select in query.find_all(exp.Select):
-            joins = [j for j in select.args.get("joins") or [] if j.this.name != "single_class"]
-            select.set("joins", joins)
-        for projection in query.find_all(exp.Alias):
-            if projection.alias == "single_class":
-                projection.set("this", exp.Literal.number(0))
-    max_k = max((r.k for r in requests if r.k is not None), default=None)
+        _without_cte(query, "single_class", "single_class")
+    cutoffs = requested_cutoffs(requests)
+    if cutoffs:
+        for placeholder in list(query.find_all(exp.Placeholder)):
+            if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
+                placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
+    else:  # no cutoff for a tie group to straddle
+        _without_cte(query, "tied", "tie_groups")
+    max_k = max(cutoffs, default=None)
     query = bind_placeholders(
         query,
         threshold=number(options.threshold),
         max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
     )
-    _bind_cutoff(query, cutoff, name="cutoff")
     ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
     query.set("with_", None)
     if keys:
@@ -1064,6 +1060,60 @@ def _diagnostics_stages(
         query.set("expressions", groups + query.expressions)
         query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
     return [*ctes, ("diagnosed", query)]
+
+
+def _reads(tree: exp.Expr, name: str) -> bool:
+    return any(table.name == name for table in tree.find_all(exp.Table))
+
+
+def requested_cutoffs(requests: Sequence[MetricRequest]) -> list[int]:
+    """The distinct cutoffs requested, in order: where a tie group can change a number."""
+    return sorted({r.k for r in requests if r.k is not None})
+
+
+def _without_cte(query: exp.Select, name: str, count: str) -> None:
+    """diagnostics.sql without its CTE ``name``, and the count it gives (``count``) 0."""
+    with_ = query.args["with_"]
+    with_.set("expressions", [c for c in with_.expressions if c.alias != name])
+    for select in query.find_all(exp.Select):
+        joins = [j for j in select.args.get("joins") or [] if j.this.name != name]
+        select.set("joins", joins)
+    for projection in query.find_all(exp.Alias):
+        if projection.alias == count and any(
+            column.table == name for column in projection.find_all(exp.Column)
+        ):
+            projection.set("this", exp.Literal.number(0))
+
+
+def list_counts_stage(given_ranks: bool) -> exp.Select:
+    """list_counts.sql: with a rank column the ranks are the "scores" it counts (as in
+    ranked_given.sql); without one, lists the stages number themselves have no broken ranks."""
+    counts = stage("list_counts")
+    for column in list(counts.find_all(exp.Column)):
+        if given_ranks and column.name == "score":
+            column.set("this", exp.to_identifier("pos"))
+    if not given_ranks:
+        for projection in counts.expressions:
+            if projection.alias_or_name == "broken_ranks":
+                projection.set("this", exp.Literal.number(0))
+    return counts
+
+
+def _with_list_lengths(ranked: exp.Select) -> exp.Select:
+    """ranked with each list's length (list_counts.sql), for the metrics that read it."""
+    names = [projection.alias_or_name for projection in ranked.expressions]
+    return (
+        exp.select(
+            *[exp.column(name, "ranked_rows") for name in names],
+            exp.column("list_length", "list_counts"),
+        )
+        .from_(exp.alias_(exp.paren(ranked), "ranked_rows"))
+        .join(
+            "list_counts",
+            on=exp.column("user_id", "ranked_rows").eq(exp.column("user_id", "list_counts")),
+            join_type="left",
+        )
+    )
 
 
 def _with_diagnostics_rows(

@@ -117,7 +117,7 @@ def evaluate(
             example = duplicate_example(engine, inputs)
             raise SqlmetricsError(
                 f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in "
-                f"{duplicated} row(s) of the positions evaluated, e.g. "
+                f"{duplicated} row(s), e.g. "
                 f"{example[:2] if example else '?'} appears "
                 f"{example[2] if example else 'several'} times; deduplicate them, or pass "
                 "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"

@@ -145,9 +145,12 @@ def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFr
         "duplicate_recommendations": 0,
         "duplicate_interactions": 0,
         "null_scores": 1,
-        "tied_score_groups": 1,  # user 4's two 0.5 scores
+        "tied_score_groups": 0,  # user 4's two 0.5 scores sit wholly inside the top 3
         "single_class_users": 0,  # counted only when a metric reads scored (auc, gauc, ...)
     }
+    # at positions 1 and 2 they straddle the cutoff 1: a tie group counted once for both cutoffs
+    straddled = sqlmetrics.evaluate(recs, truth, ["ndcg@1", "recall@1", "ndcg@3"])
+    assert sqlmetrics.read_diagnostics(straddled)["tied_score_groups"].tolist() == [1]
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])

@@ -1,40 +1,37 @@
 -- Counts reported beside the metrics (evaluate runs them in the same query), and the counts of
--- bad rows it refuses. List lengths, NULL scores and NULL items count whole lists; the rest count the
--- positions the metrics read (the first K, K the deepest cutoff or the whole list; ties also
--- the position after K, where a tie decides what falls inside). With a rank column, "scores"
--- are the ranks. NaN sorts above every number, so a NaN score is always among those positions.
+-- bad rows it refuses. Lengths, NULL scores, NULL items, repeated items and NaN scores count
+-- whole lists (list_counts.sql). Tied scores count where they can change a number: a tie group
+-- (a list's items with one score) holding the positions k and k + 1 of a requested cutoff k,
+-- counted once however many cutoffs it straddles ($cutoffs; with no cutoff, every tie group of
+-- the list). With a rank column, "scores" are the ranks.
 -- single_class counts the scored lists (scored.sql) gauc and user_auc skip: all relevant or
 -- none; the composer drops it when no metric reads scored.
 WITH counted AS (
   SELECT
     user_id,
-    MAX(list_length) AS list_length,
-    MAX(list_length) - MAX(scored_length) AS null_scores,
-    COUNT(CASE WHEN pos <= $cutoff THEN item_id END)
-    - COUNT(DISTINCT CASE WHEN pos <= $cutoff THEN item_id END) AS duplicate_rows,
-    MAX(list_length) - MAX(named_length) AS null_items,
-    SUM(CASE WHEN ISNAN(score) THEN 1 ELSE 0 END) AS nan_scores,
-    SUM(CASE WHEN score < 0 OR score > 1 THEN 1 ELSE 0 END) AS outside_unit_scores,
-    CASE
-      WHEN MIN(pos) = 1 AND MAX(pos) = COUNT(*) AND COUNT(DISTINCT pos) = COUNT(*) THEN 0 ELSE 1
-    END AS broken_ranks
-  FROM ranked
-  GROUP BY user_id
+    list_length,
+    list_length - scored_length AS null_scores,
+    duplicate_rows,
+    list_length - named_length AS null_items,
+    nan_scores,
+    outside_unit_scores,
+    broken_ranks
+  FROM list_counts
 ),
 
 tied AS (
   SELECT
     user_id,
-    COUNT(*) AS tie_groups
+    COUNT(DISTINCT score) AS tie_groups
   FROM (
     SELECT
       user_id,
-      score
+      pos,
+      score,
+      LEAD(score) OVER (PARTITION BY user_id ORDER BY pos) AS next_score
     FROM ranked
-    WHERE score IS NOT NULL
-    GROUP BY user_id, score
-    HAVING COUNT(*) > 1
-  ) AS tied_scores
+  ) AS neighbours
+  WHERE score = next_score AND pos IN ($cutoffs)
   GROUP BY user_id
 ),
 

@@ -12,13 +12,6 @@ SELECT
     ORDER BY input_recommendations.score DESC NULLS LAST, input_recommendations.item_id DESC
   ) AS pos,
   input_recommendations.score,
-  COUNT(*) OVER (PARTITION BY input_recommendations.user_id) AS list_length,
-  COUNT(input_recommendations.score) OVER (
-    PARTITION BY input_recommendations.user_id
-  ) AS scored_length,
-  COUNT(input_recommendations.item_id) OVER (
-    PARTITION BY input_recommendations.user_id
-  ) AS named_length,
   AVG(CASE WHEN truth.item_id IS NULL THEN 0 ELSE 1 END) OVER (
     PARTITION BY input_recommendations.user_id, input_recommendations.score
   ) AS hit,

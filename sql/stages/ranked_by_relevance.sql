@@ -10,14 +10,7 @@ SELECT
       COALESCE(truth.relevance, 0) DESC,
       input_recommendations.item_id DESC
   ) AS pos,
-  input_recommendations.score,
-  COUNT(*) OVER (PARTITION BY input_recommendations.user_id) AS list_length,
-  COUNT(input_recommendations.score) OVER (
-    PARTITION BY input_recommendations.user_id
-  ) AS scored_length,
-  COUNT(input_recommendations.item_id) OVER (
-    PARTITION BY input_recommendations.user_id
-  ) AS named_length
+  input_recommendations.score
 FROM input_recommendations
 LEFT JOIN truth
   ON
