@@ -45,8 +45,9 @@ def _svg(figure: Figure) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None})
     text = buffer.getvalue()
-    # The XML prolog and DOCTYPE belong to a file, not to an element inside HTML.
-    return text[text.index("<svg") :]
+    # The XML prolog and DOCTYPE belong to a file, not to an element inside HTML; the RDF
+    # metadata names URLs (never fetched, but a page without any is simpler to check).
+    return _METADATA.sub("", text[text.index("<svg") :])
 
 
 def colour(index: int) -> str:
@@ -65,10 +66,15 @@ def curves(
     with _style():
         figure, axes = _figure()
         for index, (model, values) in enumerate(lines.items()):
-            axes.plot(ks, values, label=model, color=colour(index), linewidth=1.6)
+            # the gids name the drawn elements in the SVG, for tests and readers of the source
+            axes.plot(
+                ks, values, label=model, color=colour(index), linewidth=1.6, gid=f"line_{index}"
+            )
             if model in bands:
                 low, high = bands[model]
-                axes.fill_between(ks, low, high, color=colour(index), alpha=0.2, linewidth=0)
+                axes.fill_between(
+                    ks, low, high, color=colour(index), alpha=0.2, linewidth=0, gid=f"band_{index}"
+                )
         if marked_k is not None:
             axes.axvline(marked_k, color="#888888", linestyle=":", linewidth=1)
         axes.set_title(title)
@@ -161,6 +167,7 @@ def _style() -> Iterator[None]:
         yield
 
 
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 # Where an SVG defines an id or refers to one: id="x", url(#x), xlink:href="#x".
 _REFERENCE = re.compile(r'(\bid="|url\(#|xlink:href="#)')
 

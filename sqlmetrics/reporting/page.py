@@ -32,7 +32,8 @@ th{background:#f4f4f4}td.text,th.text{text-align:left}td.best{font-weight:bold}
 .chart{margin:0}.charts>.chart{flex:1 1 360px}.chart svg{width:100%;height:auto}
 code,pre{background:#f6f6f6;padding:.1rem .3rem}
 pre{padding:.6rem;overflow-x:auto;white-space:pre-wrap}.note{color:#555;font-size:.9rem}
-details{margin:.3rem 0 1rem}summary{cursor:pointer;color:#0645ad}
+.headline{font-size:1.1rem;background:#eef5fb;padding:.5rem .8rem;border-left:4px solid
+#0072B2}details{margin:.3rem 0 1rem}summary{cursor:pointer;color:#0645ad}
 """
 
 
@@ -83,14 +84,16 @@ def _missing(value: object) -> bool:
 def render(results: Results, the_plan: Plan, context: Context, comparison: Any = None) -> str:
     """The whole page."""
     charts_svg: list[str] = []
+    # The answer first (which model, where, how sure); how the page was made after it.
     sections = [
-        _provenance(results, the_plan, context),
+        _headline(results, the_plan, context),
         _summary(results, the_plan, context, comparison),
         _curves(results, the_plan, context, charts_svg),
         _segments(results, the_plan, context, charts_svg),
         _distributions(results, the_plan, context, charts_svg),
         _beyond(results, the_plan, context, charts_svg),
         _diagnostics(results, the_plan, context),
+        _provenance(results, the_plan, context),
         _definitions(the_plan),
     ]
     # The charts were placed as markers: their ids are made unique across the page here.
@@ -103,13 +106,13 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
     nav = " ".join(
         f'<a href="#{anchor}">{name}</a>'
         for anchor, name in (
-            ("provenance", "Provenance"),
             ("summary", "Summary"),
             ("curves", "Curves"),
             ("segments", "Segments"),
             ("distributions", "Distributions"),
             ("beyond", "Beyond accuracy"),
             ("diagnostics", "Diagnostics"),
+            ("provenance", "Provenance"),
             ("definitions", "Definitions"),
         )
         if f'id="{anchor}"' in body
@@ -156,6 +159,28 @@ def _provenance(results: Results, the_plan: Plan, context: Context) -> str:
         "this page; the options above do, with the same objects.</p>"
     )
     return f'<section id="provenance"><h2>Provenance</h2><table>{table}</table>{command}</section>'
+
+
+# headline ---------------------------------------------------------------------------------------
+
+
+def _headline(results: Results, the_plan: Plan, context: Context) -> str:
+    """One sentence: the best model on each summary metric."""
+    frame = results.main
+    models = model_names(frame, context.group_by)
+    if len(models) < 2 or not the_plan.summary:
+        return ""
+    wins: dict[str, list[str]] = {}
+    for label in the_plan.summary:
+        values = [
+            (float(v), m) for v, m in zip(frame[label], models, strict=True) if not _missing(v)
+        ]
+        if values:
+            wins.setdefault(max(values)[1], []).append(label)
+    said = "; ".join(
+        f"{_e(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
+    )
+    return f'<p class="headline" id="headline">{said}.</p>'
 
 
 # summary ----------------------------------------------------------------------------------------
