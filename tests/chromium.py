@@ -94,7 +94,9 @@ class Browser:
         for event in self.events:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
-                loaded.errors.append(json.dumps(params.get("exceptionDetails", {}))[:500])
+                details = params.get("exceptionDetails", {})
+                said = details.get("exception", {}).get("description") or details.get("text")
+                loaded.errors.append(str(said)[:500])
             elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
                 loaded.errors.append(json.dumps(params.get("args", []))[:500])
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
