@@ -56,6 +56,12 @@ def example() -> sqlmetrics.Report:
     )
 
 
+def found(pattern: str, text: str) -> str:
+    match = re.search(pattern, text, re.S)
+    assert match is not None, pattern
+    return match.group(1)
+
+
 def _value(attrs: dict[str, str | None], name: str = "data-value") -> float:
     return float(attrs[name] or "nan")
 
@@ -279,16 +285,12 @@ def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch
     page = sqlmetrics.report(
         RECS, TRUTH, ["ndcg@10"], group_by="model", baseline="popularity", k_max=12
     ).html
-    value = float(
-        re.search(r'data-model="two_tower" data-metric="ndcg@10" data-value="([^"]+)"', page).group(
-            1
-        )
-    )  # type: ignore[union-attr]
+    value = float(found(r'data-model="two_tower" data-metric="ndcg@10" data-value="([^"]+)"', page))
     assert f'<span class="interval">[{value - 0.01:.4f}, {value + 0.01:.4f}]</span>' in page
     assert 'title="p = 0.001">*</span>' in page
     assert "No confidence intervals" not in page and "No confidence intervals" in plain
-    curve = re.search(r'data-chart="curve ndcg">(.*?)</figure>', page, re.S).group(1)  # type: ignore[union-attr]
-    bare = re.search(r'data-chart="curve ndcg">(.*?)</figure>', plain, re.S).group(1)  # type: ignore[union-attr]
+    curve = found(r'data-chart="curve ndcg">(.*?)</figure>', page)
+    bare = found(r'data-chart="curve ndcg">(.*?)</figure>', plain)
     bands = r'id="c\d+-band_\d+"'  # what fill_between draws
     assert len(re.findall(bands, curve)) == 2 and len(re.findall(bands, bare)) == 0
 
