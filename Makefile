@@ -8,7 +8,7 @@ PROFILES_VENV = .venv-profiles
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 # The same page as `sqlmetrics example --report FILE` (sqlmetrics/cli.py, EXAMPLE_REPORT). The
 # file is replaced only if it is a page sqlmetrics wrote (sqlmetrics/files.py).
-EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,coverage@10
+EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
 EXAMPLE_REPORT ?= example-report.html
 
 .PHONY: help example test lint unit format clean engines test-engines snapshots dbt profiles-venv

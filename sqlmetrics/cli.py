@@ -42,7 +42,7 @@ EXAMPLE_METRICS = [
     "f1@10",
 ]
 # The example's report (Makefile's `make example` writes the same page from the CLI).
-EXAMPLE_REPORT_METRICS = ["ndcg@10", "map@10", "recall@20", "hit_rate@10", "coverage@10"]
+EXAMPLE_REPORT_METRICS = ["ndcg@10", "map@10", "recall@20", "hit_rate@10", "gini@10", "novelty@10"]
 EXAMPLE_REPORT: dict[str, Any] = {
     "group_by": ["model"],
     "segment": "country",

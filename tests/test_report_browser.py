@@ -85,7 +85,8 @@ def test_example_report_in_headless_chromium(browser_binary: str, tmp_path: Path
         *curves,
         *segments,
         *distributions,
-        "beyond coverage@10",
+        "beyond gini@10",
+        "beyond novelty@10",
     ]
     for chart in charts:
         assert chart["svg"], chart["name"]
