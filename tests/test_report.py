@@ -3,6 +3,7 @@ with a clear message, and the CLI writes only files it may replace."""
 
 from __future__ import annotations
 
+import html
 import re
 import shlex
 from html.parser import HTMLParser
@@ -176,6 +177,13 @@ def test_every_chart_has_a_title_axes_and_a_legend(example: sqlmetrics.Report) -
     ids = re.findall(r'\bid="([^"]+)"', example.html)
     assert len(ids) == len(set(ids))
     assert len(example.html.encode()) < 3_000_000
+
+
+def test_jupyter_shows_the_page_in_a_frame_of_its_own(example: sqlmetrics.Report) -> None:
+    shown = example._repr_html_()
+    assert shown.startswith("<iframe srcdoc=") and "<style>" not in shown
+    source = html.unescape(re.search(r'srcdoc="([^"]*)"', shown).group(1))  # type: ignore[union-attr]
+    assert source == example.html
 
 
 # no external URL -----------------------------------------------------------------------------

@@ -42,7 +42,13 @@ class Report:
         write_file(path, self.html.encode("utf-8"))
 
     def _repr_html_(self) -> str:
-        return self.html
+        # In a frame of its own: the page's styles (body, table, h1...) stay off the notebook's.
+        import html
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" title="sqlmetrics report" '
+            'style="width:100%;height:900px;border:1px solid #ddd"></iframe>'
+        )
 
     def __repr__(self) -> str:
         return f"<sqlmetrics Report: {len(self.html):,} characters of HTML; .save(path) writes it>"
