@@ -351,3 +351,44 @@ def test_make_example_writes_the_same_report_as_sqlmetrics_example(tmp_path: Pat
     out = tmp_path / "example.html"
     assert cli.main(["example", "-q", "--report", str(out)]) == 0
     assert out.stat().st_size < 3_000_000
+
+
+def test_a_connection_and_table_names_as_in_evaluate() -> None:
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute(f"CREATE TABLE recs AS SELECT * FROM read_parquet('{RECS}')")
+    connection.execute(f"CREATE TABLE truth AS SELECT * FROM read_parquet('{TRUTH}')")
+    page = sqlmetrics.report(
+        "recs", "truth", ["recall@5"], group_by="model", k_max=5, connection=connection
+    )
+    expected = sqlmetrics.evaluate(
+        "recs", "truth", ["recall@5"], group_by="model", connection=connection
+    ).set_index("model")
+    cells = {
+        attrs["data-model"]: _value(attrs)
+        for tag, attrs in elements(page.html)
+        if tag == "td" and attrs.get("data-metric") == "recall@5" and "data-value" in attrs
+    }
+    assert cells == {model: float(expected.loc[model, "recall@5"]) for model in expected.index}
+    assert "recs (19,200 rows)" in page.html and "truth (2,975 rows)" in page.html
+    assert "The same page from the command line" not in page.html  # a connection of the caller's
+
+
+def test_dataframes_without_groups(small: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    """One model ("all"), a metric without a cutoff, a group-level one, inputs in memory."""
+    recs, truth = small
+    page = sqlmetrics.report(recs, truth, ["ndcg", "auc", "gini@3"], k_max=3)
+    expected = sqlmetrics.evaluate(recs, truth, ["ndcg@3", "auc", "gini@3"])
+    cells = {
+        attrs["data-metric"]: _value(attrs)
+        for tag, attrs in elements(page.html)
+        if tag == "td" and "data-value" in attrs
+    }
+    assert cells.keys() == {"ndcg@3", "auc", "gini@3"}
+    assert cells["gini@3"] == float(expected["gini@3"].iloc[0])
+    assert cells["ndcg@3"] == float(expected["ndcg@3"].iloc[0])
+    assert cells["auc"] == float(expected["auc"].iloc[0])
+    assert "a pandas DataFrame in memory (5 rows)" in page.html
+    assert "no command line reproduces" in page.html
+    assert 'id="headline"' not in page.html  # one model: nothing to rank

@@ -57,11 +57,14 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _float(value: Any) -> float:
+    """A cell as a float: NaN for NULL (a group without a value, e.g. no population)."""
+    return float("nan") if _missing(value) else float(value)
+
+
 def _number(value: object, digits: int = 4) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    number = float(value)  # type: ignore[arg-type]
-    return f"{number:.{digits}f}"
+    number = _float(value)
+    return "n/a" if math.isnan(number) else f"{number:.{digits}f}"
 
 
 def model_names(frame: pd.DataFrame, group_by: Sequence[str]) -> list[str]:
@@ -188,7 +191,7 @@ def _headline(results: Results, the_plan: Plan, context: Context) -> str:
 
 def _cell(frame: pd.DataFrame, row: int, label: str) -> tuple[float, str]:
     value = frame[label].iloc[row]
-    value = float("nan") if _missing(value) else float(value)
+    value = _float(value)
     interval = ""
     if f"{label}_lo" in frame.columns and f"{label}_hi" in frame.columns:
         low, high = frame[f"{label}_lo"].iloc[row], frame[f"{label}_hi"].iloc[row]
@@ -271,13 +274,15 @@ def _curves(results: Results, the_plan: Plan, context: Context, svgs: list[str])
     ks = list(range(1, the_plan.k_max + 1))
     parts = []
     for name, labels in the_plan.curves.items():
-        lines = {m: [float(frame[label].iloc[i]) for label in labels] for i, m in enumerate(models)}
+        lines = {
+            m: [_float(frame[label].iloc[i]) for label in labels] for i, m in enumerate(models)
+        }
         bands = {}
         if all(f"{label}_lo" in frame.columns for label in labels):
             bands = {
                 m: (
-                    [float(frame[f"{label}_lo"].iloc[i]) for label in labels],
-                    [float(frame[f"{label}_hi"].iloc[i]) for label in labels],
+                    [_float(frame[f"{label}_lo"].iloc[i]) for label in labels],
+                    [_float(frame[f"{label}_hi"].iloc[i]) for label in labels],
                 )
                 for i, m in enumerate(models)
             }
@@ -333,7 +338,7 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
     parts = []
     for label in the_plan.summary:
         cell = {
-            (m, v): float(frame[label].iloc[i])
+            (m, v): _float(frame[label].iloc[i])
             for i, (m, v) in enumerate(zip(models, values, strict=True))
         }
         heights = {m: [cell.get((m, v), float("nan")) for v in order] for m in unique_models}
@@ -425,7 +430,7 @@ def _beyond(results: Results, the_plan: Plan, context: Context, svgs: list[str])
         _chart(
             svgs,
             charts.bars(
-                label, label, {m: float(frame[label].iloc[i]) for i, m in enumerate(models)}
+                label, label, {m: _float(frame[label].iloc[i]) for i, m in enumerate(models)}
             ),
             f"beyond {label}",
         )
