@@ -267,15 +267,20 @@ def test_bad_input_is_refused_clearly(arguments: dict[str, Any], message: str) -
 
 def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch) -> None:
     """When evaluate gives <label>_lo and <label>_hi (ci=), the table shows them and each curve
-    gets a band; with compare, a significant difference gets its mark."""
+    gets a band and each segment bar an error bar; with compare, a significant difference gets
+    its mark."""
     gather = data.gather
     plain = sqlmetrics.report(RECS, TRUTH, ["ndcg@10"], group_by="model", k_max=12).html
+    with_segments = sqlmetrics.report(
+        RECS, TRUTH, ["ndcg@10"], group_by="model", segment="country", k_max=12
+    ).html
 
     def with_intervals(*args: Any, **kwargs: Any) -> data.Results:
         results = gather(*args, **kwargs)
-        for label in [c for c in results.main.columns if "@" in c]:
-            results.main[f"{label}_lo"] = results.main[label] - 0.01
-            results.main[f"{label}_hi"] = results.main[label] + 0.01
+        for frame in (results.main, results.segments):
+            for label in [c for c in ([] if frame is None else frame.columns) if "@" in c]:
+                frame[f"{label}_lo"] = frame[label] - 0.01
+                frame[f"{label}_hi"] = frame[label] + 0.01
         return results
 
     def comparison(arguments: Any, labels: list[str], baseline: str) -> pd.DataFrame:
@@ -291,7 +296,13 @@ def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(data, "gather", with_intervals)
     monkeypatch.setattr(data, "baseline_comparison", comparison)
     page = sqlmetrics.report(
-        RECS, TRUTH, ["ndcg@10"], group_by="model", baseline="popularity", k_max=12
+        RECS,
+        TRUTH,
+        ["ndcg@10"],
+        group_by="model",
+        baseline="popularity",
+        segment="country",
+        k_max=12,
     ).html
     value = float(found(r'data-model="two_tower" data-metric="ndcg@10" data-value="([^"]+)"', page))
     assert f'<span class="interval">[{value - 0.01:.4f}, {value + 0.01:.4f}]</span>' in page
@@ -300,6 +311,10 @@ def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch
     curve = found(r'data-chart="curve ndcg">(.*?)</figure>', page)
     bare = found(r'data-chart="curve ndcg">(.*?)</figure>', plain)
     bands = r'id="c\d+-band_\d+"'  # what fill_between draws
+    segments = found(r'data-chart="segments ndcg@10">(.*?)</figure>', page)
+    assert segments.count("<path") > found(
+        r'data-chart="segments ndcg@10">(.*?)</figure>', with_segments
+    ).count("<path")
     assert len(re.findall(bands, curve)) == 2 and len(re.findall(bands, bare)) == 0
 
 

@@ -91,16 +91,26 @@ def grouped_bars(
     segments: Sequence[str],
     values: Mapping[str, Sequence[float]],
     small: Sequence[bool],
+    intervals: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
 ) -> str:
-    """One group of bars per segment (in the order given), a bar per model; small segments
-    hatched and named so."""
+    """One group of bars per segment (in the order given), a bar per model, with its interval
+    as an error bar where there is one; small segments hatched and named so."""
     with _style():
         figure, axes = _figure(width=max(6.0, 1.0 + 0.9 * len(segments)))
         count = max(len(values), 1)
         width = 0.8 / count
         for index, (model, heights) in enumerate(values.items()):
             offsets = [s + (index - (count - 1) / 2) * width for s in range(len(segments))]
-            bars = axes.bar(offsets, heights, width, label=model, color=colour(index))
+            errors = None
+            if intervals and model in intervals:
+                low, high = intervals[model]
+                errors = [
+                    [h - lo for h, lo in zip(heights, low, strict=True)],
+                    [hi - h for h, hi in zip(heights, high, strict=True)],
+                ]
+            bars = axes.bar(
+                offsets, heights, width, label=model, color=colour(index), yerr=errors, capsize=2
+            )
             for bar, is_small in zip(bars, small, strict=True):
                 if is_small:
                     bar.set_hatch("///")

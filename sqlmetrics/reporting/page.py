@@ -342,7 +342,21 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
             for i, (m, v) in enumerate(zip(models, values, strict=True))
         }
         heights = {m: [cell.get((m, v), float("nan")) for v in order] for m in unique_models}
-        svg = charts.grouped_bars(f"{label} by {segment}", label, names, heights, small)
+        intervals = None
+        if f"{label}_lo" in frame.columns and f"{label}_hi" in frame.columns:
+            bounds = {
+                (m, v): (_float(frame[f"{label}_lo"].iloc[i]), _float(frame[f"{label}_hi"].iloc[i]))
+                for i, (m, v) in enumerate(zip(models, values, strict=True))
+            }
+            nan = (float("nan"), float("nan"))
+            intervals = {
+                m: (
+                    [bounds.get((m, v), nan)[0] for v in order],
+                    [bounds.get((m, v), nan)[1] for v in order],
+                )
+                for m in unique_models
+            }
+        svg = charts.grouped_bars(f"{label} by {segment}", label, names, heights, small, intervals)
         rows = "".join(
             f'<tr><td class="text">{_e(v)}{" <em>(small)</em>" if s else ""}</td>'
             f"<td>{sizes[v]:,}</td>"
