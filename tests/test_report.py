@@ -407,3 +407,19 @@ def test_dataframes_without_groups(small: tuple[pd.DataFrame, pd.DataFrame]) -> 
     assert "a pandas DataFrame in memory (5 rows)" in page.html
     assert "no command line reproduces" in page.html
     assert 'id="headline"' not in page.html  # one model: nothing to rank
+
+
+def test_lower_is_better_where_it_is() -> None:
+    """gini: the more even exposure (the smaller value) is the one in bold."""
+    page = sqlmetrics.report(RECS, TRUTH, ["ndcg@10", "gini@10"], group_by="model", k_max=10)
+    expected = sqlmetrics.evaluate(RECS, TRUTH, ["ndcg@10", "gini@10"], group_by="model")
+    expected = expected.set_index("model")
+    bold = {
+        attrs["data-metric"]: attrs["data-model"]
+        for tag, attrs in elements(page.html)
+        if tag == "td" and attrs.get("class") == "best"
+    }
+    assert bold == {
+        "ndcg@10": expected["ndcg@10"].idxmax(),
+        "gini@10": expected["gini@10"].idxmin(),
+    }

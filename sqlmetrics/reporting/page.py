@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 GENERATOR = "sqlmetrics report"
 """In every page's <meta name="generator">: how a page (a file we may replace) is recognised."""
 DEFAULT_SMALL_SEGMENT = 30
+# Metrics where the smaller value is the better one: errors, and gini (a more even exposure).
+LOWER_IS_BETTER = frozenset({"rmse", "mae", "mse", "logloss", "gini"})
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;
@@ -179,7 +181,8 @@ def _headline(results: Results, the_plan: Plan, context: Context) -> str:
             (float(v), m) for v, m in zip(frame[label], models, strict=True) if not _missing(v)
         ]
         if values:
-            wins.setdefault(max(values)[1], []).append(label)
+            lower = the_plan.metrics[label].name in LOWER_IS_BETTER
+            wins.setdefault((min(values) if lower else max(values))[1], []).append(label)
     said = "; ".join(
         f"{_e(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
     )
@@ -213,8 +216,8 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
         for label in labels:
             value, interval = _cell(frame, row, label)
             column = [float(v) for v in frame[label] if not _missing(v)]
-            # the best mean in bold (gini: lower is more even, so it is not ranked)
-            best = bool(column) and value == max(column) and len(models) > 1 and label != "gini"
+            lower = the_plan.metrics[label].name in LOWER_IS_BETTER
+            best = bool(column) and len(models) > 1 and value == (min if lower else max)(column)
             delta = ""
             if baseline_row is not None and row != baseline_row:
                 base, _ = _cell(frame, baseline_row, label)
@@ -233,7 +236,8 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
             f'<tr><td class="text">{_e(model)}</td><td>{_e(users)}</td>{"".join(cells)}</tr>'
         )
     notes = [
-        "Bold: the best model on that metric. Hover a cell for its exact value.",
+        "Bold: the best model on that metric (the lowest for "
+        f"{', '.join(sorted(LOWER_IS_BETTER))}). Hover a cell for its exact value.",
         f"A metric asked without a cutoff is shown at k = {the_plan.k_max}, the curves' end.",
     ]
     if not any(f"{label}_lo" in frame.columns for label in labels):
