@@ -6,6 +6,10 @@ FAKESNOW = $(VENV)/fakesnow
 DBT_VENV ?= .venv-dbt
 PROFILES_VENV = .venv-profiles
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
+# The same page as `sqlmetrics example --report FILE` (sqlmetrics/cli.py, EXAMPLE_REPORT). The
+# file is replaced only if it is a page sqlmetrics wrote (sqlmetrics/files.py).
+EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
+EXAMPLE_REPORT ?= example-report.html
 
 .PHONY: help example test lint unit format clean engines test-engines snapshots dbt profiles-venv
 
@@ -17,7 +21,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e ".[report]"
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -59,9 +63,12 @@ $(PROFILES_VENV)/.installed:
 
 profiles-venv: $(PROFILES_VENV)/.installed ## the libraries the definition profiles are tested against
 
-example: $(VENV)/.installed ## install, then evaluate the bundled example data on DuckDB
+example: $(VENV)/.installed ## install, evaluate the bundled example data on DuckDB, write its report
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \
 		-m $(EXAMPLE_METRICS) --group-by model
+	$(BIN)/sqlmetrics report examples/recommendations.parquet examples/interactions.parquet \
+		-m $(EXAMPLE_REPORT_METRICS) --group-by model --segment country --baseline popularity \
+		--k-max 30 -o $(EXAMPLE_REPORT)
 
 test: lint unit ## install with the dev tools, lint, type-check and run the whole test suite
 

@@ -6,15 +6,18 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
+from sqlmetrics.reporting import Report, report
 from sqlmetrics.run import evaluate, read_diagnostics
 
 __version__ = "0.1.0"
 __all__ = [
     "Query",
+    "Report",
     "SqlmetricsError",
     "describe_metrics",
     "describe_profiles",
     "evaluate",
     "read_diagnostics",
+    "report",
     "to_sql",
 ]

@@ -26,6 +26,8 @@ from sqlmetrics.files import (
     written_by_us,
 )
 from sqlmetrics.profiles import PROFILES, describe_profiles, profiles_markdown
+from sqlmetrics.reporting.data import DEFAULT_K_MAX
+from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +41,14 @@ EXAMPLE_METRICS = [
     "hit_rate@10",
     "f1@10",
 ]
+# The example's report (Makefile's `make example` writes the same page from the CLI).
+EXAMPLE_REPORT_METRICS = ["ndcg@10", "map@10", "recall@20", "hit_rate@10", "gini@10", "novelty@10"]
+EXAMPLE_REPORT: dict[str, Any] = {
+    "group_by": ["model"],
+    "segment": "country",
+    "baseline": "popularity",
+    "k_max": 30,
+}
 
 
 def _metric_list(values: Sequence[str] | None) -> list[str]:
@@ -104,6 +114,46 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
+def _add_sources(parser: argparse.ArgumentParser) -> None:
+    """The inputs and where they are read: evaluate's and report's."""
+    parser.add_argument(
+        "recommendations",
+        help="Parquet/CSV file, glob or folder; a table with --connection/--spark",
+    )
+    parser.add_argument(
+        "interactions", help="Parquet/CSV file, glob or folder; a table with --connection/--spark"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--connection",
+        metavar="URL",
+        help="run in this database: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
+        "snowflake://..., bigquery://project/dataset, databricks://...); credentials from the "
+        "URL or the driver's environment",
+    )
+    where.add_argument(
+        "--spark",
+        nargs="?",
+        const="local[*]",
+        metavar="MASTER",
+        help="run on Spark (a new session on MASTER, default local[*]); inputs are table names",
+    )
+    parser.add_argument(
+        "--dialect", help="with --connection: the sqlglot dialect, when sqlmetrics cannot tell"
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="cancel the query after this long"
+    )
+    parser.add_argument(
+        "--items",
+        metavar="FILE",
+        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    parser.add_argument(
+        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+    )
+
+
 def _columns(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
@@ -125,47 +175,45 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate = commands.add_parser(
         "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
     )
-    evaluate.add_argument(
-        "recommendations",
-        help="Parquet/CSV file, glob or folder; a table with --connection/--spark",
-    )
-    evaluate.add_argument(
-        "interactions", help="Parquet/CSV file, glob or folder; a table with --connection/--spark"
-    )
-    where = evaluate.add_mutually_exclusive_group()
-    where.add_argument(
-        "--connection",
-        metavar="URL",
-        help="run in this database: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
-        "snowflake://..., bigquery://project/dataset, databricks://...); credentials from the "
-        "URL or the driver's environment",
-    )
-    where.add_argument(
-        "--spark",
-        nargs="?",
-        const="local[*]",
-        metavar="MASTER",
-        help="run on Spark (a new session on MASTER, default local[*]); inputs are table names",
-    )
-    evaluate.add_argument(
-        "--dialect", help="with --connection: the sqlglot dialect, when sqlmetrics cannot tell"
-    )
-    evaluate.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="cancel the query after this long"
-    )
-    evaluate.add_argument(
-        "--items",
-        metavar="FILE",
-        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
-    )
-    evaluate.add_argument(
-        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
-    )
+    _add_sources(evaluate)
     _add_common(evaluate)
     evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
     evaluate.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
+
+    report = commands.add_parser(
+        "report",
+        help="one self-contained HTML page: curves, segments, diagnostics (needs matplotlib)",
+    )
+    _add_sources(report)
+    _add_common(report)
+    report.add_argument(
+        "--segment", metavar="COLUMN", help="break each metric down by this column (like country)"
+    )
+    report.add_argument(
+        "--baseline", metavar="MODEL", help="compare every model with this one (a --group-by value)"
+    )
+    report.add_argument(
+        "--k-max",
+        type=int,
+        default=DEFAULT_K_MAX,
+        metavar="K",
+        help=f"the curves run k = 1..K (default {DEFAULT_K_MAX}); -m ndcg is summarised at K",
+    )
+    report.add_argument(
+        "--small-segment",
+        type=int,
+        default=DEFAULT_SMALL_SEGMENT,
+        metavar="USERS",
+        help=f"segments with fewer users are marked small (default {DEFAULT_SMALL_SEGMENT})",
+    )
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the --output file even if it is not a page sqlmetrics wrote",
+    )
+    report.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
     sql = commands.add_parser("sql", help="print the SQL for your warehouse")
     sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
@@ -262,6 +310,11 @@ def build_parser() -> argparse.ArgumentParser:
     example = commands.add_parser("example", help="evaluate the bundled example data")
     example.add_argument("--format", choices=("table", "csv", "json"), default="table")
     example.add_argument("-q", "--quiet", action="store_true")
+    example.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write the example's HTML report here (needs matplotlib: sqlmetrics[report])",
+    )
     return parser
 
 
@@ -387,15 +440,65 @@ def _example(args: argparse.Namespace) -> None:
     from sqlmetrics.run import evaluate
 
     folder = sql_folder().parent / "examples"
-    result = evaluate(
-        str(folder / "recommendations.parquet"),
-        str(folder / "interactions.parquet"),
-        EXAMPLE_METRICS,
-        group_by=["model"],
-    )
+    recommendations = str(folder / "recommendations.parquet")
+    interactions = str(folder / "interactions.parquet")
+    if args.report is not None:  # refused before the work, not after
+        _check_report_output(args.report, [recommendations, interactions], force=False)
+    result = evaluate(recommendations, interactions, EXAMPLE_METRICS, group_by=["model"])
     _write(_render(result, args.format), None)
     if not args.quiet:
         _show_diagnostics(result)
+    if args.report is not None:
+        from sqlmetrics.reporting import report
+
+        page = report(recommendations, interactions, EXAMPLE_REPORT_METRICS, **EXAMPLE_REPORT)
+        page.save(args.report)
+        sys.stderr.write(f"wrote the example's report to {args.report}\n")
+
+
+def _check_report_output(output: str | None, inputs: Sequence[str | None], force: bool) -> None:
+    """The page's file: named, not an input, and not a file of someone else's (unless force)."""
+    from sqlmetrics.files import refuse_foreign_file
+    from sqlmetrics.reporting.page import GENERATOR
+
+    if output is None:
+        raise SqlmetricsError("report writes an HTML page: give its file, like -o report.html")
+    check_output(output, inputs)
+    refuse_foreign_file(output, GENERATOR, force)
+
+
+def _report(args: argparse.Namespace) -> None:
+    from sqlmetrics.reporting import report
+
+    metrics = _requested(args)
+    remote = args.connection is not None or args.spark is not None
+    inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
+    _check_report_output(args.output, inputs, args.force)
+    if args.per_user:
+        raise SqlmetricsError("--per-user does not apply to report: its page shows them already")
+    if args.dialect is not None and args.connection is None:
+        raise SqlmetricsError("--dialect applies to --connection only")
+    options = _options(args)
+    del options["per_user"]
+    with _engine_connection(args) as connection:
+        page = report(
+            args.recommendations,
+            args.interactions,
+            metrics,
+            **options,
+            segment=args.segment,
+            baseline=args.baseline,
+            k_max=args.k_max,
+            small_segment=args.small_segment,
+            connection=connection,
+            dialect=args.dialect,
+            timeout=args.timeout,
+            items=args.items,
+            history=args.history,
+        )
+    page.save(args.output, force=args.force)
+    if not args.quiet:
+        sys.stderr.write(f"wrote {args.output} ({len(page.html.encode()):,} bytes)\n")
 
 
 def _sql(args: argparse.Namespace) -> None:
@@ -572,6 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "metrics": _metrics,
         "profiles": _profiles,
         "example": _example,
+        "report": _report,
         "dbt": _dbt,
     }
     try:

@@ -302,3 +302,24 @@ def refuse_existing(folder: Path, names: Iterable[str], what: str, force: bool) 
             f"{what}: {listed}{more} already exists and was not written by sqlmetrics; "
             "move it away or pass --force to overwrite"
         )
+
+
+def refuse_foreign_file(path: str, signature: str, force: bool) -> None:
+    """Refuses to replace an existing regular file that does not carry ``signature`` in its
+    first 4 KB (one sqlmetrics wrote carries it), unless ``force``: a page written over a
+    user's own file would lose it. Devices and FIFOs are written to, never replaced."""
+    if force:
+        return
+    target = os.path.realpath(path)
+    if not os.path.isfile(target):
+        return
+    try:
+        with open(target, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as error:
+        raise SqlmetricsError(f"cannot read {path!r}: {_reason(error)}") from error
+    if signature.encode("utf-8") not in head:
+        raise SqlmetricsError(
+            f"{path!r} already exists and was not written by {signature}; move it away, choose "
+            "another file, or pass --force (force=True) to overwrite it"
+        )

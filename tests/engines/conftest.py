@@ -36,9 +36,10 @@ ENGINES = (
 )
 
 
-# Libraries the cross-check tests run in the virtual environment of their own (make profiles-venv):
-# not engines, but CI requires them the same way.
-LIBRARIES = ("profiles", "rectools", "recommenders")
+# Libraries the cross-check tests run in the virtual environment of their own (make profiles-venv),
+# and the browser the report's test opens its page in: not engines, but CI requires them the same
+# way.
+LIBRARIES = ("profiles", "rectools", "recommenders", "chromium")
 
 
 def required_engines() -> set[str]:

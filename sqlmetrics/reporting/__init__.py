@@ -1,0 +1,250 @@
+"""``sqlmetrics.report``: one self-contained HTML page of a model review (issue 20).
+
+data.py asks evaluate for the numbers, charts.py draws them (matplotlib, inline SVG), page.py
+lays out the page. The page needs the optional extra ``sqlmetrics[report]`` (matplotlib).
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.reporting import data, page
+from sqlmetrics.reporting.data import DEFAULT_K_MAX
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Report:
+    """A rendered report: ``.html`` (the page), ``.save(path)``, and the frames it was drawn
+    from (``.summary``: evaluate's result with every curve label; ``.per_user``;
+    ``.segments``). Jupyter shows it through ``_repr_html_``."""
+
+    def __init__(self, html: str, results: data.Results) -> None:
+        self.html = html
+        self.summary: pd.DataFrame = results.main
+        self.per_user: pd.DataFrame | None = results.per_user
+        self.segments: pd.DataFrame | None = results.segments
+
+    def save(self, path: str, *, force: bool = False) -> None:
+        """Writes the page to ``path``; an existing file that is not a sqlmetrics report is
+        refused unless ``force``."""
+        from sqlmetrics.files import refuse_foreign_file, write_file
+
+        if path == "":
+            raise SqlmetricsError("report: the file name is empty; give one, like report.html")
+        refuse_foreign_file(path, page.GENERATOR, force)
+        write_file(path, self.html.encode("utf-8"))
+
+    def _repr_html_(self) -> str:
+        # In a frame of its own: the page's styles (body, table, h1...) stay off the notebook's.
+        import html
+
+        return (
+            f'<iframe srcdoc="{html.escape(self.html, quote=True)}" title="sqlmetrics report" '
+            'style="width:100%;height:900px;border:1px solid #ddd"></iframe>'
+        )
+
+    def __repr__(self) -> str:
+        return f"<sqlmetrics Report: {len(self.html):,} characters of HTML; .save(path) writes it>"
+
+
+def report(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    *,
+    group_by: Sequence[str] | str = (),
+    segment: str | None = None,
+    baseline: str | None = None,
+    k_max: int = DEFAULT_K_MAX,
+    small_segment: int = page.DEFAULT_SMALL_SEGMENT,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    connection: object = None,
+    dialect: str | None = None,
+    timeout: float | None = None,
+    items: object = None,
+    history: object = None,
+    profile: str | None = None,
+) -> Report:
+    """A report of ``metrics`` per model: the inputs and options are evaluate's.
+
+    Args:
+        metrics: like evaluate's; ``ndcg`` is summarised at ``ndcg@k_max``, ``ndcg@10`` at 10,
+            and every metric with a cutoff gets its curve k = 1..k_max. Beyond-accuracy metrics
+            (coverage, gini, novelty, personalization...) get a chart of their own.
+        group_by: the column(s) naming the models.
+        segment: a column to break each metric down by (in both inputs, like a country).
+        baseline: the model the others are compared with (a value of ``group_by``).
+        k_max: the curves' deepest cutoff.
+        small_segment: segments with fewer users than this are marked small.
+    """
+    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    if segment is not None and segment in group_by:
+        raise SqlmetricsError(f"segment {segment!r} is also a group_by column; choose another")
+    if isinstance(small_segment, bool) or not isinstance(small_segment, int) or small_segment < 0:
+        raise SqlmetricsError("small_segment must be a whole number of users, like 30")
+    the_plan = data.plan(metrics, k_max)
+    options: dict[str, Any] = {
+        "columns": columns,
+        "ties": ties,
+        "threshold": threshold,
+        "population": population,
+        "duplicates": duplicates,
+        "connection": connection,
+        "dialect": dialect,
+        "timeout": timeout,
+        "items": items,
+        "history": history,
+        "profile": profile,
+    }
+    results = data.gather(
+        recommendations,
+        interactions,
+        the_plan,
+        group_by=group_by,
+        segment=segment,
+        options=options,
+    )
+    models = page.model_names(results.main, group_by)
+    if baseline is not None and baseline not in models:
+        raise SqlmetricsError(
+            f"baseline {baseline!r} is not one of the models ({', '.join(models)}); "
+            "name a value of the group_by column"
+        )
+    comparison = None
+    if baseline is not None:
+        comparison = data.baseline_comparison(
+            {"recommendations": recommendations, "interactions": interactions, **options},
+            the_plan.summary,
+            baseline,
+        )
+    shown = {k: v for k, v in options.items() if k not in ("connection", "items", "history")}
+    context = page.Context(
+        inputs=_inputs(recommendations, interactions, items, history),
+        options={**shown, "metrics": list(the_plan.metrics)},
+        versions=versions(),
+        engine=_engine(connection, dialect),
+        created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        command=command(
+            recommendations,
+            interactions,
+            metrics,
+            group_by=group_by,
+            segment=segment,
+            baseline=baseline,
+            k_max=k_max,
+            small_segment=small_segment,
+            options=options,
+        ),
+        group_by=group_by,
+        segment=segment,
+        baseline=baseline,
+        small_segment=small_segment,
+    )
+    return Report(page.render(results, the_plan, context, comparison), results)
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    import duckdb
+
+    import sqlmetrics
+
+    found = {
+        "sqlmetrics": sqlmetrics.__version__,
+        "DuckDB": duckdb.__version__,
+        "sqlglot": version("sqlglot"),
+        "Python": platform.python_version(),
+    }
+    try:
+        import matplotlib
+
+        found["matplotlib"] = matplotlib.__version__
+    except ImportError:  # pragma: no cover - the charts refuse first
+        pass
+    return found
+
+
+def _engine(connection: object, dialect: str | None) -> str:
+    if connection is None:
+        return "DuckDB, in process"
+    kind = f"{type(connection).__module__}.{type(connection).__name__}"
+    return f"{kind}" + (f" (dialect {dialect})" if dialect else "")
+
+
+def _described(value: object) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, str):
+        return value
+    return f"a {type(value).__module__.split('.')[0]} {type(value).__name__} in memory"
+
+
+def _inputs(
+    recommendations: object, interactions: object, items: object, history: object
+) -> dict[str, str]:
+    described = {
+        "recommendations": _described(recommendations),
+        "interactions": _described(interactions),
+    }
+    if items is not None:
+        described["items"] = _described(items)
+    if history is not None:
+        described["history"] = _described(history)
+    return described
+
+
+def command(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    *,
+    group_by: Sequence[str],
+    segment: str | None,
+    baseline: str | None,
+    k_max: int,
+    small_segment: int,
+    options: Mapping[str, Any],
+) -> str | None:
+    """The ``sqlmetrics report`` command that makes the same page; None when an input is an
+    object in memory or the run went through a connection of the caller's."""
+    files = [recommendations, interactions, options.get("items"), options.get("history")]
+    if options.get("connection") is not None or not all(
+        value is None or isinstance(value, str) for value in files
+    ):
+        return None
+    words = ["sqlmetrics", "report", str(recommendations), str(interactions)]
+    words += ["-m", ",".join([metrics] if isinstance(metrics, str) else metrics)]
+    for column in group_by:
+        words += ["--group-by", column]
+    if segment is not None:
+        words += ["--segment", segment]
+    if baseline is not None:
+        words += ["--baseline", baseline]
+    words += ["--k-max", str(k_max)]
+    if small_segment != page.DEFAULT_SMALL_SEGMENT:
+        words += ["--small-segment", str(small_segment)]
+    for role, name in (options.get("columns") or {}).items():
+        words += ["--no-relevance"] if name is None else [f"--{role}-column", name]
+    defaults = {"ties": "id", "threshold": 0.0, "population": "all", "duplicates": "error"}
+    for option, default in defaults.items():
+        if options.get(option, default) != default:
+            words += [f"--{option}", str(options[option])]
+    for option in ("profile", "timeout", "items", "history"):
+        if options.get(option) is not None:
+            words += [f"--{option}", str(options[option])]
+    return " ".join(shlex.quote(word) for word in [*words, "-o", "report.html"])
+
+
+__all__ = ["Report", "report"]

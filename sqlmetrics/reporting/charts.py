@@ -1,0 +1,191 @@
+"""The report's charts, drawn by matplotlib as inline SVG: no JavaScript, nothing to fetch.
+
+Each function returns one ``<svg>`` element as text. Text stays text (``svg.fonttype: none``):
+the page is smaller, the browser's font draws it, and the numbers can be searched and tested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+# Colour-blind-safe (Okabe-Ito), in the order models appear.
+COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+# The most points an ECDF line keeps: its size must not grow with the number of users.
+ECDF_POINTS = 400
+STYLE: dict[str, Any] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "sqlmetrics-report",  # the same ids on every run: reproducible pages
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+
+
+def _figure(width: float = 6.0, height: float = 3.2) -> tuple[Figure, Axes]:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _svg(figure: Figure) -> str:
+    # Called inside _style(): savefig reads svg.fonttype and svg.hashsalt from it.
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = buffer.getvalue()
+    # The XML prolog and DOCTYPE belong to a file, not to an element inside HTML; the RDF
+    # metadata names URLs (never fetched, but a page without any is simpler to check).
+    return _METADATA.sub("", text[text.index("<svg") :])
+
+
+def colour(index: int) -> str:
+    return COLOURS[index % len(COLOURS)]
+
+
+def curves(
+    title: str,
+    metric: str,
+    ks: Sequence[int],
+    lines: Mapping[str, Sequence[float]],
+    bands: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    marked_k: int | None = None,
+) -> str:
+    """metric@k against k, a line per model, and its interval band where there is one."""
+    with _style():
+        figure, axes = _figure()
+        for index, (model, values) in enumerate(lines.items()):
+            # the gids name the drawn elements in the SVG, for tests and readers of the source
+            axes.plot(
+                ks, values, label=model, color=colour(index), linewidth=1.6, gid=f"line_{index}"
+            )
+            if model in bands:
+                low, high = bands[model]
+                axes.fill_between(
+                    ks, low, high, color=colour(index), alpha=0.2, linewidth=0, gid=f"band_{index}"
+                )
+        if marked_k is not None:
+            axes.axvline(marked_k, color="#888888", linestyle=":", linewidth=1)
+        axes.set_title(title)
+        axes.set_xlabel("k (cutoff)")
+        axes.set_ylabel(f"{metric}@k")
+        axes.set_xlim(min(ks), max(ks))
+        axes.legend(title="model", fontsize=8)
+        return _svg(figure)
+
+
+def grouped_bars(
+    title: str,
+    label: str,
+    segments: Sequence[str],
+    values: Mapping[str, Sequence[float]],
+    small: Sequence[bool],
+    intervals: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+) -> str:
+    """One group of bars per segment (in the order given), a bar per model, with its interval
+    as an error bar where there is one; small segments hatched and named so."""
+    with _style():
+        figure, axes = _figure(width=max(6.0, 1.0 + 0.9 * len(segments)))
+        count = max(len(values), 1)
+        width = 0.8 / count
+        for index, (model, heights) in enumerate(values.items()):
+            offsets = [s + (index - (count - 1) / 2) * width for s in range(len(segments))]
+            errors = None
+            if intervals and model in intervals:
+                low, high = intervals[model]
+                errors = [
+                    [h - lo for h, lo in zip(heights, low, strict=True)],
+                    [hi - h for h, hi in zip(heights, high, strict=True)],
+                ]
+            bars = axes.bar(
+                offsets, heights, width, label=model, color=colour(index), yerr=errors, capsize=2
+            )
+            for bar, is_small in zip(bars, small, strict=True):
+                if is_small:
+                    bar.set_hatch("///")
+                    bar.set_alpha(0.5)
+        axes.set_xticks(range(len(segments)), segments)
+        axes.set_title(title)
+        axes.set_xlabel("segment (users in the population; hatched: small, read with care)")
+        axes.set_ylabel(label)
+        axes.legend(title="model", fontsize=8)
+        return _svg(figure)
+
+
+def bars(title: str, label: str, values: Mapping[str, float]) -> str:
+    """A bar per model: a beyond-accuracy metric."""
+    with _style():
+        figure, axes = _figure(width=4.5, height=2.6)
+        models = list(values)
+        drawn = axes.bar(
+            models, [values[m] for m in models], color=[colour(i) for i in range(len(models))]
+        )
+        axes.bar_label(drawn, fmt="%.4g", fontsize=8)
+        axes.set_title(title)
+        axes.set_xlabel("model")
+        axes.set_ylabel(label)
+        return _svg(figure)
+
+
+def ecdf(title: str, label: str, samples: Mapping[str, Sequence[float]]) -> str:
+    """The empirical CDF of the per-user values of each model: the share of users at or below
+    each value (the height at 0 is the share of users at 0)."""
+    import numpy as np
+
+    with _style():
+        figure, axes = _figure()
+        for index, (model, values) in enumerate(samples.items()):
+            data = np.sort(np.asarray(values, dtype=float))
+            data = data[~np.isnan(data)]
+            if not len(data):
+                continue
+            levels = np.arange(1, len(data) + 1) / len(data)
+            if len(data) > ECDF_POINTS:  # thin to quantiles; the steps keep their shape
+                keep = np.unique(np.linspace(0, len(data) - 1, ECDF_POINTS).round().astype(int))
+                data, levels = data[keep], levels[keep]
+            axes.step(data, levels, where="post", label=model, color=colour(index))
+        axes.set_title(title)
+        axes.set_xlabel(f"{label} of a user")
+        axes.set_ylabel("share of users at or below")
+        axes.set_ylim(0, 1.02)
+        axes.legend(title="model", fontsize=8)
+        return _svg(figure)
+
+
+@contextlib.contextmanager
+def _style() -> Iterator[None]:
+    """matplotlib's settings for drawing and saving, restored afterwards."""
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise SqlmetricsError(
+            "the report draws its charts with matplotlib: pip install 'sqlmetrics[report]'"
+        ) from error
+
+    with matplotlib.rc_context(cast(Any, STYLE)):
+        yield
+
+
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
+# Where an SVG defines an id or refers to one: id="x", url(#x), xlink:href="#x".
+_REFERENCE = re.compile(r'(\bid="|url\(#|xlink:href="#)')
+
+
+def svg_ids_unique(svgs: Sequence[str]) -> list[str]:
+    """Each SVG's ids prefixed by its position: several SVGs inline in one page share one id
+    space, and matplotlib's ids repeat from chart to chart (clip paths would cross-refer)."""
+    prefixed = []
+    for index, svg in enumerate(svgs):
+        prefixed.append(_REFERENCE.sub(rf"\g<1>c{index}-", svg))
+    return prefixed

@@ -1,0 +1,189 @@
+"""The report's numbers: which labels it asks for, and the few evaluate calls that get them.
+
+Every number on the page is a cell of one of these frames, so the page says what evaluate says:
+- ``main``: one evaluate call, every curve label (metric@1 .. metric@k_max) and the summary
+  labels, grouped by the model columns; its diagnostics are the page's diagnostics;
+- ``segments``: one call with the summary labels, grouped by the model columns and the segment;
+- ``per_user``: one per_user call with the summary labels that have a per-user value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.catalog import Metric, parse_requests
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_K_MAX = 100
+# The largest curve: k_max labels per metric go into one query (issue 21 makes them cheap).
+LARGEST_K_MAX = 1000
+
+
+def curve_labels(name: str, k_max: int) -> list[str]:
+    """The labels of one metric's curve, k = 1 .. k_max. The one place they are spelled: when
+    evaluate reads a range of cutoffs (``ndcg@1:100``), this is what changes."""
+    return [f"{name}@{k}" for k in range(1, k_max + 1)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the report asks evaluate for, from the metrics as requested."""
+
+    k_max: int
+    curves: dict[str, list[str]]  # metric name -> its curve labels
+    summary: list[str]  # the summary table's labels: accuracy metrics, as evaluate names them
+    beyond: list[str]  # beyond-accuracy labels (metrics over the top-k lists)
+    per_user: list[str]  # the summary labels that have a value per user
+    metrics: dict[str, Metric]  # every metric on the page, by label, for its definition
+
+    def main_labels(self) -> list[str]:
+        labels = [label for curve in self.curves.values() for label in curve]
+        return list(dict.fromkeys([*labels, *self.summary, *self.beyond]))
+
+
+def plan(metrics: Sequence[str] | str, k_max: int = DEFAULT_K_MAX) -> Plan:
+    """The labels for ``metrics``: ``ndcg`` is summarised at ``ndcg@k_max``, ``ndcg@10`` at 10;
+    both get the curve ndcg@1 .. ndcg@k_max."""
+    if isinstance(k_max, bool) or not isinstance(k_max, int) or not 1 <= k_max <= LARGEST_K_MAX:
+        raise SqlmetricsError(
+            f"k_max must be a whole number from 1 to {LARGEST_K_MAX} (the curves' deepest "
+            f"cutoff), not {k_max!r}; e.g. k_max=20 for lists of 20"
+        )
+    curves: dict[str, list[str]] = {}
+    summary: list[str] = []
+    beyond: list[str] = []
+    per_user: list[str] = []
+    described: dict[str, Metric] = {}
+    for request in parse_requests(metrics):
+        metric = request.metric
+        if metric.reads == "lists":  # coverage, gini, novelty...: a value per model, no curve
+            beyond.append(request.label)
+            described[request.label] = metric
+            continue
+        label = request.label
+        if metric.takes_cutoff and not metric.takes_score_threshold:
+            k = k_max if request.k is None else request.k
+            if k > k_max:
+                raise SqlmetricsError(
+                    f"{request.label} is deeper than k_max={k_max}, where the curves stop; "
+                    f"raise k_max (CLI: --k-max {k}) or ask for a smaller cutoff"
+                )
+            curves.setdefault(metric.name, curve_labels(metric.name, k_max))
+            label = f"{metric.name}@{k}"  # a label of the curve: the same cell, one query
+        summary.append(label)
+        described[label] = metric
+        if not metric.group_level:
+            per_user.append(label)
+    return Plan(
+        k_max=k_max,
+        curves=curves,
+        summary=list(dict.fromkeys(summary)),
+        beyond=list(dict.fromkeys(beyond)),
+        per_user=list(dict.fromkeys(per_user)),
+        metrics=described,
+    )
+
+
+@dataclass
+class Results:
+    """The frames the page is drawn from (see the module's docstring)."""
+
+    main: pd.DataFrame
+    diagnostics: pd.DataFrame
+    per_user: pd.DataFrame | None
+    segments: pd.DataFrame | None
+    rows: dict[str, int | None] = field(default_factory=dict)
+
+
+def interval_options() -> dict[str, Any]:
+    """evaluate's options for confidence intervals. The page draws ``<label>_lo`` and
+    ``<label>_hi`` columns wherever the frames have them (table cells and curve bands); when
+    evaluate takes ``ci=`` (issue 19), return ``{"ci": 0.95}`` here."""
+    return {}
+
+
+def baseline_comparison(
+    evaluate_arguments: Mapping[str, Any], labels: Sequence[str], baseline: str
+) -> pd.DataFrame | None:
+    """The paired comparison of every model with ``baseline`` over ``labels``, one row per
+    (model, label) with columns ``model``, ``metric``, ``difference``, ``p_value`` and
+    ``significant``; None until ``sqlmetrics.compare`` exists (issue 19), when the page shows
+    the plain difference of the means without a mark. Plug compare in here."""
+    del evaluate_arguments, labels, baseline
+    return None
+
+
+def gather(
+    recommendations: object,
+    interactions: object,
+    the_plan: Plan,
+    *,
+    group_by: list[str],
+    segment: str | None,
+    options: Mapping[str, Any],
+) -> Results:
+    """The evaluate calls of the page (three at most) and the inputs' row counts."""
+    from sqlmetrics.run import evaluate, read_diagnostics
+
+    main = evaluate(
+        recommendations,
+        interactions,
+        the_plan.main_labels(),
+        group_by=group_by,
+        **options,
+        **interval_options(),
+    )
+    per_user = None
+    if the_plan.per_user:
+        per_user = evaluate(
+            recommendations,
+            interactions,
+            the_plan.per_user,
+            group_by=group_by,
+            per_user=True,
+            **options,
+        )
+    segments = None
+    if segment is not None and the_plan.summary:
+        segments = evaluate(
+            recommendations,
+            interactions,
+            the_plan.summary,
+            group_by=[*group_by, segment],
+            **options,
+            **interval_options(),
+        )
+    return Results(
+        main=main,
+        diagnostics=read_diagnostics(main),
+        per_user=per_user,
+        segments=segments,
+        rows=row_counts(recommendations, interactions, options.get("connection")),
+    )
+
+
+def row_counts(
+    recommendations: object, interactions: object, connection: object
+) -> dict[str, int | None]:
+    """Rows of each input, for the provenance: one small query (Parquet answers it from its
+    footer). None where it cannot be counted."""
+    from sqlglot import exp
+
+    from sqlmetrics.engines import open_engine
+
+    counts: dict[str, int | None] = {}
+    with open_engine(connection) as engine:
+        for role, value in (("recommendations", recommendations), ("interactions", interactions)):
+            if hasattr(value, "__len__") and not isinstance(value, str):
+                counts[role] = len(value)  # a DataFrame or an Arrow table: no query
+                continue
+            source = engine.bind(value, role)
+            query = exp.select(exp.func("COUNT", exp.Star())).from_(source.relation)
+            row = engine.first_row(query)
+            counts[role] = None if row is None else int(row[0])
+    return counts
