@@ -595,7 +595,9 @@ def compose(
         bound[0] = ("all_recommendations", bound[0][1])
         bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
     stages: list[tuple[str, exp.Expr]] = []
-    if list_lengths or diagnostics:
+    if top_k and not diagnostics:
+        duckdb_plan.without_list_checks(top_lists)
+    if (list_lengths or diagnostics) and not top_k:
         list_counts = list_counts_stage(given_ranks)
         if not diagnostics:  # only the diagnostics read more than the lengths
             _prune(list_counts, {"user_id", "list_length"})
@@ -628,6 +630,8 @@ def compose(
             stages += [("joined", joined), ("judged", judged)]
     stages += scored_stages
     stages += _per_user_union(per_user_stages, columns)
+    if top_k and diagnostics:  # counted by top_lists' own aggregate over the recommendations
+        stages.append(("list_counts", duckdb_plan.list_counts_from("top_lists")))
     stages += diagnosis
     stages = [(name, widen_keys(cte, keys)) for name, cte in stages]
     if over_lists:

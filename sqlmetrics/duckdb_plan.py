@@ -105,6 +105,30 @@ def count_nan_by_filter(list_counts: exp.Select) -> None:
             projection.set("this", count)
 
 
+# top_lists.sql's and sorted_lists.sql's counts for the diagnostics (list_counts.sql's).
+LIST_CHECKS = ("duplicate_rows", "nan_scores", "outside_unit_scores", "listed_items")
+
+
+def without_list_checks(lists: exp.Select) -> None:
+    """top_lists.sql or sorted_lists.sql without the diagnostics' counts (LIST_CHECKS)."""
+    for select in lists.find_all(exp.Select):
+        kept = [p for p in select.expressions if p.alias_or_name not in LIST_CHECKS]
+        select.set("expressions", kept)
+        group = select.args.get("group")
+        if group is not None:
+            kept = [e for e in group.expressions if e.alias_or_name not in LIST_CHECKS]
+            group.set("expressions", kept)
+
+
+def list_counts_from(lists_name: str) -> exp.Select:
+    """list_counts.sql's columns read from top_lists.sql (or sorted_lists.sql), which counts
+    them in its own aggregate over the recommendations instead of a second one."""
+    names = ["list_length", "scored_length", "named_length", *LIST_CHECKS[:3]]
+    return exp.select("user_id", *names, exp.alias_(exp.Literal.number(0), "broken_ranks")).from_(
+        lists_name
+    )
+
+
 # Lists up to this long find their repeats by each item's first position (quadratic, but the
 # fastest on lists of 100: 0.27 s at 1e7 rows against 0.5-1.1 s for COUNT(DISTINCT)); longer
 # ones through LIST_DISTINCT, whose cost grows with the length only.

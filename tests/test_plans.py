@@ -463,3 +463,57 @@ def test_rows_are_known_from_a_dataframe_and_parquet_footers_only(tmp_path: Path
         for value, source in zip(values, sources, strict=True)
     ]
     assert rows == [3, 3, 3, None, None]  # a CSV file or a relation would have to be read
+
+
+def oracle_repeats_and_ties(recs: pd.DataFrame, cutoffs: list[int], ties: str) -> tuple[int, int]:
+    """The two redefined diagnostics, counted in pandas from their definitions (docs/METRICS.md,
+    "Results"): rows repeating an item anywhere in their list; tie groups (equal non-NULL scores
+    in one list) holding the positions k and k + 1 of a requested cutoff k, each group once."""
+    repeats = sum(
+        int(items.notna().sum() - items.nunique())
+        for _, items in recs.groupby("user_id")["item_id"]
+    )
+    tie_groups = 0
+    for _, rows in recs.groupby("user_id"):
+        order = rows.assign(
+            known=rows["score"].notna(),
+            key=rows["item_id"].astype(str) if ties == "id_text" else rows["item_id"],
+        ).sort_values(["known", "score", "key"], ascending=False)
+        scores = order["score"].tolist()
+        straddled = {
+            scores[k - 1]
+            for k in cutoffs
+            if k < len(scores) and pd.notna(scores[k - 1]) and scores[k - 1] == scores[k]
+        }
+        tie_groups += len(straddled)
+    return repeats, tie_groups
+
+
+@pytest.mark.parametrize(
+    ("seed", "cutoffs", "ties"),
+    [(11, [1, 3, 5], "id"), (12, [2, 30], "id"), (13, [1, 2, 3, 4, 5], "id_text"), (14, [4], "id")],
+)
+def test_repeats_and_ties_across_cutoffs_match_their_definitions(
+    seed: int, cutoffs: list[int], ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """duplicate_recommendations over whole lists and tied_score_groups across the requested
+    cutoffs, from DuckDB's plans (top_lists.sql up to 20, sorted_lists.sql deeper) and from the
+    portable window plan, equal the pandas oracle on tie-heavy lists with repeats deep down."""
+    recs, truth = tied_data(seed)
+    recs = recs.drop(columns="segment")
+    deep = recs[recs.groupby("user_id").cumcount() >= 10]
+    recs = pd.concat([recs, deep.iloc[::9]])  # repeats, most of them beyond the top 10
+    connection = duckdb.connect()
+    connection.register("recommendations", recs)
+    connection.register("interactions", truth)
+    metrics = [f"ndcg@{k}" for k in cutoffs]
+    expected = oracle_repeats_and_ties(recs, cutoffs, ties)
+    assert expected[0] > 0 and expected[1] > 0  # so both counts are compared
+    for plan in ("fast", "portable"):
+        if plan == "portable":
+            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+        result = connection.execute(sqlmetrics.to_sql(metrics, checks=True, ties=ties))
+        names = [column[0] for column in result.description]
+        counts = dict(zip(names, result.fetchall()[0], strict=True))
+        found = (counts["duplicate_recommendations"], counts["tied_score_groups"])
+        assert found == expected, plan

@@ -10,17 +10,47 @@ SELECT
   scores,
   list_length,
   scored_length,
-  named_length
+  named_length,
+  duplicate_rows,
+  nan_scores,
+  outside_unit_scores
 FROM (
   WITH lists AS (
     SELECT
       user_id,
-      LIST({'score': score, 'item': item_id}) AS entries,
-      COUNT(*) AS list_length,
-      COUNT(score) AS scored_length,
-      COUNT(item_id) AS named_length
-    FROM input_recommendations
-    GROUP BY user_id
+      entries,
+      list_length,
+      scored_length,
+      named_length,
+      -- an item found earlier in its list: each item's first position, quadratic but the
+      -- fastest on lists of 100; longer lists by LIST_DISTINCT, linear in the length
+      CASE
+        WHEN LEN(listed_items) <= 256
+          THEN LEN(
+            LIST_FILTER(
+              listed_items,
+              LAMBDA item, i: item IS NOT NULL AND LIST_POSITION(listed_items, item) < i
+            )
+          )
+        ELSE named_length - LEN(LIST_DISTINCT(listed_items))
+      END AS duplicate_rows,
+      nan_scores,
+      outside_unit_scores
+    FROM (
+      SELECT
+        user_id,
+        LIST({'score': score, 'item': item_id}) AS entries,
+        COUNT(*) AS list_length,
+        COUNT(score) AS scored_length,
+        COUNT(item_id) AS named_length,
+        LIST(item_id) AS listed_items,
+        -- a FILTER: DuckDB folds SUM(CASE WHEN ISNAN(score) ...) to 0 over a Parquet file
+        -- whose statistics (which leave NaN out) put every score in a finite range
+        COUNT(*) FILTER (WHERE ISNAN(score)) AS nan_scores,
+        SUM(CASE WHEN score < 0 OR score > 1 THEN 1 ELSE 0 END) AS outside_unit_scores
+      FROM input_recommendations
+      GROUP BY user_id
+    ) AS grouped
   ),
 
   sorted AS (
@@ -29,7 +59,10 @@ FROM (
       LIST_SORT(entries, 'DESC')[1:$rows] AS entries,
       list_length,
       scored_length,
-      named_length
+      named_length,
+      duplicate_rows,
+      nan_scores,
+      outside_unit_scores
     FROM lists
     WHERE user_id IS NOT NULL AND scored_length = list_length AND named_length = list_length
   ),
@@ -58,7 +91,10 @@ FROM (
       again.score,
       lists.list_length,
       lists.scored_length,
-      lists.named_length
+      lists.named_length,
+      lists.duplicate_rows,
+      lists.nan_scores,
+      lists.outside_unit_scores
     FROM again
     INNER JOIN lists
       ON again.user_id IS NOT DISTINCT FROM lists.user_id
@@ -71,7 +107,10 @@ FROM (
     LIST_TRANSFORM(entries, LAMBDA entry: entry.score) AS scores,
     list_length,
     scored_length,
-    named_length
+    named_length,
+    duplicate_rows,
+    nan_scores,
+    outside_unit_scores
   FROM sorted
   UNION ALL
   SELECT
@@ -80,7 +119,12 @@ FROM (
     LIST(score ORDER BY pos) AS scores,
     list_length,
     scored_length,
-    named_length
+    named_length,
+    duplicate_rows,
+    nan_scores,
+    outside_unit_scores
   FROM ranked_again
-  GROUP BY user_id, list_length, scored_length, named_length
+  GROUP BY
+    user_id, list_length, scored_length, named_length, duplicate_rows, nan_scores,
+    outside_unit_scores
 ) AS sorted_lists

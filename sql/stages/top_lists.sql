@@ -13,13 +13,19 @@
 -- $cutoff + 3 such scores has all of its best among them, and one with fewer is exact only if
 -- every score passed; the others are ranked again. The floor only decides which users take
 -- the window, never a number.
+-- The diagnostics' counts over each whole list (list_counts.sql's) come from the same
+-- aggregate: NaN scores, scores outside [0, 1] and repeated items, found in the list of its
+-- items (the composer drops them when no diagnostics are asked for).
 SELECT
   user_id,
   items,
   scores,
   list_length,
   scored_length,
-  named_length
+  named_length,
+  duplicate_rows,
+  nan_scores,
+  outside_unit_scores
 FROM (
   WITH lists AS (
     SELECT
@@ -29,7 +35,12 @@ FROM (
       COUNT(score) FILTER (WHERE score >= $score_floor) AS floored_length,
       COUNT(*) AS list_length,
       COUNT(score) AS scored_length,
-      COUNT(item_id) AS named_length
+      COUNT(item_id) AS named_length,
+      LIST(item_id) AS listed_items,
+      -- a FILTER: DuckDB folds SUM(CASE WHEN ISNAN(score) ...) to 0 over a Parquet file whose
+      -- statistics (which leave NaN out) put every score in a finite range
+      COUNT(*) FILTER (WHERE ISNAN(score)) AS nan_scores,
+      SUM(CASE WHEN score < 0 OR score > 1 THEN 1 ELSE 0 END) AS outside_unit_scores
     FROM input_recommendations
     GROUP BY user_id
   ),
@@ -42,6 +53,20 @@ FROM (
       list_length,
       scored_length,
       named_length,
+      -- an item found earlier in its list: each item's first position, quadratic but the
+      -- fastest on lists of 100; longer lists by LIST_DISTINCT, linear in the length
+      CASE
+        WHEN LEN(listed_items) <= 256
+          THEN LEN(
+            LIST_FILTER(
+              listed_items,
+              LAMBDA item, i: item IS NOT NULL AND LIST_POSITION(listed_items, item) < i
+            )
+          )
+        ELSE named_length - LEN(LIST_DISTINCT(listed_items))
+      END AS duplicate_rows,
+      nan_scores,
+      outside_unit_scores,
       COALESCE(
         named_length = list_length
         AND (
@@ -62,6 +87,9 @@ FROM (
       list_length,
       scored_length,
       named_length,
+      duplicate_rows,
+      nan_scores,
+      outside_unit_scores,
       top_items,
       top_scores,
       CASE
@@ -98,7 +126,10 @@ FROM (
       again.score,
       checked_lists.list_length,
       checked_lists.scored_length,
-      checked_lists.named_length
+      checked_lists.named_length,
+      checked_lists.duplicate_rows,
+      checked_lists.nan_scores,
+      checked_lists.outside_unit_scores
     FROM again
     -- a NULL user is a list too, which the diagnostics count
     INNER JOIN checked_lists
@@ -119,7 +150,10 @@ FROM (
     END AS scores,
     list_length,
     scored_length,
-    named_length
+    named_length,
+    duplicate_rows,
+    nan_scores,
+    outside_unit_scores
   FROM exact_lists
   UNION ALL
   SELECT
@@ -128,7 +162,12 @@ FROM (
     LIST(score ORDER BY pos) AS scores,
     list_length,
     scored_length,
-    named_length
+    named_length,
+    duplicate_rows,
+    nan_scores,
+    outside_unit_scores
   FROM ranked_again
-  GROUP BY user_id, list_length, scored_length, named_length
+  GROUP BY
+    user_id, list_length, scored_length, named_length, duplicate_rows, nan_scores,
+    outside_unit_scores
 ) AS top_k
