@@ -714,11 +714,13 @@ def complement_arms(
     unlisted = compose(
         requests, alone, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
     )
-    ctes = [
+    # The unlisted CTEs first: the inputs' bindings read the user's tables by name, which must
+    # not be taken for a CTE defined before them (a table named truth, like truth.sql).
+    ctes = _suffixed_ctes(unlisted, UNLISTED)
+    ctes += [
         ("diagnosed_listed" if cte.alias == "diagnosed" else cte.alias, cte.this)
         for cte in listed.args["with_"].expressions
     ]
-    ctes += _suffixed_ctes(unlisted, UNLISTED)
     pairs = exp.select(*map(exp.column, keys), "user_id").distinct().from_("input_recommendations")
     ctes.append(("listed_pairs", pairs))
 
@@ -816,8 +818,14 @@ def complement_arms(
         .where(total("per_user_rows", parts) > 0)  # a group with no per_user row has no row
         .order_by(*_nulls_last([exp.column(key, "arms") for key in keys]))
     )
+    # read_inputs_again's choices (NOT MATERIALIZED inputs) hold in the combined query too
+    materialized = {
+        f"{cte.alias}{UNLISTED}" if query is unlisted else cte.alias: cte.args.get("materialized")
+        for query in (listed, unlisted)
+        for cte in query.args["with_"].expressions
+    }
     if not diagnostics:
-        return with_ctes(final, ctes)
+        return _materialized(with_ctes(final, ctes), materialized)
     unlisted_diagnosed = f"diagnosed{UNLISTED}"
     counted = covered(f"users{UNLISTED}")
     body = next(body for name, body in ctes if name == unlisted_diagnosed)
@@ -838,7 +846,13 @@ def complement_arms(
     )
     ctes += [("covered_diagnosed", counted), ("diagnosed", diagnosed)]
     query = _with_diagnostics_rows(final, inputs, columns, per_user=False, sums=False)
-    return with_ctes(query, ctes)
+    return _materialized(with_ctes(query, ctes), materialized)
+
+
+def _materialized(query: exp.Query, flags: Mapping[str, object]) -> exp.Query:
+    for cte in query.args["with_"].expressions:
+        cte.set("materialized", flags.get(cte.alias))
+    return query
 
 
 def _join_arms_by_user(query: exp.Query, inputs: Inputs) -> None:
@@ -860,15 +874,17 @@ def _join_arms_by_user(query: exp.Query, inputs: Inputs) -> None:
 
 def _suffixed_ctes(query: exp.Query, suffix: str) -> list[tuple[str, exp.Expr]]:
     """The CTEs of ``query`` named with ``suffix``, each reference to one renamed and aliased
-    by its old name (so that qualified columns still read it)."""
+    by its old name (so that qualified columns still read it). A CTE reads only those defined
+    before it: a table of the same name as a later one is the user's."""
     ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
-    names = {name for name, _ in ctes}
-    for _, body in ctes:
+    names: set[str] = set()
+    for name, body in ctes:
         for table in list(body.find_all(exp.Table)):
             if table.name in names and not table.args.get("db"):
                 alias = table.alias or table.name
                 table.set("this", exp.to_identifier(f"{table.name}{suffix}"))
                 table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        names.add(name)
     return [(f"{name}{suffix}", body) for name, body in ctes]
 
 
