@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 import sqlglot
@@ -708,9 +708,7 @@ def complement_arms(
     )
     _join_arms_by_user(listed, inputs)
     nothing = exp.select("*").from_(inputs.recommendations.copy()).where(exp.false())
-    alone = Inputs(
-        **{**inputs.__dict__, "recommendations": nothing.subquery("recommendations"), "groups": ()}
-    )
+    alone = replace(inputs, recommendations=nothing.subquery("recommendations"), groups=())
     unlisted = compose(
         requests, alone, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
     )

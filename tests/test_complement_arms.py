@@ -112,7 +112,8 @@ def test_rank_column_and_deep_cutoff(monkeypatch: pytest.MonkeyPatch) -> None:
         .cumcount()
         .add(1)
     ).drop(columns="score")
-    both_plans(monkeypatch, ranked, truth, metrics=["ndcg@30", "precision@2"], columns={"rank": "rank", "score": None})
+    given = {"rank": "rank", "score": None}
+    both_plans(monkeypatch, ranked, truth, metrics=["ndcg@30", "precision@2"], columns=given)
     both_plans(monkeypatch, recs, truth, metrics=["ndcg@30", "r_precision", "map"])
 
 
