@@ -707,7 +707,9 @@ def complement_arms(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
     )
     _join_arms_by_user(listed, inputs)
-    nothing = exp.select("*").from_(inputs.recommendations.copy()).where(exp.false())
+    # 1 = 0 rather than FALSE, which Oracle (before 23) and SQL Server do not read as a condition
+    never = exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+    nothing = exp.select("*").from_(inputs.recommendations.copy()).where(never)
     alone = replace(inputs, recommendations=nothing.subquery("recommendations"), groups=())
     unlisted = compose(
         requests, alone, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
