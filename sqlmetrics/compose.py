@@ -484,7 +484,9 @@ def compose(
     interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     if not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable):
-        return complement_arms(requests, inputs, options, dialect=dialect, diagnostics=diagnostics)
+        return complement_arms(
+            requests, inputs, options, dialect, diagnostics=diagnostics, score_floor=score_floor
+        )
     duckdb_plans = dialect in TOP_K_DIALECTS and not portable
     over_lists = [r for r in requests if r.metric.reads == "lists"]
     if over_lists and user_pass is not None:
@@ -688,6 +690,7 @@ def complement_arms(
     options: Options,
     dialect: str,
     diagnostics: bool,
+    score_floor: float | None = None,
 ) -> exp.Query:
     """The summary per value of group columns only the recommendations have (a model, an
     experiment arm) without crossing every value with every interaction: that costs groups x
@@ -704,7 +707,13 @@ def complement_arms(
     bits as summing every user's row (x + 0.0 is x; whole numbers add exactly)."""
     keys = [group_key(i) for i in range(len(inputs.groups))]
     listed = compose(
-        requests, inputs, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
+        requests,
+        inputs,
+        options,
+        dialect=dialect,
+        diagnostics=diagnostics,
+        score_floor=score_floor,
+        cross_arms=True,
     )
     _join_arms_by_user(listed, inputs)
     # 1 = 0 rather than FALSE, which Oracle (before 23) and SQL Server do not read as a condition
