@@ -734,13 +734,26 @@ def complement_arms(
     ctes.append(("listed_pairs", pairs))
 
     def covered(source: str) -> exp.Select:
-        """``source`` (an unlisted CTE) joined to the (group, user) pairs of the lists."""
-        on = exp.column("user_id", source).eq(exp.column("user_id", "listed_pairs"))
+        """``source`` (an unlisted CTE) joined to the (group, user) pairs of the lists, the
+        NULL user too (_join_arms_by_user), each group's rows as ``covered``."""
+        user, listed_user = exp.column("user_id", source), exp.column("user_id", "listed_pairs")
+        branches = [
+            user.eq(listed_user),
+            exp.and_(user.copy().is_(exp.null()), listed_user.copy().is_(exp.null())),
+        ]
+        rows = exp.union(
+            *[
+                exp.select(*[exp.column(key, "listed_pairs") for key in keys], f"{source}.*")
+                .from_(source)
+                .join("listed_pairs", on=on)
+                for on in branches
+            ],
+            distinct=False,
+        )
         return (
-            exp.select(*[exp.column(key, "listed_pairs") for key in keys])
-            .from_(source)
-            .join("listed_pairs", on=on)
-            .group_by(*[exp.column(key, "listed_pairs") for key in keys])
+            exp.select(*map(exp.column, keys))
+            .from_(exp.alias_(exp.paren(rows), "covered"))
+            .group_by(*map(exp.column, keys))
         )
 
     def total(name: str, parts: Sequence[str]) -> exp.Expr:
@@ -792,7 +805,7 @@ def complement_arms(
             ),
         ),
         ("unlisted_sums", sums(exp.select().from_(per_user_unlisted), per_user_unlisted, False)),
-        ("covered_sums", sums(covered(per_user_unlisted), per_user_unlisted, False)),
+        ("covered_sums", sums(covered(per_user_unlisted), "covered", False)),
     ]
     parts = ("listed_sums", "unlisted_sums", "covered_sums")
 
@@ -866,19 +879,31 @@ def _materialized(query: exp.Query, flags: Mapping[str, object]) -> exp.Query:
 
 def _join_arms_by_user(query: exp.Query, inputs: Inputs) -> None:
     """bind_interactions' arms, crossed into the interactions, joined by user instead: each
-    group gets the interactions of the users it lists only (complement_arms adds the rest). A
-    NULL user matches none: its rows count as a user without a list (evaluate refuses them)."""
+    group gets the interactions of the users it lists only (complement_arms adds the rest).
+    The NULL user, which no equality matches, by a join of its own (as GROUP BY user_id puts
+    its rows of both inputs together), so that the numbers stay those of crossing even there."""
     keys = [group_key(i) for i in range(len(inputs.groups))]
+    user = exp.column(inputs.user.copy(), "interactions")
     listed = exp.select(*map(exp.column, keys), exp.alias_("user_id", "listed_user"))
     listed = listed.distinct().from_("input_recommendations")
-    on = exp.column(inputs.user.copy(), "interactions").eq(exp.column("listed_user", "arms"))
-    joined = exp.select("*").join(exp.alias_(exp.paren(listed), "arms"), on=on)
+    without_user = exp.select(*map(exp.column, keys)).distinct().from_("input_recommendations")
+    without_user = without_user.where(exp.column("user_id").is_(exp.null()))
+    branches = [
+        (listed, user.eq(exp.column("listed_user", "arms"))),
+        (without_user, user.copy().is_(exp.null())),
+    ]
     for cte in query.args["with_"].expressions:
         if cte.alias != "input_interactions":
             continue
-        for join in cte.this.args.get("joins") or []:
-            if join.alias_or_name == "arms":
-                join.replace(joined.args["joins"][0])
+        selects: list[exp.Select] = []
+        for arms, on in branches:
+            select = cte.this.copy()
+            joined = exp.select("*").join(exp.alias_(exp.paren(arms), "arms"), on=on)
+            for join in select.args.get("joins") or []:
+                if join.alias_or_name == "arms":
+                    join.replace(joined.args["joins"][0])
+            selects.append(select)
+        cte.set("this", exp.union(*selects, distinct=False))
 
 
 def _suffixed_ctes(query: exp.Query, suffix: str) -> list[tuple[str, exp.Expr]]:

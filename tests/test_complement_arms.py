@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
+from sqlmetrics import api
 from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import metrics as catalogue
 from sqlmetrics.engines import duckdb_passes
@@ -217,3 +218,44 @@ def test_cost_is_not_groups_times_interactions(diagnostics: bool) -> None:
 
     assert largest_operator(per_user=True) >= 100 * 1000
     assert largest_operator(per_user=False) <= 2 * (2000 + 1000)
+
+
+@pytest.mark.parametrize("population", ["all", "common"])
+def test_null_users_as_crossing(monkeypatch: pytest.MonkeyPatch, population: str) -> None:
+    """A NULL user in both tables (refused by evaluate, but to_sql's query runs anyway): no
+    equality matches it, and crossing puts its list and its interactions in one per_user row
+    (GROUP BY user_id); complement_arms joins it by a join of its own, to the same numbers and
+    diagnostics."""
+    recs = pd.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b"],
+            "user_id": [1, None, None, 1, 2],
+            "item_id": [1, 2, 3, 1, 5],
+            "score": [0.9, 0.8, 0.7, 0.5, 0.4],
+        }
+    )
+    truth = pd.DataFrame({"user_id": [1, None, 2, None], "item_id": [1, 2, 5, 9]}).assign(
+        relevance=1.0
+    )
+    connection = duckdb.connect()
+    connection.register("recs", recs)
+    connection.register("truth", truth)
+    results = []
+    for crossing in (False, True):
+        with monkeypatch.context() as patch:
+            if crossing:
+                patch.setattr(compose_module, "complements_arms", lambda *_: False)
+            for checks in (False, True):
+                query = api.composed_query(
+                    ["ndcg@2", "precision@2", "micro_hit_ratio@2"],
+                    "recs",
+                    "truth",
+                    group_by=["model"],
+                    interactions_group_by=[],
+                    population=population,
+                    checks=checks,
+                )
+                results.append(connection.execute(query.sql("duckdb")).df())
+    for new, old in zip(results[:2], results[2:], strict=True):
+        pd.testing.assert_frame_equal(new, old, check_exact=True)
+    assert results[0].users.tolist() == ([3, 3] if population == "all" else [2, 2])
