@@ -7,6 +7,7 @@ from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.run import evaluate, read_diagnostics
+from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
 __version__ = "0.1.0"
 __all__ = [
@@ -16,5 +17,8 @@ __all__ = [
     "describe_profiles",
     "evaluate",
     "read_diagnostics",
+    "read_qrels",
+    "read_run",
     "to_sql",
+    "trec_eval",
 ]

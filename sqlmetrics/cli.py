@@ -161,7 +161,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--history", metavar="FILE", help="what each user consumed before, for serendipity"
     )
     _add_common(evaluate)
-    evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    evaluate.add_argument(
+        "--format",
+        choices=("table", "csv", "json", "trec"),
+        default="table",
+        help="trec: trec_eval's lines (measure, qid or all, value); with --input-format trec",
+    )
+    trec = evaluate.add_argument_group("TREC files (docs/profiles.md, trec_eval)")
+    trec.add_argument(
+        "--input-format",
+        choices=("auto", "trec"),
+        default="auto",
+        help="trec: the inputs are a TREC run (qid Q0 docno rank score tag) and qrels "
+        "(qid iter docno rel), whitespace-separated, .gz too; never guessed from the content",
+    )
+    trec.add_argument(
+        "--trec-complete",
+        action="store_true",
+        help="trec_eval -c: average over every query of the qrels (no run: 0); --format trec",
+    )
+    trec.add_argument(
+        "--trec-max",
+        type=int,
+        metavar="N",
+        help="trec_eval -M: only the first N docs of each query of the run",
+    )
+    trec.add_argument(
+        "--trec-level",
+        type=int,
+        metavar="N",
+        help="trec_eval -l: relevant means rel >= N (default 1); --format trec",
+    )
     evaluate.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
@@ -326,9 +356,78 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
+    """The inputs as given, or as TREC files with --input-format trec; the TREC options are
+    refused without it rather than ignored."""
+    from sqlmetrics.trec import read_qrels, read_run
+
+    trec_only = {
+        "--format trec": args.format == "trec",
+        "--trec-complete": args.trec_complete,
+        "--trec-level": args.trec_level is not None,
+        "--trec-max": args.trec_max is not None,
+    }
+    given = [option for option, used in trec_only.items() if used]
+    if args.input_format != "trec":
+        if given:
+            raise SqlmetricsError(
+                f"{given[0]} reads TREC files: add --input-format trec (a run, then qrels)"
+            )
+        return args.recommendations, args.interactions
+    if args.connection is not None or args.spark is not None:
+        raise SqlmetricsError(
+            "TREC files are read by DuckDB: drop --connection/--spark, or load them into a "
+            "table of your database first"
+        )
+    for option in ("--trec-complete", "--trec-level"):
+        if trec_only[option] and args.format != "trec":
+            raise SqlmetricsError(
+                f"{option} applies to --format trec; for the other formats use "
+                + ("--population" if option == "--trec-complete" else "--threshold N-1")
+            )
+    run = read_run(args.recommendations, max_per_query=args.trec_max)
+    return run, read_qrels(args.interactions)
+
+
+def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
+    """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
+    would change them are refused, each naming its trec_eval equivalent."""
+    from sqlmetrics.trec import trec_eval, trec_text
+
+    clashes = {
+        "--threshold (use --trec-level)": args.threshold != 0.0,
+        "--population (use --trec-complete)": args.population != "all",
+        "--ties (trec_eval's order is the profile's)": args.ties != "id",
+        "--group-by": bool(args.group_by),
+        "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
+        "--duplicates": args.duplicates != "error",
+        "column names": bool(_columns(args)),
+    }
+    for option, used in clashes.items():
+        if used:
+            raise SqlmetricsError(f"--format trec computes as trec_eval does; drop {option}")
+    metrics = _metric_list(args.metrics) or None
+    frame = trec_eval(
+        run,  # type: ignore[arg-type]
+        qrels,  # type: ignore[arg-type]
+        metrics,
+        per_query=args.per_user,
+        complete=args.trec_complete,
+        level=1 if args.trec_level is None else args.trec_level,
+    )
+    return trec_text(frame)
+
+
 def _evaluate(args: argparse.Namespace) -> None:
     from sqlmetrics.run import evaluate
 
+    recommendations, interactions = _trec_inputs(args)
+    if args.format == "trec":
+        inputs = [args.recommendations, args.interactions]
+        if args.output is not None:
+            check_output(args.output, inputs)
+        _write(_trec_report(args, recommendations, interactions), args.output, inputs)
+        return
     metrics = _requested(args)
     remote = args.connection is not None or args.spark is not None
     # Table names in a database are not files: only local inputs can clash with --output.
@@ -340,8 +439,8 @@ def _evaluate(args: argparse.Namespace) -> None:
     progress = not args.quiet and sys.stderr.isatty()
     with _engine_connection(args) as connection:
         result = evaluate(
-            args.recommendations,
-            args.interactions,
+            recommendations,
+            interactions,
             metrics,
             **_options(args),
             connection=connection,

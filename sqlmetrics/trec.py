@@ -1,0 +1,432 @@
+"""TREC files in, trec_eval's report out.
+
+A run (``qid Q0 docno rank score tag``) and qrels (``qid iter docno rel``) are read in place by
+DuckDB: each line as one text column, split on runs of whitespace (trec_eval reads any
+whitespace), qid and docno kept as text (trec_eval compares them with strcmp). The rank, Q0
+and iter columns are ignored, as trec_eval ignores them. A file is never guessed to be TREC:
+``read_run``/``read_qrels`` (CLI ``--input-format trec``) say so.
+
+``trec_eval()`` reproduces trec_eval 9's report (``measure<TAB>qid<TAB>value``) from the
+per-query values of ``evaluate(profile="trec_eval")``, adding the conventions that are about
+which queries count rather than about a query's value: a query counts when it is in the run
+and has any judgement (``-c``: every query of the qrels, those without a run as 0), a query
+judged with nothing relevant scores 0 (sqlmetrics' population leaves it out), num_* are summed.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+RUN_LAYOUT = "qid Q0 docno rank score tag"
+QRELS_LAYOUT = "qid iter docno rel"
+# The character no TREC line holds, as the CSV reader's delimiter: each line is one column.
+_NO_DELIMITER = "\x01"
+
+
+@dataclass(frozen=True)
+class TrecFile:
+    """A TREC run or qrels file, as an input of ``evaluate`` (DuckDB only)."""
+
+    path: str
+    kind: str  # "run" or "qrels"
+    max_per_query: int | None = None  # run only: trec_eval -M, the first n docs per query
+
+    @property
+    def layout(self) -> str:
+        return RUN_LAYOUT if self.kind == "run" else QRELS_LAYOUT
+
+
+def _existing(path: str | os.PathLike[str], kind: str) -> str:
+    text = os.fspath(path)
+    if not os.path.isfile(text):
+        raise SqlmetricsError(f"TREC {kind} file {text!r}: no such file")
+    return text
+
+
+def read_run(path: str | os.PathLike[str], *, max_per_query: int | None = None) -> TrecFile:
+    """A TREC run file (``qid Q0 docno rank score tag`` per line; .gz read as well) as the
+    recommendations of ``evaluate``: user_id = qid, item_id = docno (text), score, tag.
+    ``max_per_query`` keeps each query's first n docs in trec_eval's order (score descending,
+    then docno descending), as trec_eval -M n."""
+    if max_per_query is not None and (
+        isinstance(max_per_query, bool) or not isinstance(max_per_query, int) or max_per_query < 1
+    ):
+        raise SqlmetricsError(
+            f"max_per_query must be a whole number of at least 1 (trec_eval -M), "
+            f"not {max_per_query!r}"
+        )
+    return TrecFile(_existing(path, "run"), "run", max_per_query)
+
+
+def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
+    """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
+    interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel, with
+    a negative rel read as 0 (judged, not relevant: trec_eval's gains and relevance levels
+    never count a negative judgement)."""
+    return TrecFile(_existing(path, "qrels"), "qrels")
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def _named(name: str, value: exp.Expr) -> exp.EQ:
+    return exp.EQ(this=exp.column(name), expression=value)
+
+
+def _lines(trec: TrecFile) -> exp.Expr:
+    """read_csv over the file, one VARCHAR column ``line`` per line."""
+    columns = exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("line"), expression=exp.Literal.string("VARCHAR"))
+        ]
+    )
+    return exp.func(
+        "read_csv",
+        # DuckDB globs every path it reads: the name is escaped.
+        exp.Literal.string(glob.escape(trec.path)),
+        _named("columns", columns),
+        _named("header", exp.false()),
+        _named("delim", exp.Literal.string(_NO_DELIMITER)),
+        _named("quote", exp.Literal.string("")),
+        _named("escape", exp.Literal.string("")),
+        _named("auto_detect", exp.false()),
+        # Lines are not CSV records: a stray quote or \r must not stop the reader.
+        _named("strict_mode", exp.false()),
+    )
+
+
+def _fields(trec: TrecFile) -> exp.Subquery:
+    """Each non-blank line split on whitespace: ``fields`` (a list of text)."""
+    line = exp.column("line")
+    split = exp.func("regexp_split_to_array", exp.func("trim", line), exp.Literal.string(r"\s+"))
+    blank = exp.EQ(this=exp.func("trim", line.copy()), expression=exp.Literal.string(""))
+    return (
+        exp.select(exp.alias_(split, "fields"))
+        .from_(exp.alias_(_lines(trec), "lines"))
+        .where(exp.and_(line.copy().is_(exp.null()).not_(), exp.not_(blank)))
+        .subquery("parsed")
+    )
+
+
+def _field(index: int) -> exp.Expr:
+    """The index-th field, counted from 1 (sqlglot's subscripts count from 0 and DuckDB's
+    rendering adds the 1)."""
+    return exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(index - 1)])
+
+
+def _count_fields() -> exp.Expr:
+    return exp.ArraySize(this=exp.column("fields"))
+
+
+def _value(trec: TrecFile) -> tuple[int, exp.Expr]:
+    """The field count of the layout, and the number it must hold (NULL when it does not)."""
+    if trec.kind == "run":
+        return 6, exp.TryCast(this=_field(5), to=exp.DataType.build("DOUBLE"))
+    return 4, exp.TryCast(this=_field(4), to=exp.DataType.build("BIGINT"))
+
+
+def _parsed(trec: TrecFile) -> tuple[exp.Select, exp.Expr]:
+    """The well-formed lines, and the expression of their score or rel."""
+    count, value = _value(trec)
+    keep = exp.EQ(this=_count_fields(), expression=exp.Literal.number(count))
+    return exp.select("*").from_(_fields(trec)).where(keep), value
+
+
+def relation(trec: TrecFile) -> exp.Expr:
+    """The file as a relation: (user_id, item_id, score, tag) for a run, (user_id, item_id,
+    relevance) for qrels. Malformed lines are left out here; ``check`` refuses them first."""
+    parsed, value = _parsed(trec)
+    user = exp.alias_(_field(1), "user_id")
+    item = exp.alias_(_field(3), "item_id")
+    if trec.kind == "qrels":
+        relevance = exp.func("GREATEST", value, exp.Literal.number(0))
+        select = parsed.select(user, item, exp.alias_(relevance, "relevance"), append=False)
+        return select.subquery("qrels")
+    select = parsed.select(
+        user, item, exp.alias_(value, "score"), exp.alias_(_field(6), "tag"), append=False
+    )
+    if trec.max_per_query is not None:
+        # trec_eval -M: the first n in its order (score descending, then docno descending as
+        # strcmp; VARCHAR comparison in DuckDB is byte order too).
+        order = exp.Order(
+            expressions=[
+                exp.Ordered(this=value.copy(), desc=True),
+                exp.Ordered(this=_field(3), desc=True),
+            ]
+        )
+        window = exp.Window(this=exp.func("ROW_NUMBER"), partition_by=[_field(1)], order=order)
+        select.set(
+            "qualify",
+            exp.Qualify(
+                this=exp.LTE(this=window, expression=exp.Literal.number(trec.max_per_query))
+            ),
+        )
+    return select.subquery("run")
+
+
+def check(connection: duckdb.DuckDBPyConnection, trec: TrecFile, role: str) -> None:
+    """Refuses a file with a malformed line, naming the line (a second read, in Python, only
+    when DuckDB found one)."""
+    count, value = _value(trec)
+    bad = exp.or_(
+        exp.NEQ(this=_count_fields(), expression=exp.Literal.number(count)),
+        value.is_(exp.null()),
+    )
+    counts = exp.select(
+        exp.func("COUNT", exp.Star()),
+        exp.func("COUNT_IF", bad),
+    ).from_(_fields(trec))
+    try:
+        row = connection.execute(counts.sql("duckdb")).fetchone()
+    except Exception as error:  # duckdb raises several types (IO, invalid input)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SqlmetricsError(
+            f"{role}: cannot read TREC {trec.kind} file {trec.path!r}: {first}"
+        ) from None
+    if row is None or not row[0]:
+        raise SqlmetricsError(f"{role}: TREC {trec.kind} file {trec.path!r} has no lines")
+    if not row[1]:
+        return
+    found = first_bad_line(trec)
+    where = (
+        f"line {found[0]}: {found[1]} (found {found[2]!r})"
+        if found is not None
+        else "a line does not have that form"
+    )
+    raise SqlmetricsError(
+        f"{role}: {trec.path!r} is not a TREC {trec.kind} file of lines `{trec.layout}` "
+        f"({row[1]} malformed line(s)); {where}. Fix or remove the line"
+        + ("" if trec.kind == "qrels" else ", or check that the run and qrels are not swapped")
+    )
+
+
+def _why(fields: list[str], kind: str) -> str | None:
+    """Why a line's fields are not a TREC line of ``kind`` (None: they are)."""
+    expected, layout = (6, RUN_LAYOUT) if kind == "run" else (4, QRELS_LAYOUT)
+    if len(fields) != expected:
+        return f"{len(fields)} field(s) where `{layout}` has {expected}"
+    text = fields[4] if kind == "run" else fields[3]
+    try:
+        float(text) if kind == "run" else int(text)
+    except ValueError:
+        what = "score is not a number" if kind == "run" else "rel is not a whole number"
+        return f"the {what}"
+    return None
+
+
+def first_bad_line(trec: TrecFile) -> tuple[int, str, str] | None:
+    """(line number, why, the line) of the first malformed line, read in Python."""
+    opener: Any = gzip.open if trec.path.lower().endswith(".gz") else open
+    try:
+        with opener(trec.path, "rt", encoding="utf-8", errors="replace") as handle:
+            for number, line in enumerate(handle, 1):
+                fields = line.split()
+                if not fields:
+                    continue
+                why = _why(fields, trec.kind)
+                if why is not None:
+                    return number, why, line.rstrip("\r\n")[:200]
+    except OSError:  # a compression Python cannot read (.zst): the message says less
+        return None
+    return None
+
+
+# --- trec_eval's report ------------------------------------------------------------------------
+
+# trec_eval's default cutoffs (m_P.c, m_recall.c, m_ndcg_cut.c, m_map_cut.c, m_relative_P.c;
+# m_success.c has its own).
+CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A trec_eval measure sqlmetrics computes: its sqlmetrics spelling, cutoffs, summary."""
+
+    name: str
+    cutoffs: tuple[int, ...] = ()  # the defaults of a cut measure (-m P gives P_5 ... P_1000)
+    summed: bool = False  # trec_eval's 'all' line is the sum over queries (num_*), an integer
+    graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
+
+
+# In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure("runid"),
+        Measure("num_q", summed=True),
+        Measure("num_rel_ret", summed=True),
+        Measure("map"),
+        Measure("Rprec"),
+        Measure("recip_rank"),
+        Measure("P", CUTOFFS),
+        Measure("recall", CUTOFFS),
+        Measure("ndcg", graded=True),
+        Measure("ndcg_cut", CUTOFFS, graded=True),
+        Measure("map_cut", CUTOFFS),
+        Measure("relative_P", CUTOFFS),
+        Measure("success", (1, 5, 10)),
+        Measure("set_P"),
+        Measure("set_relative_P"),
+        Measure("set_recall"),
+        Measure("set_F"),
+    )
+}
+# trec_eval's default ("official") measures that sqlmetrics computes; the others of that set
+# (num_ret, num_rel, gm_map, bpref, iprec_at_recall) are not computed yet.
+OFFICIAL = ("runid", "num_q", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
+
+
+def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
+    """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
+    ``P.5`` / ``P_5`` one; anything else is left to sqlmetrics' parser (and its errors)."""
+    import re
+
+    from sqlmetrics.catalog import parse_request
+
+    wanted: list[tuple[str, str]] = []
+    for text in OFFICIAL if names is None else names:
+        text = text.strip()
+        match = re.fullmatch(r"(?P<name>[A-Za-z_]+?)(?:[._](?P<k>\d+))?", text)
+        measure = MEASURES.get(match.group("name")) if match else None
+        if match is None or measure is None or (match.group("k") and not measure.cutoffs):
+            parse_request(text)  # the reason it is unknown or malformed, as everywhere
+            raise SqlmetricsError(
+                f"{text!r} is not a trec_eval measure of --format trec; it reports "
+                f"{', '.join(MEASURES)} (cut measures as P or P_5)"
+            )
+        if measure.cutoffs and match.group("k") is None:
+            wanted += [(measure.name, f"{measure.name}_{k}") for k in measure.cutoffs]
+        elif match.group("k") is not None:
+            wanted.append((measure.name, f"{measure.name}_{int(match.group('k'))}"))
+        else:
+            wanted.append((measure.name, measure.name))
+    order = list(MEASURES)
+    unique = dict.fromkeys(wanted)
+    return sorted(unique, key=lambda pair: order.index(pair[0]))
+
+
+def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> set[str]:
+    query = exp.select("user_id").distinct().from_(relation(trec))
+    return {str(row[0]) for row in connection.execute(query.sql("duckdb")).fetchall()}
+
+
+def _runid(connection: duckdb.DuckDBPyConnection, run: TrecFile) -> str:
+    """The tag of the run's first line in trec_eval's sort (qid, then docno)."""
+    query = exp.select("tag").from_(relation(run)).order_by("user_id", "item_id").limit(1)
+    row = connection.execute(query.sql("duckdb")).fetchone()
+    return str(row[0]) if row else ""
+
+
+def trec_eval(
+    run: TrecFile | str | os.PathLike[str],
+    qrels: TrecFile | str | os.PathLike[str],
+    measures: Sequence[str] | None = None,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    max_per_query: int | None = None,
+    level: int = 1,
+) -> pd.DataFrame:
+    """trec_eval's report on a run and qrels, as rows (measure, qid, value), 'all' last.
+
+    ``measures``: trec_eval names (``P`` for every default cutoff, ``P_5``, ``map``...),
+    trec_eval's official set (those sqlmetrics computes) when None. ``per_query``: trec_eval
+    -q, the per-query rows too. ``complete``: -c, the mean over every query of the qrels (a
+    query without a run scores 0) instead of the queries of the run that have judgements.
+    ``max_per_query``: -M n. ``level``: -l n, relevant means rel >= n (threshold n - 1);
+    ndcg and ndcg_cut read every positive rel as its gain whatever the level, as trec_eval.
+    """
+    import pandas as pd
+
+    from sqlmetrics.engines.duckdb import _database
+    from sqlmetrics.run import evaluate
+
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise SqlmetricsError(f"level must be a whole number (trec_eval -l), not {level!r}")
+    run_file = run if isinstance(run, TrecFile) else read_run(run, max_per_query=max_per_query)
+    if max_per_query is not None and run_file.max_per_query != max_per_query:
+        run_file = read_run(run_file.path, max_per_query=max_per_query)
+    qrels_file = qrels if isinstance(qrels, TrecFile) else read_qrels(qrels)
+    if run_file.kind != "run" or qrels_file.kind != "qrels":
+        raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
+    wanted = expand_measures(measures)
+    connection = _database().cursor()
+    try:
+        check(connection, run_file, "run")
+        check(connection, qrels_file, "qrels")
+        judged = _queries(connection, qrels_file)
+        ranked = _queries(connection, run_file)
+        runid = _runid(connection, run_file)
+    finally:
+        connection.close()
+    counted = judged if complete else judged & ranked
+    if not counted:
+        raise SqlmetricsError(
+            "no query of the run has judgements in the qrels (trec_eval: 'No queries with both "
+            "results and relevance info'); check that both files use the same qids"
+        )
+    values: dict[str, dict[str, float]] = {}
+    special = {"runid", "num_q"}
+    for graded in (False, True):
+        labels = [
+            label
+            for name, label in wanted
+            if name not in special and MEASURES[name].graded == graded
+        ]
+        if not labels:
+            continue
+        # The graded measures read every positive rel (threshold 0); the others rel >= level.
+        threshold = 0.0 if graded else float(level - 1)
+        frame = evaluate(
+            run_file, qrels_file, labels, profile="trec_eval", per_user=True, threshold=threshold
+        )
+        for label in labels:
+            values[label] = {
+                str(user): float(value)
+                for user, value in zip(frame["user_id"], frame[label], strict=True)
+                if value is not None and not (isinstance(value, float) and math.isnan(value))
+            }
+    shown = sorted(counted & ranked)  # -q prints the queries of the run (trec_eval 9)
+    rows: list[tuple[str, str, object]] = []
+    if per_query:
+        for qid in shown:
+            for name, label in wanted:
+                if name in special:
+                    continue
+                value = values[label].get(qid, 0.0)
+                rows.append((label, qid, int(value) if MEASURES[name].summed else value))
+    for name, label in wanted:
+        if name == "runid":
+            rows.append((label, "all", runid))
+        elif name == "num_q":
+            rows.append((label, "all", len(counted)))
+        else:
+            total = sum(values[label].get(qid, 0.0) for qid in counted)
+            rows.append(
+                (label, "all", int(total) if MEASURES[name].summed else total / len(counted))
+            )
+    # object: integers stay integers beside the floats (trec_eval prints them as %ld)
+    return pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
+
+
+def trec_text(frame: pd.DataFrame) -> str:
+    """The rows as trec_eval prints them: ``%-22s\\t%s\\t%6.4f`` (integers as %d, runid as text)."""
+    lines = []
+    for measure, qid, value in frame.itertuples(index=False):
+        shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
+        lines.append(f"{measure:<22}\t{qid}\t{shown}\n")
+    return "".join(lines)
