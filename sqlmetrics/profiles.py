@@ -85,6 +85,12 @@ PROFILES: dict[str, Profile] = {
                 "(trec_eval -c). trec_eval without -c averages over the users it was given "
                 "lists for (population='common'), and also counts users whose judged items "
                 "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "TREC files: read_run / read_qrels (CLI --input-format trec) read them in "
+                "place; sqlmetrics.trec_eval() (CLI --format trec) prints trec_eval's report "
+                "with its query conventions: the queries of the run with judgements (-c: of "
+                "the qrels, --trec-complete), judged queries with nothing relevant as 0, "
+                "num_* summed, -M (--trec-max), -l (--trec-level; ndcg keeps every positive "
+                "rel as its gain). A negative rel in qrels reads as 0 (judged, not relevant).",
                 "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
                 "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
