@@ -321,6 +321,10 @@ def run_in_passes(
             total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
             divisor = math.fsum(group[denominator].dropna()) if denominator else users
             value = total / divisor if divisor else math.nan
+            if request.metric.summed:  # aggregate: sum (NULL, as SUM, without users)
+                value = total if divisor else math.nan
+            if request.metric.exponential:
+                value = math.exp(value)
             row[label] = math.sqrt(value) if request.metric.square_root else value
         rows.append(row)
     summary = pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)])
