@@ -248,18 +248,23 @@ def first_bad_line(trec: TrecFile) -> tuple[int, str, str] | None:
 # --- trec_eval's report ------------------------------------------------------------------------
 
 # trec_eval's default cutoffs (m_P.c, m_recall.c, m_ndcg_cut.c, m_map_cut.c, m_relative_P.c;
-# m_success.c has its own).
+# m_success.c has its own) and float parameters (m_iprec_at_recall.c, m_Rprec_mult.c).
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RECALL_LEVELS = tuple(i / 10 for i in range(11))
+R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
+MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's floor (sql/gm_map.sql)
 
 
 @dataclass(frozen=True)
 class Measure:
-    """A trec_eval measure sqlmetrics computes: its sqlmetrics spelling, cutoffs, summary."""
+    """A trec_eval measure sqlmetrics computes, and how its report line is made."""
 
     name: str
     cutoffs: tuple[int, ...] = ()  # the defaults of a cut measure (-m P gives P_5 ... P_1000)
-    summed: bool = False  # trec_eval's 'all' line is the sum over queries (num_*), an integer
+    levels: tuple[float, ...] = ()  # the defaults of a float parameter, printed as %3.2f
+    summed: bool = False  # the 'all' line is the sum over queries (num_*), an integer
     graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
+    geometric: bool = False  # gm_map: exp of the mean log, no per-query line (m_gm_map.c)
 
 
 # In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
@@ -268,12 +273,18 @@ MEASURES: dict[str, Measure] = {
     for m in (
         Measure("runid"),
         Measure("num_q", summed=True),
+        Measure("num_ret", summed=True),
+        Measure("num_rel", summed=True),
         Measure("num_rel_ret", summed=True),
         Measure("map"),
+        Measure("gm_map", geometric=True),
         Measure("Rprec"),
         Measure("recip_rank"),
+        Measure("iprec_at_recall", levels=RECALL_LEVELS),
         Measure("P", CUTOFFS),
         Measure("recall", CUTOFFS),
+        Measure("Rprec_mult", levels=R_MULTIPLES),
+        Measure("11pt_avg"),
         Measure("ndcg", graded=True),
         Measure("ndcg_cut", CUTOFFS, graded=True),
         Measure("map_cut", CUTOFFS),
@@ -285,14 +296,27 @@ MEASURES: dict[str, Measure] = {
         Measure("set_F"),
     )
 }
-# trec_eval's default ("official") measures that sqlmetrics computes; the others of that set
-# (num_ret, num_rel, gm_map, bpref, iprec_at_recall) are not computed yet.
-OFFICIAL = ("runid", "num_q", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
+# trec_eval's default ("official") measures; bpref, the one of them sqlmetrics does not
+# compute, is left out.
+OFFICIAL = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+    "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+
+
+def _split(text: str) -> tuple[Measure | None, str | None]:
+    """A measure name and its parameter: ``P`` -> (P, None), ``P.5`` / ``P_5`` -> (P, "5")."""
+    for name in sorted(MEASURES, key=len, reverse=True):
+        if text == name:
+            return MEASURES[name], None
+        if text.startswith(name) and text[len(name)] in "._" and len(text) > len(name) + 1:
+            return MEASURES[name], text[len(name) + 1 :]
+    return None, None
 
 
 def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
     """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
-    ``P.5`` / ``P_5`` one; anything else is left to sqlmetrics' parser (and its errors)."""
+    ``P.5`` / ``P_5`` one, ``iprec_at_recall_0.1`` one level (printed 0.10)."""
     import re
 
     from sqlmetrics.catalog import parse_request
@@ -300,28 +324,40 @@ def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
     wanted: list[tuple[str, str]] = []
     for text in OFFICIAL if names is None else names:
         text = text.strip()
-        match = re.fullmatch(r"(?P<name>[A-Za-z_]+?)(?:[._](?P<k>\d+))?", text)
-        measure = MEASURES.get(match.group("name")) if match else None
-        if match is None or measure is None or (match.group("k") and not measure.cutoffs):
+        measure, parameter = _split(text)
+        takes = measure is not None and bool(measure.cutoffs or measure.levels)
+        pattern = r"\d+" if measure is not None and measure.cutoffs else r"\d*\.?\d+"
+        if measure is None or (parameter is not None and not takes):
             parse_request(text)  # the reason it is unknown or malformed, as everywhere
             raise SqlmetricsError(
                 f"{text!r} is not a trec_eval measure of --format trec; it reports "
                 f"{', '.join(MEASURES)} (cut measures as P or P_5)"
             )
-        if measure.cutoffs and match.group("k") is None:
-            wanted += [(measure.name, f"{measure.name}_{k}") for k in measure.cutoffs]
-        elif match.group("k") is not None:
-            wanted.append((measure.name, f"{measure.name}_{int(match.group('k'))}"))
+        if parameter is not None and not re.fullmatch(pattern, parameter):
+            raise SqlmetricsError(
+                f"{text!r}: {measure.name} takes "
+                + ("a whole number, like P_10" if measure.cutoffs else "a number, like 0.10")
+            )
+        if measure.cutoffs:
+            cuts = measure.cutoffs if parameter is None else (int(parameter),)
+            wanted += [(measure.name, f"{measure.name}_{k}") for k in cuts]
+        elif measure.levels:
+            levels = measure.levels if parameter is None else (float(parameter),)
+            wanted += [(measure.name, f"{measure.name}_{x:3.2f}") for x in levels]
         else:
             wanted.append((measure.name, measure.name))
     order = list(MEASURES)
-    unique = dict.fromkeys(wanted)
-    return sorted(unique, key=lambda pair: order.index(pair[0]))
+    return sorted(dict.fromkeys(wanted), key=lambda pair: order.index(pair[0]))
 
 
-def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> set[str]:
-    query = exp.select("user_id").distinct().from_(relation(trec))
-    return {str(row[0]) for row in connection.execute(query.sql("duckdb")).fetchall()}
+def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str, int]:
+    """Each query of the file and its number of lines (a run's: num_ret, after -M)."""
+    query = (
+        exp.select("user_id", exp.func("COUNT", exp.Star()))
+        .from_(relation(trec))
+        .group_by("user_id")
+    )
+    return {str(row[0]): int(row[1]) for row in connection.execute(query.sql("duckdb")).fetchall()}
 
 
 def _runid(connection: duckdb.DuckDBPyConnection, run: TrecFile) -> str:
@@ -329,6 +365,24 @@ def _runid(connection: duckdb.DuckDBPyConnection, run: TrecFile) -> str:
     query = exp.select("tag").from_(relation(run)).order_by("user_id", "item_id").limit(1)
     row = connection.execute(query.sql("duckdb")).fetchone()
     return str(row[0]) if row else ""
+
+
+def _per_query(
+    run: TrecFile, qrels: TrecFile, labels: list[str], threshold: float
+) -> dict[str, dict[str, float]]:
+    """{label: {qid: value}} from evaluate under the trec_eval profile, for the queries with a
+    relevant document at this threshold (the others are filled in by the caller)."""
+    from sqlmetrics.run import evaluate
+
+    frame = evaluate(run, qrels, labels, profile="trec_eval", per_user=True, threshold=threshold)
+    return {
+        label: {
+            str(user): float(value)
+            for user, value in zip(frame["user_id"], frame[label], strict=True)
+            if value is not None and not (isinstance(value, float) and math.isnan(value))
+        }
+        for label in labels
+    }
 
 
 def trec_eval(
@@ -344,16 +398,15 @@ def trec_eval(
     """trec_eval's report on a run and qrels, as rows (measure, qid, value), 'all' last.
 
     ``measures``: trec_eval names (``P`` for every default cutoff, ``P_5``, ``map``...),
-    trec_eval's official set (those sqlmetrics computes) when None. ``per_query``: trec_eval
-    -q, the per-query rows too. ``complete``: -c, the mean over every query of the qrels (a
-    query without a run scores 0) instead of the queries of the run that have judgements.
+    trec_eval's official set (bpref excepted) when None. ``per_query``: trec_eval -q, the
+    per-query rows too. ``complete``: -c, the mean over every query of the qrels (a query
+    without a run scores 0) instead of the queries of the run that have judgements.
     ``max_per_query``: -M n. ``level``: -l n, relevant means rel >= n (threshold n - 1);
     ndcg and ndcg_cut read every positive rel as its gain whatever the level, as trec_eval.
     """
     import pandas as pd
 
     from sqlmetrics.engines.duckdb import _database
-    from sqlmetrics.run import evaluate
 
     if isinstance(level, bool) or not isinstance(level, int):
         raise SqlmetricsError(f"level must be a whole number (trec_eval -l), not {level!r}")
@@ -368,57 +421,63 @@ def trec_eval(
     try:
         check(connection, run_file, "run")
         check(connection, qrels_file, "qrels")
-        judged = _queries(connection, qrels_file)
-        ranked = _queries(connection, run_file)
+        judged = set(_queries(connection, qrels_file))
+        retrieved = _queries(connection, run_file)
         runid = _runid(connection, run_file)
     finally:
         connection.close()
-    counted = judged if complete else judged & ranked
+    counted = judged if complete else judged & set(retrieved)
     if not counted:
         raise SqlmetricsError(
             "no query of the run has judgements in the qrels (trec_eval: 'No queries with both "
             "results and relevance info'); check that both files use the same qids"
         )
-    values: dict[str, dict[str, float]] = {}
     special = {"runid", "num_q"}
+    values: dict[str, dict[str, float]] = {}
     for graded in (False, True):
         labels = [
             label
             for name, label in wanted
             if name not in special and MEASURES[name].graded == graded
         ]
-        if not labels:
-            continue
-        # The graded measures read every positive rel (threshold 0); the others rel >= level.
-        threshold = 0.0 if graded else float(level - 1)
-        frame = evaluate(
-            run_file, qrels_file, labels, profile="trec_eval", per_user=True, threshold=threshold
-        )
-        for label in labels:
-            values[label] = {
-                str(user): float(value)
-                for user, value in zip(frame["user_id"], frame[label], strict=True)
-                if value is not None and not (isinstance(value, float) and math.isnan(value))
-            }
-    shown = sorted(counted & ranked)  # -q prints the queries of the run (trec_eval 9)
+        if labels:
+            # The graded measures read every positive rel (threshold 0); the others rel >= level.
+            values |= _per_query(run_file, qrels_file, labels, 0.0 if graded else level - 1.0)
+
+    def value(name: str, label: str, qid: str) -> float:
+        """A query's value; 0 for a query outside sqlmetrics' population (judged with nothing
+        relevant, or without a run), as trec_eval computes it there."""
+        if qid in values[label]:
+            return values[label][qid]
+        if name == "num_ret":  # a judged query with nothing relevant still retrieved docs
+            return float(retrieved.get(qid, 0))
+        return MIN_GEO_MEAN if name == "gm_map" else 0.0
+
     rows: list[tuple[str, str, object]] = []
     if per_query:
-        for qid in shown:
+        for qid in sorted(counted & set(retrieved)):  # -q prints the run's queries (trec_eval 9)
             for name, label in wanted:
-                if name in special:
+                if name in special or MEASURES[name].geometric:
                     continue
-                value = values[label].get(qid, 0.0)
-                rows.append((label, qid, int(value) if MEASURES[name].summed else value))
+                number = value(name, label, qid)
+                rows.append((label, qid, int(number) if MEASURES[name].summed else number))
     for name, label in wanted:
+        measure = MEASURES[name]
+        summary: object
         if name == "runid":
-            rows.append((label, "all", runid))
+            summary = runid
         elif name == "num_q":
-            rows.append((label, "all", len(counted)))
+            summary = len(counted)
+        elif name == "num_rel" and complete:
+            # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
+            summary = int(sum(_per_query(run_file, qrels_file, [label], 0.0)[label].values()))
+        elif measure.geometric:
+            logs = [math.log(value(name, label, qid)) for qid in counted]
+            summary = math.exp(math.fsum(logs) / len(counted))
         else:
-            total = sum(values[label].get(qid, 0.0) for qid in counted)
-            rows.append(
-                (label, "all", int(total) if MEASURES[name].summed else total / len(counted))
-            )
+            total = math.fsum(value(name, label, qid) for qid in counted)
+            summary = int(total) if measure.summed else total / len(counted)
+        rows.append((label, "all", summary))
     # object: integers stay integers beside the floats (trec_eval prints them as %ld)
     return pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
 

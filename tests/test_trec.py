@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import random
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -28,15 +29,17 @@ Qrels = dict[str, dict[str, int]]
 
 # pytrec_eval's measure parameters for the measures --format trec reports.
 PYTREC = {
-    "num_q", "num_rel_ret", "map", "Rprec", "recip_rank", "P.5,10,15,20,30,100,200,500,1000",
-    "recall.5,10,30", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30", "relative_P.5,10",
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
+    "iprec_at_recall", "P.5,10,15,20,30,100,200,500,1000", "recall.5,10,30", "Rprec_mult",
+    "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30", "relative_P.5,10",
     "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
 }  # fmt: skip
 OURS = [
-    "runid", "num_q", "num_rel_ret", "map", "Rprec", "recip_rank", "P", "recall_5", "recall_10",
-    "recall_30",
-    "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10", "map_cut_30",
-    "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P", "set_recall", "set_F",
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "Rprec_mult",
+    "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
+    "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
+    "set_recall", "set_F",
 ]  # fmt: skip
 
 
@@ -96,20 +99,31 @@ def truncated(run: Run, n: int) -> Run:
 
 
 def compare(
-    got: dict[tuple[str, str], object], want: dict[str, dict[str, float]], queries: set[str]
+    got: dict[tuple[str, str], object],
+    want: dict[str, dict[str, float]],
+    queries: set[str],
+    qrels: Qrels | None = None,
 ) -> list[str]:
-    """Per query and the 'all' mean (sum for num_*) over ``queries``, to 1e-9."""
+    """Per query and the 'all' line over ``queries``, to 1e-9: the mean, the sum for num_*,
+    for gm_map exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a query without a
+    run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with rel > 0."""
     problems = []
     labels = {label for label, qid in got if qid == "all"} - {"runid", "num_q"}
     assert labels, "nothing compared"
     per_query = any(qid != "all" for _, qid in got)
     for label in sorted(labels):
-        for qid in sorted(want) if per_query else []:
+        for qid in sorted(want) if per_query and label != "gm_map" else []:
             value = got.get((label, qid))
             if value is None or abs(float(value) - want[qid][label]) > 1e-9:  # type: ignore[arg-type]
                 problems.append(f"{label} {qid}: {value} vs {want[qid][label]}")
-        total = sum(want.get(qid, {}).get(label, 0.0) for qid in queries)
-        expected = total if label.startswith("num_") else total / len(queries)
+        if label == "gm_map":
+            logs = [want[q]["gm_map"] if q in want else math.log(1e-5) for q in queries]
+            expected = math.exp(math.fsum(logs) / len(queries))
+        elif label == "num_rel" and qrels is not None:
+            expected = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
+        else:
+            total = math.fsum(want.get(qid, {}).get(label, 0.0) for qid in queries)
+            expected = total if label.startswith("num_") else total / len(queries)
         if abs(float(got[(label, "all")]) - expected) > 1e-9:  # type: ignore[arg-type]
             problems.append(f"{label} all: {got[(label, 'all')]} vs {expected}")
     return problems
@@ -125,7 +139,10 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run, qrels = random_data(seed)
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
-    assert all(v == 0 for k, v in want["005"].items() if k != "num_q"), "query 005"
+    # query 005, judged with nothing relevant: 0, but for what reads no relevance
+    nonzero = {"num_q", "num_ret", "gm_map"}
+    assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
+    assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
     got = as_dict(trec_eval(run_path, qrels_path, OURS, per_query=True, level=level))
     assert not compare(got, want, set(want))
@@ -146,7 +163,7 @@ def test_complete_averages_over_every_query_of_the_qrels(tmp_path: Path, seed: i
     run_path, qrels_path = write_trec(tmp_path, run, qrels)
     want = pytrec(run, qrels)
     got = as_dict(trec_eval(run_path, qrels_path, OURS, complete=True))
-    assert not compare(got, want, set(qrels))
+    assert not compare(got, want, set(qrels), qrels)
     assert got[("num_q", "all")] == len(qrels) == len(want) + 1
 
 
@@ -288,7 +305,8 @@ def test_cli_trec_format_prints_trec_eval_lines(tmp_path: Path) -> None:
         for m, q, v in (line.split("\t") for line in out.splitlines())
         if m.strip() != "runid"
     }
-    labels = [label for _, label in expand_measures(None) if label not in ("runid", "num_q")]
+    shown = ("runid", "num_q", "gm_map")  # gm_map has no per-query line in trec_eval
+    labels = [label for _, label in expand_measures(None) if label not in shown]
     for label in labels:
         for qid in want:
             assert abs(got[(f"{label:<22}", qid)] - want[qid][label]) < 5e-5, (label, qid)
@@ -299,3 +317,35 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
     code, _, err = cli("evaluate", "a.parquet", "b.parquet", "-m", "map", "--trec-complete", "-q")
     assert code == 2 and "--input-format trec" in err, err
+
+
+def test_trec_measures_fixture_matches_pytrec_eval() -> None:
+    """fixtures/trec_measures.yaml's hand-derived means, from pytrec_eval's per-query values
+    over the fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0
+    (log 1e-5 for gm_map), and num_rel counts its relevant item."""
+    import yaml
+
+    case = yaml.safe_load(
+        (Path(__file__).parent.parent / "fixtures/trec_measures.yaml").read_text()
+    )
+    run: Run = {}
+    for row in case["given"]["recommendations"]:
+        run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
+    qrels: Qrels = {}
+    for row in case["given"]["interactions"]:
+        qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
+    want = pytrec(run, qrels)
+    population = ["1", "2", "3"]
+    for label, expected in case["expect"][0].items():
+        if label == "users":
+            continue
+        values = [want.get(q, {}).get(label) for q in population]
+        if label == "gm_map":
+            logs = [math.log(1e-5) if v is None else v for v in values]
+            got = math.exp(math.fsum(logs) / 3)
+        elif label == "num_rel":  # trec_eval -c (m_num_rel.c): every qrels line with rel > 0
+            got = sum(rel > 0 for q in population for rel in qrels[q].values())
+        else:
+            total = math.fsum(0.0 if v is None else v for v in values)
+            got = total if label.startswith("num_") else total / 3
+        assert abs(got - expected) < 1e-12, (label, got, expected)
