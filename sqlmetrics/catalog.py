@@ -194,6 +194,16 @@ ELSEWHERE = {
     "bpref": "needs the judged non-relevant documents, which sqlmetrics does not keep",
     "set_map": "set_map is not computed",
     "infap": "inferred AP is not computed",
+    "gm_bpref": "needs the judged non-relevant documents, as bpref",
+    "num_nonrel_judged_ret": "needs the judged non-relevant documents",
+    "relstring": "a string of relevance values, not a number",
+    "utility": "utility is not computed",
+    "ndcg_rel": "ndcg_rel is not computed",
+    "rndcg": "Rndcg is not computed",
+    "bing": "binG is not computed",
+    "g": "G is not computed",
+    "num_q": "the number of queries is the result's users column (and a line of --format trec)",
+    "runid": "the run's tag is a line of --format trec",
 }
 # Names of the same quantity that are not spellings sqlmetrics accepts: suggested as they are.
 SYNONYMS = {

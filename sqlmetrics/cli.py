@@ -639,6 +639,8 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
         cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
         if row["cutoff"].startswith("@t"):
             cutoff = "`@t` (score, 0.5)"
+        if row["cutoff"].startswith("@x"):
+            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
         averaged = row["averaged"]
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")

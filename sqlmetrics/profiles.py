@@ -626,4 +626,22 @@ def profiles_markdown() -> str:
             for form, reason in profile.unsupported.items()
         ]
         lines += [f"- References: {'; '.join(profile.references)}", ""]
+        if profile.name == "trec_eval":
+            lines += _trec_eval_measures()
     return "\n".join(lines)
+
+
+def _trec_eval_measures() -> list[str]:
+    from sqlmetrics.trec import trec_table_markdown
+
+    return [
+        "### Every trec_eval measure",
+        "",
+        "trec_eval's `-m all_trec` measures in its order, then those of its other judgement",
+        'formats. Under `profile="trec_eval"` (and in `--format trec`) each name is accepted as',
+        "written; `-` = not computed (requesting it says why). `--format trec` prints `num_q`",
+        "and `runid` too, and the README's TREC section maps trec_eval's options.",
+        "",
+        *trec_table_markdown(),
+        "",
+    ]

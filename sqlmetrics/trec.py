@@ -489,3 +489,61 @@ def trec_text(frame: pd.DataFrame) -> str:
         shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{measure:<22}\t{qid}\t{shown}\n")
     return "".join(lines)
+
+
+# --- every trec_eval measure -------------------------------------------------------------------
+
+# trec_eval's measures of -m all_trec (measures.c, trec_names) in its order, each as
+# (an example of its spelling, the sqlmetrics metric computing it or None, a note); the
+# measures of its other rel_info formats (prefs_*, *_avgjg, yaap) close the list. docs/profiles.md
+# shows it; tests/test_trec.py checks each spelling resolves to that metric under the profile.
+TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
+    ("runid", "runid", None, "the run's tag: a line of --format trec"),
+    ("num_q", "num_q", None, "the queries averaged over: a line of --format trec (`users`)"),
+    ("num_ret", "num_ret", "num_ret", "summed over users"),
+    ("num_rel", "num_rel", "num_rel", "summed over users"),
+    ("num_rel_ret", "num_rel_ret", "num_rel_ret", "summed over users (`hits` is the mean)"),
+    ("map", "map", "map", ""),
+    ("gm_map", "gm_map", "gm_map", "geometric mean, floor 1e-5"),
+    ("Rprec", "Rprec", "r_precision", ""),
+    ("bpref", "bpref", None, "not supported: needs the judged non-relevant documents"),
+    ("recip_rank", "recip_rank", "mrr", ""),
+    ("iprec_at_recall", "iprec_at_recall_0.10", "iprec_at_recall", "@x: the recall level"),
+    ("P", "P_10", "precision", "@k"),
+    ("relstring", "relstring", None, "not supported: a string of relevance values"),
+    ("recall", "recall_10", "recall", "@k"),
+    ("infAP", "infAP", None, "not supported: needs the sampled judgements (rel -2)"),
+    ("gm_bpref", "gm_bpref", None, "not supported, as bpref"),
+    ("utility", "utility", None, "not supported"),
+    ("11pt_avg", "11pt_avg", "iprec_11pt_avg", ""),
+    ("ndcg", "ndcg", "ndcg", "gain = rel; under -l the report keeps every positive rel"),
+    ("relative_P", "relative_P_10", "recall_capped", "@k"),
+    ("Rprec_mult", "Rprec_mult_0.20", "rprec_mult", "@x: the multiple of R"),
+    ("success", "success_10", "hit_rate", "@k"),
+    ("map_cut", "map_cut_10", "map", "@k"),
+    ("ndcg_cut", "ndcg_cut_10", "ndcg", "@k"),
+    ("ndcg_rel", "ndcg_rel", None, "not supported"),
+    ("Rndcg", "Rndcg", None, "not supported"),
+    ("binG", "binG", None, "not supported"),
+    ("G", "G", None, "not supported"),
+    ("set_P", "set_P", "precision", "whole list"),
+    ("set_recall", "set_recall", "recall", "whole list"),
+    ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),
+    ("set_map", "set_map", None, "not supported"),
+    ("set_F", "set_F", "f1", "whole list, beta 1"),
+    ("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "not supported: judged non-relevant"),
+    ("prefs_*, *_avgjg, yaap", "", None, "not supported: preference and jg qrels formats"),
+)
+
+
+def trec_table_markdown() -> list[str]:
+    """The table of docs/profiles.md: every trec_eval measure and what computes it."""
+    lines = [
+        "| trec_eval | as written | sqlmetrics | note |",
+        "|---|---|---|---|",
+    ]
+    for name, example, metric, note in TREC_TABLE:
+        shown = f"`{example}`" if example else ""
+        computed = f"`{metric}`" if metric else "-"
+        lines.append(f"| `{name}` | {shown} | {computed} | {note} |")
+    return lines

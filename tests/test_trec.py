@@ -349,3 +349,33 @@ def test_trec_measures_fixture_matches_pytrec_eval() -> None:
             total = math.fsum(0.0 if v is None else v for v in values)
             got = total if label.startswith("num_") else total / 3
         assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+# trec_eval 9.0.8's -m all_trec (measures.c, trec_names), as trec_eval lists it.
+ALL_TREC = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
+    "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel",
+    "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+    "num_nonrel_judged_ret",
+]  # fmt: skip
+
+
+def test_the_trec_eval_table_covers_all_trec_and_tells_the_truth() -> None:
+    """docs/profiles.md's table: every measure of all_trec; a computed one resolves to the
+    metric it names under the profile, one not computed is refused with the reason (no
+    'Did you mean' pointing at another quantity)."""
+    from sqlmetrics.profiles import PROFILES, profile_requests
+    from sqlmetrics.trec import TREC_TABLE
+
+    assert [row[0] for row in TREC_TABLE[: len(ALL_TREC)]] == ALL_TREC
+    for _, example, metric, _ in TREC_TABLE:
+        if not example:
+            continue
+        if metric is None:
+            with pytest.raises(sqlmetrics.SqlmetricsError, match="trec_eval's") as raised:
+                profile_requests(PROFILES["trec_eval"], [example])
+            assert "Did you mean" not in str(raised.value)
+        else:
+            [request] = profile_requests(PROFILES["trec_eval"], [example])
+            assert request.metric.name == metric, example
