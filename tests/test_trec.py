@@ -319,15 +319,14 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
 
 
-def test_trec_measures_fixture_matches_pytrec_eval() -> None:
-    """fixtures/trec_measures.yaml's hand-derived means, from pytrec_eval's per-query values
-    over the fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0
-    (log 1e-5 for gm_map), and num_rel counts its relevant item."""
+@pytest.mark.parametrize("name", ["trec_measures", "trec_levels"])
+def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
+    """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
+    fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0 (log 1e-5
+    for gm_map), and num_rel counts its relevant item."""
     import yaml
 
-    case = yaml.safe_load(
-        (Path(__file__).parent.parent / "fixtures/trec_measures.yaml").read_text()
-    )
+    case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
     run: Run = {}
     for row in case["given"]["recommendations"]:
         run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
@@ -336,10 +335,12 @@ def test_trec_measures_fixture_matches_pytrec_eval() -> None:
         qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
     want = pytrec(run, qrels)
     population = ["1", "2", "3"]
+    keys = {"iprec_11pt_avg": "11pt_avg"}  # sqlmetrics' name -> pytrec_eval's
     for label, expected in case["expect"][0].items():
         if label == "users":
             continue
-        values = [want.get(q, {}).get(label) for q in population]
+        values = [want.get(q, {}).get(keys.get(label, label)) for q in population]
+        assert values[0] is not None, label
         if label == "gm_map":
             logs = [math.log(1e-5) if v is None else v for v in values]
             got = math.exp(math.fsum(logs) / 3)
