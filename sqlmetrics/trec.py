@@ -408,8 +408,12 @@ def trec_eval(
 
     from sqlmetrics.engines.duckdb import _database
 
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise SqlmetricsError(f"level must be a whole number (trec_eval -l), not {level!r}")
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        # -l 0 would make rel 0 relevant, and the negative rels read as 0 with it (trec_eval
+        # keeps them apart): refused rather than wrong
+        raise SqlmetricsError(
+            f"level must be a whole number of at least 1 (trec_eval -l), not {level!r}"
+        )
     run_file = run if isinstance(run, TrecFile) else read_run(run, max_per_query=max_per_query)
     if max_per_query is not None and run_file.max_per_query != max_per_query:
         run_file = read_run(run_file.path, max_per_query=max_per_query)

@@ -276,6 +276,13 @@ def test_a_malformed_qrels_line_and_swapped_files(tmp_path: Path) -> None:
         trec_eval(tmp_path / "qrels", tmp_path / "run")
 
 
+@pytest.mark.parametrize("level", [0, -1, 1.5, True])
+def test_level_is_a_whole_number_of_at_least_1(tmp_path: Path, level: object) -> None:
+    run_path, qrels_path = write_trec(tmp_path, *random_data(8))
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="at least 1"):
+        trec_eval(run_path, qrels_path, level=level)  # type: ignore[arg-type]
+
+
 def test_negative_relevance_is_judged_non_relevant(tmp_path: Path) -> None:
     """rel -1 reads as 0: not refused (as a negative relevance column is), not relevant, and
     no negative gain in ndcg (trec_eval's gains are the levels 0..max)."""
