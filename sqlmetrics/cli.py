@@ -389,6 +389,22 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
     return run, read_qrels(args.interactions)
 
 
+def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsError:
+    """The error, with a hint when an input that failed looks like a TREC file read as CSV."""
+    from sqlmetrics.trec import looks_like
+
+    if args.input_format == "trec" or args.connection is not None or args.spark is not None:
+        return error
+    kinds = [looks_like(path) for path in (args.recommendations, args.interactions)]
+    if not any(kinds):
+        return error
+    named = ", ".join(kind or "?" for kind in kinds)
+    return SqlmetricsError(
+        f"{str(error).rstrip('.')}. The inputs look like TREC files ({named}): add "
+        "--input-format trec to read them as a run and qrels"
+    )
+
+
 def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
     """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
     would change them are refused, each naming its trec_eval equivalent."""
@@ -438,18 +454,21 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise SqlmetricsError("--dialect applies to --connection only")
     progress = not args.quiet and sys.stderr.isatty()
     with _engine_connection(args) as connection:
-        result = evaluate(
-            recommendations,
-            interactions,
-            metrics,
-            **_options(args),
-            connection=connection,
-            dialect=args.dialect,
-            timeout=args.timeout,
-            progress=progress,
-            items=args.items,
-            history=args.history,
-        )
+        try:
+            result = evaluate(
+                recommendations,
+                interactions,
+                metrics,
+                **_options(args),
+                connection=connection,
+                dialect=args.dialect,
+                timeout=args.timeout,
+                progress=progress,
+                items=args.items,
+                history=args.history,
+            )
+        except SqlmetricsError as error:
+            raise _trec_hint(error, args) from error.__cause__
     if progress and not remote:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
     _write(_render(result, args.format), args.output, inputs)

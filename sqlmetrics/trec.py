@@ -551,3 +551,23 @@ def trec_table_markdown() -> list[str]:
         computed = f"`{metric}`" if metric else "-"
         lines.append(f"| `{name}` | {shown} | {computed} | {note} |")
     return lines
+
+
+def looks_like(path: object) -> str | None:
+    """ "run" or "qrels" when a local file's first line has that layout, for a hint in an
+    error (never to read a file as TREC without being told)."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    text = os.fspath(path)
+    opener: Any = gzip.open if text.lower().endswith(".gz") else open
+    try:
+        with opener(text, "rt", encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                fields = line.split()
+                if fields:
+                    if _why(fields, "run") is None and fields[1] == "Q0":
+                        return "run"
+                    return "qrels" if _why(fields, "qrels") is None else None
+    except OSError:  # binary or compressed otherwise: not TREC text
+        return None
+    return None

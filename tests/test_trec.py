@@ -387,3 +387,13 @@ def test_the_trec_eval_table_covers_all_trec_and_tells_the_truth() -> None:
         else:
             [request] = profile_requests(PROFILES["trec_eval"], [example])
             assert request.metric.name == metric, example
+
+
+def test_trec_files_without_the_option_get_a_hint_not_a_guess(tmp_path: Path) -> None:
+    """Read as CSV they fail; the error says to add --input-format trec (never read as TREC
+    silently)."""
+    run_path, qrels_path = write_trec(tmp_path, *random_data(9))
+    code, out, err = cli("evaluate", str(run_path), str(qrels_path), "-m", "map", "-q")
+    assert code == 2 and not out, err
+    assert "look like TREC files (run, qrels): add --input-format trec" in err
+    assert err.count("\n") == 1 and ".. The inputs" not in err
