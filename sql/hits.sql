@@ -4,8 +4,7 @@
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes
--- aliases: num_rel_ret
--- references: ranx `hits`; trec_eval `num_rel_ret` (no cutoff)
+-- references: ranx `hits`; trec_eval `num_rel_ret` per topic (no cutoff; summed over topics it is the metric num_rel_ret)
 SELECT
   user_id,
   SUM(CASE WHEN pos <= $k THEN hit ELSE 0 END) AS hits

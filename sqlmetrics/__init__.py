@@ -8,6 +8,7 @@ from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.reporting import Report, report
 from sqlmetrics.run import evaluate, read_diagnostics
+from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
 __version__ = "0.1.0"
 __all__ = [
@@ -18,6 +19,9 @@ __all__ = [
     "describe_profiles",
     "evaluate",
     "read_diagnostics",
+    "read_qrels",
+    "read_run",
     "report",
     "to_sql",
+    "trec_eval",
 ]

@@ -262,15 +262,20 @@ def describe_metrics() -> list[dict[str, str]]:
             if metric.requires_cutoff
             else "@k optional"
             if metric.takes_cutoff
+            else f"@x a level >= 0, default {metric.default_level:g}"
+            if metric.takes_level
             else "@t score threshold, default 0.5"
             if metric.takes_score_threshold
             else "none",
             "aggregate": ("square root of " if metric.square_root else "")
+            + ("exp of the " if metric.exponential else "")
             + (
                 "micro (sum / sum)"
                 if metric.micro
                 else "one value per group"
                 if metric.group_level
+                else "sum"
+                if metric.summed
                 else "mean"
             ),
             "reads": metric.reads,

@@ -57,7 +57,17 @@ class Metric:
     needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
     needs_history: bool = False  # reads the history table (needs_history: yes)
     takes_score_threshold: bool = False  # cutoff: threshold (`@t` is a score threshold)
+    # cutoff: level, `@x` a number >= 0 bound like a score threshold: a recall level
+    # (iprec_at_recall@0.1) or a multiple of |R_u| (rprec_mult@0.2), trec_eval's float
+    # parameters; without `@x` the header's default_level
+    takes_level: bool = False
+    default_level: float = 0.0
     square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
+    # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret)
+    summed: bool = False
+    # finish: exp, the exponential of the mean of a per-user logarithm: a geometric mean
+    # (trec_eval's gm_map, whose per-query value is already the log)
+    exponential: bool = False
     averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
 
     def averaged_over(self) -> str:
@@ -67,6 +77,8 @@ class Metric:
             return f"over {self.reads} rows"
         if self.group_level:
             return "one value per group, over every list"
+        if self.summed:
+            return "summed over users"
         if self.reads == "lists":
             return "over users with a list"
         return "over interactions" if self.micro else "over users"
@@ -107,8 +119,19 @@ def parse_metric_file(path: Path) -> Metric:
     reads = header.get("reads", "judged")
     if reads not in SOURCES:
         raise SqlmetricsError(f"{path.name}: reads: {reads!r} is not one of {', '.join(SOURCES)}")
-    if "finish" in header and (header["finish"] != "sqrt" or header["aggregate"] != "micro"):
-        raise SqlmetricsError(f"{path.name}: finish: sqrt is the only finish, for a micro metric")
+    finishes = {"sqrt": "micro", "exp": "mean"}  # finish -> the aggregate it applies to
+    if "finish" in header and finishes.get(header["finish"]) != header["aggregate"]:
+        raise SqlmetricsError(
+            f"{path.name}: finish: sqrt applies to a micro metric, finish: exp to a mean"
+        )
+    if (header["cutoff"] == "level") != ("default_level" in header):
+        raise SqlmetricsError(f"{path.name}: cutoff: level and default_level go together")
+    if header["aggregate"] not in ("mean", "micro", "group", "sum"):
+        raise SqlmetricsError(
+            f"{path.name}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
+        )
+    if header["aggregate"] == "sum" and reads != "judged":
+        raise SqlmetricsError(f"{path.name}: aggregate: sum applies to a metric over judged")
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = sqlglot.parse_one("\n".join(body), read="duckdb")
     if not isinstance(query, exp.Select):
@@ -130,8 +153,12 @@ def parse_metric_file(path: Path) -> Metric:
         reads_whole_list=header.get("reads_whole_list") == "yes" or reads in ("scored", "rated"),
         query=query,
         reads=reads,
-        takes_score_threshold=header["cutoff"] == "threshold",
+        takes_score_threshold=header["cutoff"] in ("threshold", "level"),
+        takes_level=header["cutoff"] == "level",
+        default_level=float(header.get("default_level", "0")),
         square_root=header.get("finish") == "sqrt",
+        summed=header["aggregate"] == "sum",
+        exponential=header.get("finish") == "exp",
         averaged=header.get("averaged", ""),
     )
 
@@ -159,7 +186,6 @@ WHOLE_LIST_SPELLINGS = {
     "set_p": "precision",
     "set_recall": "recall",
     "set_f": "f1",
-    "numrelret": "hits",
     "set_relative_p": "recall_capped",  # m_set_rel_P.c: H / min(list length, |R|)
 }
 
@@ -168,17 +194,18 @@ WHOLE_LIST_SPELLINGS = {
 # (bpref is not rprec). Matched on the name without its cutoff.
 ELSEWHERE = {
     "bpref": "needs the judged non-relevant documents, which sqlmetrics does not keep",
-    "gm_map": "trec_eval's geometric mean of AP over topics has no sqlmetrics aggregate",
-    "iprec_at_recall": "interpolated precision is not computed",
-    "iprec": "interpolated precision is not computed",
-    "11pt_avg": "interpolated precision is not computed",
-    "num_ret": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
-    "numret": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
-    "num_rel": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
-    "numrel": "trec_eval sums it over topics; sqlmetrics has no summed aggregate",
-    "rprec_mult": "R-precision at multiples of R is not computed",
     "set_map": "set_map is not computed",
     "infap": "inferred AP is not computed",
+    "gm_bpref": "needs the judged non-relevant documents, as bpref",
+    "num_nonrel_judged_ret": "needs the judged non-relevant documents",
+    "relstring": "a string of relevance values, not a number",
+    "utility": "utility is not computed",
+    "ndcg_rel": "ndcg_rel is not computed",
+    "rndcg": "Rndcg is not computed",
+    "bing": "binG is not computed",
+    "g": "G is not computed",
+    "num_q": "the number of queries is the result's users column (and a line of --format trec)",
+    "runid": "the run's tag is a line of --format trec",
 }
 # Names of the same quantity that are not spellings sqlmetrics accepts: suggested as they are.
 SYNONYMS = {
@@ -255,6 +282,11 @@ def parse_request(text: str) -> MetricRequest:
         known = _names().get(match.group("name")) if match else None
         if match and known and not known.takes_score_threshold and lowered not in _names():
             name, cutoff = match.group("name"), match.group("k")
+        # trec_eval's float parameters: iprec_at_recall_0.10, Rprec_mult_0.20
+        level = re.fullmatch(r"(?P<name>.+?)[._](?P<x>\d+(\.\d+)?)", lowered)
+        leveled = _names().get(level.group("name")) if level else None
+        if level and leveled and leveled.takes_level and lowered not in _names():
+            name, sep, cutoff = level.group("name"), "@", level.group("x")
     if name in WHOLE_LIST_SPELLINGS and name not in _names():
         if sep:
             raise SqlmetricsError(
@@ -291,6 +323,15 @@ def parse_request(text: str) -> MetricRequest:
 
 def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
     """The t of ``accuracy@t``: a finite number (0.5 when there is no ``@``)."""
+    if metric.takes_level:
+        if not sep:
+            return metric.default_level
+        if not re.fullmatch(r"\d+\.?\d*|\.\d+", text):
+            raise SqlmetricsError(
+                f"the level in {label!r} must be a number of at least 0, like "
+                f"{metric.name}@0.5 (trec_eval: {metric.name}_0.50)"
+            )
+        return float(text)
     if not sep:
         return DEFAULT_SCORE_THRESHOLD
     number = re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?", text)

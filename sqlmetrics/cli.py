@@ -177,7 +177,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_sources(evaluate)
     _add_common(evaluate)
-    evaluate.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    evaluate.add_argument(
+        "--format",
+        choices=("table", "csv", "json", "trec"),
+        default="table",
+        help="trec: trec_eval's lines (measure, qid or all, value); with --input-format trec",
+    )
+    trec = evaluate.add_argument_group("TREC files (docs/profiles.md, trec_eval)")
+    trec.add_argument(
+        "--input-format",
+        choices=("auto", "trec"),
+        default="auto",
+        help="trec: the inputs are a TREC run (qid Q0 docno rank score tag) and qrels "
+        "(qid iter docno rel), whitespace-separated, .gz too; never guessed from the content",
+    )
+    trec.add_argument(
+        "--trec-complete",
+        action="store_true",
+        help="trec_eval -c: average over every query of the qrels (no run: 0); --format trec",
+    )
+    trec.add_argument(
+        "--trec-max",
+        type=int,
+        metavar="N",
+        help="trec_eval -M: only the first N docs of each query of the run",
+    )
+    trec.add_argument(
+        "--trec-level",
+        type=int,
+        metavar="N",
+        help="trec_eval -l: relevant means rel >= N (default 1); --format trec",
+    )
     evaluate.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
@@ -380,9 +410,94 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
+    """The inputs as given, or as TREC files with --input-format trec; the TREC options are
+    refused without it rather than ignored."""
+    from sqlmetrics.trec import read_qrels, read_run
+
+    trec_only = {
+        "--format trec": args.format == "trec",
+        "--trec-complete": args.trec_complete,
+        "--trec-level": args.trec_level is not None,
+        "--trec-max": args.trec_max is not None,
+    }
+    given = [option for option, used in trec_only.items() if used]
+    if args.input_format != "trec":
+        if given:
+            raise SqlmetricsError(
+                f"{given[0]} reads TREC files: add --input-format trec (a run, then qrels)"
+            )
+        return args.recommendations, args.interactions
+    if args.connection is not None or args.spark is not None:
+        raise SqlmetricsError(
+            "TREC files are read by DuckDB: drop --connection/--spark, or load them into a "
+            "table of your database first"
+        )
+    for option in ("--trec-complete", "--trec-level"):
+        if trec_only[option] and args.format != "trec":
+            raise SqlmetricsError(
+                f"{option} applies to --format trec; for the other formats use "
+                + ("--population" if option == "--trec-complete" else "--threshold N-1")
+            )
+    run = read_run(args.recommendations, max_per_query=args.trec_max)
+    return run, read_qrels(args.interactions)
+
+
+def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsError:
+    """The error, with a hint when an input that failed looks like a TREC file read as CSV."""
+    from sqlmetrics.trec import looks_like
+
+    if args.input_format == "trec" or args.connection is not None or args.spark is not None:
+        return error
+    kinds = [looks_like(path) for path in (args.recommendations, args.interactions)]
+    if not any(kinds):
+        return error
+    named = ", ".join(kind or "?" for kind in kinds)
+    return SqlmetricsError(
+        f"{str(error).rstrip('.')}. The inputs look like TREC files ({named}): add "
+        "--input-format trec to read them as a run and qrels"
+    )
+
+
+def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
+    """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
+    would change them are refused, each naming its trec_eval equivalent."""
+    from sqlmetrics.trec import trec_eval, trec_text
+
+    clashes = {
+        "--threshold (use --trec-level)": args.threshold != 0.0,
+        "--population (use --trec-complete)": args.population != "all",
+        "--ties (trec_eval's order is the profile's)": args.ties != "id",
+        "--group-by": bool(args.group_by),
+        "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
+        "--duplicates": args.duplicates != "error",
+        "column names": bool(_columns(args)),
+    }
+    for option, used in clashes.items():
+        if used:
+            raise SqlmetricsError(f"--format trec computes as trec_eval does; drop {option}")
+    metrics = _metric_list(args.metrics) or None
+    frame = trec_eval(
+        run,  # type: ignore[arg-type]
+        qrels,  # type: ignore[arg-type]
+        metrics,
+        per_query=args.per_user,
+        complete=args.trec_complete,
+        level=1 if args.trec_level is None else args.trec_level,
+    )
+    return trec_text(frame)
+
+
 def _evaluate(args: argparse.Namespace) -> None:
     from sqlmetrics.run import evaluate
 
+    recommendations, interactions = _trec_inputs(args)
+    if args.format == "trec":
+        inputs = [args.recommendations, args.interactions]
+        if args.output is not None:
+            check_output(args.output, inputs)
+        _write(_trec_report(args, recommendations, interactions), args.output, inputs)
+        return
     metrics = _requested(args)
     remote = args.connection is not None or args.spark is not None
     # Table names in a database are not files: only local inputs can clash with --output.
@@ -393,18 +508,21 @@ def _evaluate(args: argparse.Namespace) -> None:
         raise SqlmetricsError("--dialect applies to --connection only")
     progress = not args.quiet and sys.stderr.isatty()
     with _engine_connection(args) as connection:
-        result = evaluate(
-            args.recommendations,
-            args.interactions,
-            metrics,
-            **_options(args),
-            connection=connection,
-            dialect=args.dialect,
-            timeout=args.timeout,
-            progress=progress,
-            items=args.items,
-            history=args.history,
-        )
+        try:
+            result = evaluate(
+                recommendations,
+                interactions,
+                metrics,
+                **_options(args),
+                connection=connection,
+                dialect=args.dialect,
+                timeout=args.timeout,
+                progress=progress,
+                items=args.items,
+                history=args.history,
+            )
+        except SqlmetricsError as error:
+            raise _trec_hint(error, args) from error.__cause__
     if progress and not remote:
         sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
     _write(_render(result, args.format), args.output, inputs)
@@ -644,6 +762,8 @@ def metrics_markdown(rows: list[dict[str, str]]) -> str:
         cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
         if row["cutoff"].startswith("@t"):
             cutoff = "`@t` (score, 0.5)"
+        if row["cutoff"].startswith("@x"):
+            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
         averaged = row["averaged"]
         definition = row["definition"].replace("|", "\\|")
         lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")

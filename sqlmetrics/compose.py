@@ -1585,6 +1585,8 @@ def _final(
     def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
         if column.request.metric.square_root:
             value = exp.func("SQRT", value)
+        if column.request.metric.exponential:
+            value = exp.func("EXP", value)
         # exp.Alias rather than alias_, which would name a scalar subquery like a table
         # (Oracle then drops the AS, and the text no longer reads back the same).
         return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
@@ -1682,7 +1684,7 @@ def _final(
             if column.over_lists
             else label(column, _ratio(*(summed("SUM", name) for name in column.names)))
             if column.request.metric.micro
-            else label(column, summed("AVG", column.names[0]))
+            else label(column, summed(_summary(column.request), column.names[0]))
             for column in columns
         ]
     counted = exp.column("in_population", table) if population else exp.Star()
@@ -1691,6 +1693,11 @@ def _final(
     if order:
         query = query.group_by(*order).order_by(*_nulls_last(order))
     return query
+
+
+def _summary(request: MetricRequest) -> str:
+    """The aggregate of a per-user metric over the users: AVG, or SUM for aggregate: sum."""
+    return "SUM" if request.metric.summed else "AVG"
 
 
 def with_ctes(query: exp.Query, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Query:

@@ -129,9 +129,13 @@ def _inputs(variant: Variant) -> Inputs:
 def is_packaged(metric: Metric) -> bool:
     """A ranking metric, read from the ranked lists and the relevant interactions, whose SQL
     depends on its cutoff only through ``$k`` (a constant computed from k, like ndcg_ideal_k's,
-    has no Jinja form)."""
+    has no Jinja form, nor has the @x of a level metric like iprec_at_recall)."""
     constants = {node.name for node in metric.query.find_all(exp.Placeholder)}
-    return metric.reads == "judged" and not constants & set(CUTOFF_CONSTANTS)
+    return (
+        metric.reads == "judged"
+        and not constants & set(CUTOFF_CONSTANTS)
+        and not metric.takes_score_threshold
+    )
 
 
 def packaged_metrics() -> list[Metric]:

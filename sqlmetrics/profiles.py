@@ -68,10 +68,17 @@ PROFILES: dict[str, Profile] = {
                 "hit_rate@k": "hit_rate",  # success.k
                 "mrr": "mrr",  # recip_rank
                 "r_precision": "r_precision",  # Rprec
-                "hits": "hits",  # num_rel_ret
+                "hits": "hits",  # num_rel_ret per topic (its mean)
                 "f1": "f1",  # set_F (beta 1)
                 "recall_capped": "recall_capped",  # set_relative_P
                 "recall_capped@k": "recall_capped",  # relative_P.k
+                "num_ret": "num_ret",  # num_ret (summed)
+                "num_rel": "num_rel",  # num_rel (summed)
+                "num_rel_ret": "num_rel_ret",  # num_rel_ret (summed)
+                "gm_map": "gm_map",  # gm_map
+                "iprec_at_recall": "iprec_at_recall",  # iprec_at_recall.x
+                "iprec_11pt_avg": "iprec_11pt_avg",  # 11pt_avg
+                "rprec_mult": "rprec_mult",  # Rprec_mult.x
             },
             ties="id_text",
             notes=(
@@ -85,18 +92,30 @@ PROFILES: dict[str, Profile] = {
                 "(trec_eval -c). trec_eval without -c averages over the users it was given "
                 "lists for (population='common'), and also counts users whose judged items "
                 "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "TREC files: read_run / read_qrels (CLI --input-format trec) read them in "
+                "place; sqlmetrics.trec_eval() (CLI --format trec) prints trec_eval's report "
+                "with its query conventions: the queries of the run with judgements (-c: of "
+                "the qrels, --trec-complete), judged queries with nothing relevant as 0, "
+                "num_* summed, -M (--trec-max), -l (--trec-level; ndcg keeps every positive "
+                "rel as its gain). A negative rel in qrels reads as 0 (judged, not relevant).",
                 "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
                 "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
                 "num_rel_ret), and so are ir_measures' (P@5, nDCG@10, AP, AP@10, R@100, RR, "
                 "Success@10, NumRelRet).",
-                "trec_eval prints num_rel_ret's sum over topics in its 'all' line; sqlmetrics "
-                "hits is the mean over users (multiply by users for the sum).",
+                "num_ret, num_rel and num_rel_ret are summed over users, as trec_eval's 'all' "
+                "line (hits is the same count per user, averaged).",
+                "gm_map: per user max(AP, 1e-5) (pytrec_eval reports its log), the summary the "
+                "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10, "
+                "ir_measures IPrec@0.1) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
+                "float parameter; iprec_11pt_avg is 11pt_avg.",
                 "Not computed: bpref (it needs the judged non-relevant documents, which the "
-                "ranking stages drop), gm_map, iprec_at_recall and 11pt_avg, num_ret, num_rel, "
-                "Rprec_mult, infAP; requesting one says so.",
+                "ranking stages drop), infAP, set_map and the measures of -m all_trec listed "
+                "in the README's trec_eval table; requesting one says so.",
             ),
             references=(
+                "usnistgov/trec_eval (v9.0.8): m_gm_map.c, m_num_ret.c, m_num_rel.c, "
+                "m_iprec_at_recall.c, m_11pt_avg.c, m_Rprec_mult.c",
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
@@ -428,7 +447,14 @@ def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[Metri
             )
         population = profile.populations.get(_form(request))
         requests.append(
-            MetricRequest(metrics()[metric], request.k, request.label, population=population)
+            MetricRequest(
+                metrics()[metric],
+                request.k,
+                request.label,
+                # the @x of a level metric (iprec_at_recall@0.1) travels with the request
+                score_threshold=request.score_threshold,
+                population=population,
+            )
         )
     return requests
 
@@ -518,6 +544,13 @@ GENERIC = (
     "dcg_exp",
     "ndcg",
     "ndcg_exp",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "gm_map",
+    "iprec_at_recall",
+    "iprec_11pt_avg",
+    "rprec_mult",
 )
 
 
@@ -593,4 +626,22 @@ def profiles_markdown() -> str:
             for form, reason in profile.unsupported.items()
         ]
         lines += [f"- References: {'; '.join(profile.references)}", ""]
+        if profile.name == "trec_eval":
+            lines += _trec_eval_measures()
     return "\n".join(lines)
+
+
+def _trec_eval_measures() -> list[str]:
+    from sqlmetrics.trec import trec_table_markdown
+
+    return [
+        "### Every trec_eval measure",
+        "",
+        "trec_eval's `-m all_trec` measures in its order, then those of its other judgement",
+        'formats. Under `profile="trec_eval"` (and in `--format trec`) each name is accepted as',
+        "written; `-` = not computed (requesting it says why). `--format trec` prints `num_q`",
+        "and `runid` too, and the README's TREC section maps trec_eval's options.",
+        "",
+        *trec_table_markdown(),
+        "",
+    ]

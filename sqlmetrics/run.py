@@ -18,6 +18,7 @@ from sqlmetrics.compose import CHECKS, Options
 from sqlmetrics.engines import open_engine
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import resolve
+from sqlmetrics.trec import TrecFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,12 +48,12 @@ def evaluate(
     engine through ``connection``.
 
     Args:
-        recommendations: Parquet/CSV path, glob or folder, DataFrame, Arrow table, a table
-            name in ``connection``, a ``sqlmetrics.Query`` (a SELECT of yours, in the
-            engine's dialect) or, on Spark, a Spark DataFrame. Columns user_id, item_id and
-            score (or rank).
-        interactions: the ground truth, in any of the same forms. Columns user_id, item_id and
-            optionally relevance (1 when absent).
+        recommendations: Parquet/CSV path, glob or folder, a TREC run (``read_run``),
+            DataFrame, Arrow table, a table name in ``connection``, a ``sqlmetrics.Query`` (a
+            SELECT of yours, in the engine's dialect) or, on Spark, a Spark DataFrame. Columns
+            user_id, item_id and score (or rank).
+        interactions: the ground truth, in any of the same forms (TREC qrels: ``read_qrels``).
+            Columns user_id, item_id and optionally relevance (1 when absent).
         metrics: names with optional cutoffs, like ``["ndcg@10", "map@10", "recall@20"]``.
         group_by: columns to evaluate separately (see METRICS.md for the population rule).
         per_user: one row per (group, user) instead of one per group.
@@ -97,6 +98,13 @@ def evaluate(
     )
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     with open_engine(connection, dialect=dialect, timeout=timeout, progress=progress) as engine:
+        if engine.name != "duckdb" and any(
+            isinstance(value, TrecFile) for value in (recommendations, interactions)
+        ):
+            raise SqlmetricsError(
+                f"TREC files are read by DuckDB, not {engine.name}: drop connection=, or load "
+                "the run and qrels into tables of your database first"
+            )
         recs = engine.bind(recommendations, "recommendations")
         truth = engine.bind(interactions, "interactions")
         catalogue = None if items is None else engine.bind(items, "items")

@@ -39,11 +39,20 @@ AVERAGE_CAPABLE = frozenset(
         "micro_mrr",
     }
 )
+# trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
+TREC_METRICS = frozenset(
+    {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
+    | {"iprec_at_recall", "rprec_mult"}
+)
+# Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
+LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
+SUMMED_METRICS = frozenset({"num_ret", "num_rel", "num_rel_ret"})  # aggregated as a sum
+GEOMETRIC_METRICS = frozenset({"gm_map"})  # aggregated as exp of the mean log
 ALL_METRICS = frozenset(
-    AVERAGE_CAPABLE | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
+    AVERAGE_CAPABLE | TREC_METRICS | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
 )
 # Metrics without a cutoff, and metrics that need one.
-WITHOUT_CUTOFF = frozenset({"r_precision", "r_precision_scored"})
+WITHOUT_CUTOFF = frozenset({"r_precision", "r_precision_scored"} | TREC_METRICS)
 CUTOFF_REQUIRED = frozenset({"ndcg_ideal_k"})
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
@@ -193,6 +202,8 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         return sum(1.0 / pos for pos, rel in top if rel > 0), float(n_rel)
 
     value: float
+    if metric in TREC_METRICS:
+        return _trec(metric, ul, k), 1.0
     if metric == "hits":
         value = float(hits)
     elif metric == "hit_rate":
@@ -260,6 +271,56 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
     else:  # pragma: no cover - guarded by _check_args
         raise ValueError(f"unknown metric {metric!r}")
     return value, 1.0
+
+
+def _interpolated(rels: Sequence[float], n_rel: int, level: float) -> float:
+    """trec_eval's interpolated precision at a recall level, by its own walk: from the list's
+    end backwards, keeping the best precision seen, read when the relevant item that brings
+    the count down to the level's cutoff floor(level * |R| + 0.9) is passed."""
+    cut = int(level * n_rel + 0.9)
+    retrieved = sum(1 for rel in rels if rel > 0)
+    if cut > retrieved or not rels:
+        return 0.0
+    best = retrieved / len(rels)
+    so_far = retrieved
+    for i in range(len(rels), 0, -1):
+        if so_far == 0:
+            break
+        best = max(best, so_far / i)
+        if rels[i - 1] > 0:
+            if so_far == max(cut, 1):
+                return best
+            so_far -= 1
+    return best
+
+
+def _trec(metric: str, ul: UserList, level: float | None) -> float:
+    """The trec_eval measures, per user, over the whole list."""
+    rels = [rel for _, rel in sorted(zip(ul.positions, ul.rels, strict=True))]
+    n_rel = len(ul.ideal)
+    hits = sum(1 for rel in rels if rel > 0)
+    if metric == "num_ret":
+        return float(len(rels))
+    if metric == "num_rel":
+        return float(n_rel)
+    if metric == "num_rel_ret":
+        return float(hits)
+    if metric == "gm_map":  # per user max(AP, 1e-5); the aggregate is geometric
+        found, total = 0, 0.0
+        for i, rel in enumerate(rels, start=1):
+            if rel > 0:
+                found += 1
+                total += found / i
+        return max(total / n_rel, 1e-5)
+    if metric == "iprec_11pt_avg":
+        return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
+    x = LEVEL_METRICS[metric] if level is None else float(level)
+    if metric == "iprec_at_recall":
+        return _interpolated(rels, n_rel, x)
+    if metric == "rprec_mult":  # precision at the first floor(x * |R| + 0.9) positions
+        cut = int(x * n_rel + 0.9)
+        return sum(1 for rel in rels[:cut] if rel > 0) / cut if cut else 0.0
+    raise ValueError(f"unknown trec metric {metric!r}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -337,6 +398,10 @@ def _expected_num_den(
 def _check_args(metric: str, k: int | None, ties: str, population: str) -> None:
     if metric not in ALL_METRICS:
         raise ValueError(f"unknown metric {metric!r}")
+    if metric in LEVEL_METRICS:
+        if k is not None and not k >= 0:
+            raise ValueError(f"{metric}'s level must be >= 0, got {k!r}")
+        k = None
     if k is not None and (not isinstance(k, int) or k < 1):
         raise ValueError(f"k must be a positive int or None, got {k!r}")
     if metric in WITHOUT_CUTOFF and k is not None:
@@ -433,6 +498,10 @@ def oracle_evaluate(
         mean: float
         if not pairs:
             mean = math.nan
+        elif metric in SUMMED_METRICS:
+            mean = sum(per_user.values())
+        elif metric in GEOMETRIC_METRICS:
+            mean = math.exp(sum(math.log(v) for v in per_user.values()) / len(per_user))
         elif metric in MICRO_METRICS:
             num = sum(n for n, _ in pairs.values())
             den = sum(d for _, d in pairs.values())

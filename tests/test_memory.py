@@ -37,6 +37,19 @@ def many_users(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     return str(folder / "recs.parquet"), str(folder / "truth.parquet")
 
 
+def test_passes_sum_and_exp_as_one_query(many_users: tuple[str, str]) -> None:
+    """aggregate: sum and finish: exp (num_ret, gm_map) combine across passes as the single
+    query aggregates: a sum stays a sum, a geometric mean exp of the mean log."""
+    recs, truth = many_users
+    metrics = ["num_ret", "num_rel_ret", "gm_map", "iprec_at_recall@0.3", "map"]
+    free = sqlmetrics.evaluate(recs, truth, metrics)
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
+    limited = sqlmetrics.evaluate(recs, truth, metrics, connection=tight)
+    assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    assert free["num_ret"][0] == 20 * free["users"][0]  # a sum: 20 items per user
+
+
 @pytest.mark.parametrize("per_user", [False, True])
 def test_passes_under_a_memory_limit_give_the_same_numbers(
     many_users: tuple[str, str], per_user: bool

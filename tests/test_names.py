@@ -25,7 +25,11 @@ SPELLINGS = [
     ("set_F", "f1", None),
     ("relative_P_5", "recall_capped", 5),
     ("set_relative_P", "recall_capped", None),
-    ("num_rel_ret", "hits", None),
+    ("num_rel_ret", "num_rel_ret", None),  # summed over users, as trec_eval's 'all' line
+    ("num_ret", "num_ret", None),
+    ("num_rel", "num_rel", None),
+    ("gm_map", "gm_map", None),
+    ("11pt_avg", "iprec_11pt_avg", None),
     # ir_measures
     ("P@5", "precision", 5),
     ("nDCG@10", "ndcg", 10),
@@ -35,8 +39,33 @@ SPELLINGS = [
     ("RR", "mrr", None),
     ("RR@10", "mrr", 10),
     ("Success@10", "hit_rate", 10),
-    ("NumRelRet", "hits", None),
+    ("NumRelRet", "num_rel_ret", None),
+    ("NumRet", "num_ret", None),
+    ("NumRel", "num_rel", None),
 ]
+
+# trec_eval's float parameters: (text, metric, level)
+LEVELS = [
+    ("iprec_at_recall_0.10", "iprec_at_recall", 0.1),
+    ("iprec_at_recall_1.00", "iprec_at_recall", 1.0),
+    ("iprec_at_recall", "iprec_at_recall", 0.0),
+    ("IPrec@0.1", "iprec_at_recall", 0.1),
+    ("Rprec_mult_0.20", "rprec_mult", 0.2),
+    ("Rprec_mult_2.00", "rprec_mult", 2.0),
+    ("rprec_mult", "rprec_mult", 1.0),  # R-precision
+]
+
+
+@pytest.mark.parametrize(("text", "metric", "level"), LEVELS)
+def test_float_parameters(text: str, metric: str, level: float) -> None:
+    request = parse_request(text)
+    assert (request.metric.name, request.score_threshold, request.label) == (metric, level, text)
+
+
+@pytest.mark.parametrize("text", ["iprec_at_recall@-0.1", "rprec_mult@x", "IPrec@"])
+def test_float_parameters_are_numbers(text: str) -> None:
+    with pytest.raises(SqlmetricsError, match="must be a number of at least 0"):
+        parse_request(text)
 
 
 @pytest.mark.parametrize(("text", "metric", "k"), SPELLINGS)
@@ -47,7 +76,7 @@ def test_other_tools_spellings(text: str, metric: str, k: int | None) -> None:
 
 @pytest.mark.parametrize("text", ["set_P@5", "set_recall@10", "NumRelRet@3"])
 def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
-    with pytest.raises(SqlmetricsError, match="whole-list measure and takes no cutoff"):
+    with pytest.raises(SqlmetricsError, match="takes no cutoff"):
         parse_request(text)
 
 
@@ -56,13 +85,8 @@ def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
     [
         ("bpref", "judged non-relevant"),
         ("Bpref", "judged non-relevant"),
-        ("gm_map", "geometric mean"),
-        ("iprec_at_recall_0.10", "interpolated precision"),
-        ("IPrec@0.1", "interpolated precision"),
-        ("11pt_avg", "interpolated precision"),
-        ("num_ret", "sums it over topics"),
-        ("NumRel", "sums it over topics"),
-        ("Rprec_mult_0.20", "multiples of R"),
+        ("infAP", "inferred AP"),
+        ("set_map", "set_map is not computed"),
     ],
 )
 def test_measures_not_computed_say_why_and_suggest_nothing(text: str, reason: str) -> None:

@@ -250,7 +250,17 @@ TREC_MEASURES = {
     "f1": "set_F",
     "recall_capped": "set_relative_P",
     "recall_capped@k": "relative_P",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "gm_map": "gm_map",
+    "iprec_at_recall": "iprec_at_recall",
+    "iprec_11pt_avg": "11pt_avg",
+    "rprec_mult": "Rprec_mult",
 }
+# pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
+# rprec_mult without @x (0 and 1, the profile's defaults).
+TREC_KEYS = {"iprec_at_recall": "iprec_at_recall_0.00", "rprec_mult": "Rprec_mult_1.00"}
 
 
 def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
@@ -265,13 +275,31 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
     cuts = ",".join(map(str, LIB_KS))
     measures = {f"{m}.{cuts}" if f.endswith("@k") else m for f, m in TREC_MEASURES.items()}
     results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    relevant = {
+        u: sum(1 for (v, _), rel in _max_relevance(inter).items() if str(v) == u and rel > 0)
+        for u in population
+    }
     out: dict[str, dict[str, float]] = {}
     for form, measure in TREC_MEASURES.items():
         name = form.removesuffix("@k")
         for k in LIB_KS if form.endswith("@k") else [None]:
-            key = measure if k is None else f"{measure}_{k}"
+            key = TREC_KEYS.get(form, measure) if k is None else f"{measure}_{k}"
             label = name if k is None else f"{name}@{k}"
-            out[label] = {u: float(results.get(u, {}).get(key, 0.0)) for u in population}
+            # A user without a list is not in pytrec_eval's results: 0 (trec_eval -c), but
+            # num_rel is still |R| and gm_map's value is its floor, 1e-5.
+            missing = {"gm_map": math.log(1e-5)}
+            out[label] = {
+                u: float(
+                    results[u][key]
+                    if u in results
+                    else relevant[u]
+                    if name == "num_rel"
+                    else missing.get(name, 0.0)
+                )
+                for u in population
+            }
+            if name == "gm_map":  # pytrec_eval's per-query value is the log of sqlmetrics'
+                out[label] = {u: math.exp(v) for u, v in out[label].items()}
     return out
 
 

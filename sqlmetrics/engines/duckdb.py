@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from sqlmetrics import trec
 from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import Inputs, Options, lists_stage
 from sqlmetrics.engines import duckdb_passes
@@ -115,6 +116,9 @@ class DuckDBEngine(Engine):
         is_csv = False
         if isinstance(value, Query):
             relation = value.parsed("duckdb", role).subquery(f"{role}_query")
+        elif isinstance(value, trec.TrecFile):
+            trec.check(self.connection, value, role)
+            relation = trec.relation(value)
         elif isinstance(value, (str, os.PathLike)):
             relation = _path_or_table(os.fspath(value), role, self.own_connection)
             is_csv = relation.sql("duckdb").lower().startswith("read_csv")

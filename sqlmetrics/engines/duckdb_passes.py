@@ -321,6 +321,13 @@ def run_in_passes(
             total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
             divisor = math.fsum(group[denominator].dropna()) if denominator else users
             value = total / divisor if divisor else math.nan
+            if request.metric.summed:  # aggregate: sum (NULL, as SUM, without users)
+                summed = group[numerator].dropna()
+                # an integer sum stays an integer, as the single query's SUM gives it
+                whole = pd.api.types.is_integer_dtype(summed) and divisor
+                value = int(summed.sum()) if whole else total if divisor else math.nan
+            if request.metric.exponential:
+                value = math.exp(value)
             row[label] = math.sqrt(value) if request.metric.square_root else value
         rows.append(row)
     summary = pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)])

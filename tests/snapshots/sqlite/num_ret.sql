@@ -1,0 +1,70 @@
+WITH input_recommendations AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
+), truth AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos,
+    COUNT(*) OVER (PARTITION BY user_id) AS list_length
+  FROM input_recommendations
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.list_length AS list_length,
+    truth.n_relevant AS n_relevant
+  FROM ranked
+  LEFT OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+  UNION ALL
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.list_length AS list_length,
+    truth.n_relevant AS n_relevant
+  FROM truth
+  LEFT JOIN ranked
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+  WHERE
+    ranked.user_id IS NULL
+), judged AS (
+  SELECT
+    user_id AS user_id,
+    n_relevant AS n_relevant,
+    list_length AS list_length
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id AS user_id,
+    MAX(judged.n_relevant) AS n_relevant,
+    COALESCE(MAX(judged.list_length), 0) AS list_length,
+    COALESCE(COALESCE(MAX(judged.list_length), 0), 0) AS m1
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(judged.n_relevant) > 0
+)
+SELECT
+  COUNT(*) AS users,
+  SUM(m1) AS "num_ret"
+FROM per_user;

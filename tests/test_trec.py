@@ -1,0 +1,399 @@
+"""TREC files in, trec_eval's report out (issue 22), against pytrec_eval on the same files.
+
+Why: a trec_eval user compares sqlmetrics' lines with trec_eval's own. The random runs and
+qrels here hold what trec_eval has conventions for: tied scores (broken by docno descending as
+strcmp, "9" after "10"), unjudged documents, negative relevance, queries judged with nothing
+relevant (0 in every mean), queries of the qrels without a run (-c) and of the run without
+qrels (ignored), and graded relevance under -l. pytrec_eval (trec_eval 9) has no -c and no -M:
+the -c mean is its per-query values summed over the qrels' queries, and -M is pytrec_eval on the
+run truncated here in trec_eval's order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import random
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import sqlmetrics
+from sqlmetrics.cli import main
+from sqlmetrics.trec import expand_measures, read_qrels, read_run, trec_eval, trec_text
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+# pytrec_eval's measure parameters for the measures --format trec reports.
+PYTREC = {
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
+    "iprec_at_recall", "P.5,10,15,20,30,100,200,500,1000", "recall.5,10,30", "Rprec_mult",
+    "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30", "relative_P.5,10",
+    "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
+}  # fmt: skip
+OURS = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "Rprec_mult",
+    "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
+    "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
+    "set_recall", "set_F",
+]  # fmt: skip
+
+
+def random_data(seed: int) -> tuple[Run, Qrels]:
+    rng = random.Random(seed)
+    docs = [str(n) for n in (1, 2, 9, 10, 11, 99, 100, 101)] + [f"d{n}" for n in range(12)]
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(14):
+        qid = f"{q + 1:03d}" if q % 3 else str(q + 1)
+        if q != 12:  # 13: in the qrels only (-c counts it as 0)
+            picked = rng.sample(docs, rng.randint(1, len(docs)))
+            run[qid] = {d: float(rng.choice([0.5, 1.0, 1.5, rng.random()])) for d in picked}
+        if q != 13:  # 14: in the run only (ignored)
+            judged = rng.sample(docs, rng.randint(1, 10))
+            # query 5: judged, nothing relevant (0 in every mean)
+            grades = [-1, 0] if q == 4 else [-1, 0, 0, 1, 2, 3]
+            qrels[qid] = {d: rng.choice(grades) for d in judged}
+    return run, qrels
+
+
+def write_trec(tmp_path: Path, run: Run, qrels: Qrels, gz: bool = False) -> tuple[Path, Path]:
+    run_lines = [
+        # the rank column is ignored: written backwards on purpose; whitespace varies
+        f"{qid} Q0\t{doc}  {len(docs) - i} {score!r} tagA\n"
+        for qid, docs in run.items()
+        for i, (doc, score) in enumerate(docs.items())
+    ]
+    qrels_lines = [
+        f"{qid} 0 {doc} {rel}\n" for qid, docs in qrels.items() for doc, rel in docs.items()
+    ]
+    run_path = tmp_path / ("run.txt.gz" if gz else "run.txt")
+    qrels_path = tmp_path / "qrels.txt"
+    if gz:
+        with gzip.open(run_path, "wt") as handle:
+            handle.writelines(run_lines)
+    else:
+        run_path.write_text("".join(run_lines))
+    qrels_path.write_text("".join(qrels_lines))
+    return run_path, qrels_path
+
+
+def pytrec(run: Run, qrels: Qrels, level: int = 1) -> dict[str, dict[str, float]]:
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, PYTREC, relevance_level=level)
+    return evaluator.evaluate(run)  # type: ignore[no-any-return]
+
+
+def truncated(run: Run, n: int) -> Run:
+    """trec_eval -M n: the first n in trec_eval's order (score desc, docno desc as strcmp)."""
+    out: Run = {}
+    for qid, docs in run.items():
+        ordered = sorted(docs.items(), key=lambda d: (d[1], d[0].encode()), reverse=True)
+        out[qid] = dict(ordered[:n])
+    return out
+
+
+def compare(
+    got: dict[tuple[str, str], object],
+    want: dict[str, dict[str, float]],
+    queries: set[str],
+    qrels: Qrels | None = None,
+) -> list[str]:
+    """Per query and the 'all' line over ``queries``, to 1e-9: the mean, the sum for num_*,
+    for gm_map exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a query without a
+    run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with rel > 0."""
+    problems = []
+    labels = {label for label, qid in got if qid == "all"} - {"runid", "num_q"}
+    assert labels, "nothing compared"
+    per_query = any(qid != "all" for _, qid in got)
+    for label in sorted(labels):
+        for qid in sorted(want) if per_query and label != "gm_map" else []:
+            value = got.get((label, qid))
+            if value is None or abs(float(value) - want[qid][label]) > 1e-9:  # type: ignore[arg-type]
+                problems.append(f"{label} {qid}: {value} vs {want[qid][label]}")
+        if label == "gm_map":
+            logs = [want[q]["gm_map"] if q in want else math.log(1e-5) for q in queries]
+            expected = math.exp(math.fsum(logs) / len(queries))
+        elif label == "num_rel" and qrels is not None:
+            expected = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
+        else:
+            total = math.fsum(want.get(qid, {}).get(label, 0.0) for qid in queries)
+            expected = total if label.startswith("num_") else total / len(queries)
+        if abs(float(got[(label, "all")]) - expected) > 1e-9:  # type: ignore[arg-type]
+            problems.append(f"{label} all: {got[(label, 'all')]} vs {expected}")
+    return problems
+
+
+def as_dict(frame: object) -> dict[tuple[str, str], object]:
+    return {(m, q): v for m, q, v in frame.itertuples(index=False)}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("level", [1, 2])
+def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level: int) -> None:
+    run, qrels = random_data(seed)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
+    want = pytrec(run, qrels, level)
+    # query 005, judged with nothing relevant: 0, but for what reads no relevance
+    nonzero = {"num_q", "num_ret", "gm_map"}
+    assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
+    assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
+    assert "13" not in want and "014" not in want  # qrels only, run only
+    got = as_dict(trec_eval(run_path, qrels_path, OURS, per_query=True, level=level))
+    assert not compare(got, want, set(want))
+    assert got[("num_q", "all")] == len(want)
+    assert got[("runid", "all")] == "tagA"
+    # the data must hold a tie that docno as text orders unlike docno as a number (9 vs 10)
+    assert any(
+        docs.get(a) is not None and docs.get(a) == docs.get(b)
+        for docs in run.values()
+        for a, b in (("9", "10"), ("99", "100"), ("9", "100"), ("2", "10"), ("1", "10"))
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_complete_averages_over_every_query_of_the_qrels(tmp_path: Path, seed: int) -> None:
+    """trec_eval -c: a query of the qrels without a run counts 0, a run-only query not at all."""
+    run, qrels = random_data(seed)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels)
+    got = as_dict(trec_eval(run_path, qrels_path, OURS, complete=True))
+    assert not compare(got, want, set(qrels), qrels)
+    assert got[("num_q", "all")] == len(qrels) == len(want) + 1
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_max_per_query_is_trec_eval_minus_M(tmp_path: Path, n: int) -> None:
+    run, qrels = random_data(4)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(truncated(run, n), qrels)
+    got = as_dict(trec_eval(run_path, qrels_path, OURS, per_query=True, max_per_query=n))
+    assert not compare(got, want, set(want))
+    whole = pytrec(run, qrels)
+    assert any(whole[q]["set_recall"] != want[q]["set_recall"] for q in want), "-M changed nothing"
+
+
+def test_evaluate_reads_trec_files(tmp_path: Path) -> None:
+    """The Python API: read_run / read_qrels as evaluate's inputs, qids and docnos as text
+    ("010" is not 10), the profile giving trec_eval's values for the queries it scores."""
+    run, qrels = random_data(6)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    frame = sqlmetrics.evaluate(
+        read_run(run_path), read_qrels(qrels_path), ["map", "P_5", "ndcg"], profile="trec_eval",
+        per_user=True,
+    )  # fmt: skip
+    want = pytrec(run, qrels)
+    assert set(frame["user_id"]) >= {"002", "003"}
+    for user, ap, p5, ndcg in frame.itertuples(index=False):
+        if user in want:
+            assert abs(ap - want[user]["map"]) < 1e-9 and abs(p5 - want[user]["P_5"]) < 1e-9
+            assert abs(ndcg - want[user]["ndcg"]) < 1e-9
+
+
+def test_trec_files_are_refused_outside_duckdb(tmp_path: Path) -> None:
+    import sqlite3
+
+    run_path, qrels_path = write_trec(tmp_path, *random_data(7))
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="TREC files are read by DuckDB"):
+        sqlmetrics.evaluate(
+            read_run(run_path),
+            read_qrels(qrels_path),
+            ["map"],
+            connection=sqlite3.connect(":memory:"),
+            dialect="sqlite",
+        )
+
+
+def test_report_layout_is_trec_eval_s(tmp_path: Path) -> None:
+    """``%-22s\\t%s\\t%6.4f``; integers as integers; per-query rows first, queries in strcmp
+    order, measures in trec_eval's order whatever order they were asked in."""
+    (tmp_path / "run").write_text("2 Q0 a 1 3 r1\n2 Q0 b 2 2 r1\n10 Q0 a 1 1 r1\n")
+    (tmp_path / "qrels").write_text("2 0 b 1\n10 0 a 1\n10 0 c 1\n")
+    frame = trec_eval(tmp_path / "run", tmp_path / "qrels", ["P_5", "num_q", "map"], per_query=True)
+    assert trec_text(frame) == (
+        "map                   \t10\t0.5000\n"
+        "P_5                   \t10\t0.2000\n"
+        "map                   \t2\t0.5000\n"
+        "P_5                   \t2\t0.2000\n"
+        "num_q                 \tall\t2\n"
+        "map                   \tall\t0.5000\n"
+        "P_5                   \tall\t0.2000\n"
+    )  # 10: a at 1 of 2 relevant, AP 1/2; 2: b at 2, AP 1/2; P_5: 1/5 each
+
+
+def test_measure_names_expand_as_trec_eval_s() -> None:
+    assert [label for _, label in expand_measures(["success", "map"])] == [
+        "map", "success_1", "success_5", "success_10",
+    ]  # fmt: skip
+    assert [label for _, label in expand_measures(["P.5", "P_5"])] == ["P_5"]
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="bpref is not in sqlmetrics"):
+        expand_measures(["bpref"])
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown metric 'set_P_5'"):
+        expand_measures(["set_P_5"])
+
+
+# --- malformed files -----------------------------------------------------------------------
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        ("1 Q0 d1 1 0.5\n", "5 field(s) where `qid Q0 docno rank score tag` has 6"),
+        ("1 Q0 d1 1 high tag\n", "the score is not a number"),
+    ],
+)
+def test_a_malformed_run_line_is_named(tmp_path: Path, line: str, why: str) -> None:
+    (tmp_path / "run").write_text("1 Q0 d0 1 0.9 t\n\n" + line)
+    (tmp_path / "qrels").write_text("1 0 d1 1\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError) as error:
+        trec_eval(tmp_path / "run", tmp_path / "qrels")
+    assert f"line 3: {why}" in str(error.value) and "Fix or remove the line" in str(error.value)
+    code, _, err = cli(
+        "evaluate", str(tmp_path / "run"), str(tmp_path / "qrels"), "--input-format", "trec",
+        "-m", "map",
+    )  # fmt: skip
+    assert code == 2 and f"line 3: {why}" in err and err.count("\n") == 1, err
+
+
+def test_a_malformed_qrels_line_and_swapped_files(tmp_path: Path) -> None:
+    (tmp_path / "run").write_text("1 Q0 d0 1 0.9 t\n")
+    (tmp_path / "qrels").write_text("1 0 d1 1\n1 0 d2 yes\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="line 2: the rel is not a whole number"):
+        trec_eval(tmp_path / "run", tmp_path / "qrels")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=r"line 1: 4 field.*swapped"):
+        trec_eval(tmp_path / "qrels", tmp_path / "run")
+
+
+@pytest.mark.parametrize("level", [0, -1, 1.5, True])
+def test_level_is_a_whole_number_of_at_least_1(tmp_path: Path, level: object) -> None:
+    run_path, qrels_path = write_trec(tmp_path, *random_data(8))
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="at least 1"):
+        trec_eval(run_path, qrels_path, level=level)  # type: ignore[arg-type]
+
+
+def test_negative_relevance_is_judged_non_relevant(tmp_path: Path) -> None:
+    """rel -1 reads as 0: not refused (as a negative relevance column is), not relevant, and
+    no negative gain in ndcg (trec_eval's gains are the levels 0..max)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 3 t\n1 Q0 b 2 2 t\n")
+    (tmp_path / "qrels").write_text("1 0 a -1\n1 0 b 1\n")
+    got = as_dict(trec_eval(tmp_path / "run", tmp_path / "qrels", ["map", "ndcg", "P_5"]))
+    want = pytrec({"1": {"a": 3.0, "b": 2.0}}, {"1": {"a": -1, "b": 1}})
+    assert not compare(got, want, {"1"})
+    assert got[("map", "all")] == 0.5  # b at 2: 1/2
+
+
+def test_cli_trec_format_prints_trec_eval_lines(tmp_path: Path) -> None:
+    run, qrels = random_data(5)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    code, out, err = cli(
+        "evaluate", str(run_path), str(qrels_path), "--input-format", "trec", "--format", "trec",
+        "--per-user", "--trec-level", "2", "--trec-complete", "--trec-max", "4", "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    frame = trec_eval(run_path, qrels_path, per_query=True, level=2, complete=True, max_per_query=4)
+    assert out == trec_text(frame)
+    assert out.splitlines()[-1].startswith("P_1000                \tall\t")
+    # the values themselves: pytrec_eval on the truncated run, -l2, mean over the qrels' queries
+    want = pytrec(truncated(run, 4), qrels, 2)
+    got = {
+        (m, q): float(v)
+        for m, q, v in (line.split("\t") for line in out.splitlines())
+        if m.strip() != "runid"
+    }
+    shown = ("runid", "num_q", "gm_map")  # gm_map has no per-query line in trec_eval
+    labels = [label for _, label in expand_measures(None) if label not in shown]
+    for label in labels:
+        for qid in want:
+            assert abs(got[(f"{label:<22}", qid)] - want[qid][label]) < 5e-5, (label, qid)
+
+
+def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
+    code, _, err = cli("evaluate", "a.parquet", "b.parquet", "--format", "trec", "-q")
+    assert code == 2 and "--input-format trec" in err, err
+    code, _, err = cli("evaluate", "a.parquet", "b.parquet", "-m", "map", "--trec-complete", "-q")
+    assert code == 2 and "--input-format trec" in err, err
+
+
+@pytest.mark.parametrize("name", ["trec_measures", "trec_levels"])
+def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
+    """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
+    fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0 (log 1e-5
+    for gm_map), and num_rel counts its relevant item."""
+    import yaml
+
+    case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
+    run: Run = {}
+    for row in case["given"]["recommendations"]:
+        run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
+    qrels: Qrels = {}
+    for row in case["given"]["interactions"]:
+        qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
+    want = pytrec(run, qrels)
+    population = ["1", "2", "3"]
+    keys = {"iprec_11pt_avg": "11pt_avg"}  # sqlmetrics' name -> pytrec_eval's
+    for label, expected in case["expect"][0].items():
+        if label == "users":
+            continue
+        values = [want.get(q, {}).get(keys.get(label, label)) for q in population]
+        assert values[0] is not None, label
+        if label == "gm_map":
+            logs = [math.log(1e-5) if v is None else v for v in values]
+            got = math.exp(math.fsum(logs) / 3)
+        elif label == "num_rel":  # trec_eval -c (m_num_rel.c): every qrels line with rel > 0
+            got = sum(rel > 0 for q in population for rel in qrels[q].values())
+        else:
+            total = math.fsum(0.0 if v is None else v for v in values)
+            got = total if label.startswith("num_") else total / 3
+        assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+# trec_eval 9.0.8's -m all_trec (measures.c, trec_names), as trec_eval lists it.
+ALL_TREC = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
+    "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel",
+    "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
+    "num_nonrel_judged_ret",
+]  # fmt: skip
+
+
+def test_the_trec_eval_table_covers_all_trec_and_tells_the_truth() -> None:
+    """docs/profiles.md's table: every measure of all_trec; a computed one resolves to the
+    metric it names under the profile, one not computed is refused with the reason (no
+    'Did you mean' pointing at another quantity)."""
+    from sqlmetrics.profiles import PROFILES, profile_requests
+    from sqlmetrics.trec import TREC_TABLE
+
+    assert [row[0] for row in TREC_TABLE[: len(ALL_TREC)]] == ALL_TREC
+    for _, example, metric, _ in TREC_TABLE:
+        if not example:
+            continue
+        if metric is None:
+            with pytest.raises(sqlmetrics.SqlmetricsError, match="trec_eval's") as raised:
+                profile_requests(PROFILES["trec_eval"], [example])
+            assert "Did you mean" not in str(raised.value)
+        else:
+            [request] = profile_requests(PROFILES["trec_eval"], [example])
+            assert request.metric.name == metric, example
+
+
+def test_trec_files_without_the_option_get_a_hint_not_a_guess(tmp_path: Path) -> None:
+    """Read as CSV they fail; the error says to add --input-format trec (never read as TREC
+    silently)."""
+    run_path, qrels_path = write_trec(tmp_path, *random_data(9))
+    code, out, err = cli("evaluate", str(run_path), str(qrels_path), "-m", "map", "-q")
+    assert code == 2 and not out, err
+    assert "look like TREC files (run, qrels): add --input-format trec" in err
+    assert err.count("\n") == 1 and ".. The inputs" not in err
