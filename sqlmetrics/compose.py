@@ -679,7 +679,8 @@ def complements_arms(
     """Whether complement_arms computes the summary: every group column is one only the
     recommendations have. The rest keep crossing the arms into the interactions: groups in both
     tables too, per-user rows (groups x users rows by definition), passes, the dbt package's
-    portable stages and the metrics over the lists (their catalogue and popularity)."""
+    portable stages, the metrics over the lists (their catalogue and popularity), and trec_eval's
+    sums and geometric means."""
     return (
         bool(inputs.groups)
         and not any(group.in_interactions for group in inputs.groups)
@@ -687,6 +688,9 @@ def complements_arms(
         and user_pass is None
         and not portable
         and not any(r.metric.reads == "lists" for r in requests)
+        # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
+        # num_rel counts the relevant items of every user
+        and not any(r.metric.summed or r.metric.exponential for r in requests)
     )
 
 

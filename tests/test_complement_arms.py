@@ -128,8 +128,8 @@ def test_every_ranking_metric_scores_a_user_without_a_list_0() -> None:
     )
     checked = 0
     for name, metric in sorted(catalogue().items()):
-        if metric.reads != "judged":
-            continue
+        if metric.reads != "judged" or metric.summed or metric.exponential:
+            continue  # complements_arms leaves the sums and geometric means to the crossed plan
         label = f"{name}@2" if metric.takes_cutoff else name
         frame = sqlmetrics.evaluate(recs, truth, [label], per_user=True)
         (value,) = frame.loc[frame.user_id == 2, label].tolist()
@@ -259,3 +259,22 @@ def test_null_users_as_crossing(monkeypatch: pytest.MonkeyPatch, population: str
     for new, old in zip(results[:2], results[2:], strict=True):
         pd.testing.assert_frame_equal(new, old, check_exact=True)
     assert results[0].users.tolist() == ([3, 3] if population == "all" else [2, 2])
+
+
+def test_sums_and_geometric_means_by_a_recommendations_only_group() -> None:
+    """gm_map (its 1e-5 floor) and num_rel (every user's relevant items) do not score a user
+    without a list 0: per model, they equal the model's own lists evaluated alone."""
+    recs = pd.DataFrame(
+        {
+            "user_id": [1, 1, 2, 1, 3],
+            "item_id": [10, 11, 20, 10, 30],
+            "score": [0.9, 0.5, 0.7, 0.8, 0.6],
+            "model": ["a", "a", "a", "b", "b"],
+        }
+    )
+    truth = pd.DataFrame({"user_id": [1, 2, 3, 4], "item_id": [11, 21, 30, 40], "relevance": 1})
+    metrics = ["gm_map", "num_rel", "num_ret", "map"]
+    grouped = sqlmetrics.evaluate(recs, truth, metrics, group_by="model").set_index("model")
+    for model in ("a", "b"):
+        alone = sqlmetrics.evaluate(recs[recs.model == model].drop(columns="model"), truth, metrics)
+        assert grouped.loc[model, metrics].tolist() == alone.loc[0, metrics].tolist()

@@ -10,6 +10,13 @@ WITH input_recommendations AS (
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
+), list_counts AS (
+  SELECT
+    user_id AS user_id,
+    COUNT(*) AS list_length
+  FROM input_recommendations
+  GROUP BY
+    user_id
 ), truth AS (
   SELECT
     user_id AS user_id,
@@ -23,11 +30,19 @@ WITH input_recommendations AS (
     MAX(relevance) > 0.0
 ), ranked AS (
   SELECT
-    user_id AS user_id,
-    item_id AS item_id,
-    ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC NULLS LAST, item_id DESC NULLS LAST) AS pos,
-    COUNT(*) OVER (PARTITION BY user_id) AS list_length
-  FROM input_recommendations
+    ranked_rows.user_id AS user_id,
+    ranked_rows.item_id AS item_id,
+    ranked_rows.pos AS pos,
+    list_counts.list_length AS list_length
+  FROM (
+    SELECT
+      user_id AS user_id,
+      item_id AS item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC NULLS LAST, item_id DESC NULLS LAST) AS pos
+    FROM input_recommendations
+  ) AS ranked_rows
+  LEFT JOIN list_counts
+    ON ranked_rows.user_id = list_counts.user_id
 ), joined AS (
   SELECT
     COALESCE(ranked.user_id, truth.user_id) AS user_id,
