@@ -1,4 +1,4 @@
-"""Group columns only the recommendations have (issue 23, cause 9): compose.complement_arms
+"""Group columns only the recommendations have (issue 23, cause 9): arms.complement_arms
 sums each group's population as the users it lists plus every other user as one without a
 list, instead of crossing every group with every interaction. The same numbers, to the bit."""
 
@@ -13,8 +13,7 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
-from sqlmetrics import api
-from sqlmetrics import compose as compose_module
+from sqlmetrics import api, arms
 from sqlmetrics.catalog import metrics as catalogue
 from sqlmetrics.engines import duckdb_passes
 
@@ -58,7 +57,7 @@ def both_plans(
         duckdb_passes._query_sql.cache_clear()  # evaluate's SQL is cached by its arguments
         with monkeypatch.context() as patch:
             if crossing:
-                patch.setattr(compose_module, "complements_arms", lambda *_: False)
+                patch.setattr(arms, "complements_arms", lambda *_: False)
             frame = sqlmetrics.evaluate(recs, truth, group_by="model", **options)
         duckdb_passes._query_sql.cache_clear()
         results.append((frame, frame.attrs.get("diagnostics")))
@@ -244,7 +243,7 @@ def test_null_users_as_crossing(monkeypatch: pytest.MonkeyPatch, population: str
     for crossing in (False, True):
         with monkeypatch.context() as patch:
             if crossing:
-                patch.setattr(compose_module, "complements_arms", lambda *_: False)
+                patch.setattr(arms, "complements_arms", lambda *_: False)
             for checks in (False, True):
                 query = api.composed_query(
                     ["ndcg@2", "precision@2", "micro_hit_ratio@2"],

@@ -1,0 +1,296 @@
+"""A plan for group columns only the recommendations have (a model, an experiment arm):
+each group is evaluated against the whole population of the interactions without crossing
+every group value into them (groups x interaction rows, issue 23). compose() hands such a
+summary to complement_arms, which composes its parts with compose() itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import (
+    CHECKS,
+    DIAGNOSTICS,
+    Inputs,
+    MetricColumn,
+    Options,
+    UserPass,
+    _nulls_last,
+    _per_user_stages,
+    _ratio,
+    _same_group,
+    _with_diagnostics_rows,
+    compose,
+    group_key,
+    widest_population,
+    with_ctes,
+)
+
+
+def complements_arms(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    per_user: bool,
+    user_pass: UserPass | None,
+    portable: bool,
+) -> bool:
+    """Whether complement_arms computes the summary: every group column is one only the
+    recommendations have. The rest keep crossing the arms into the interactions: groups in both
+    tables too, per-user rows (groups x users rows by definition), passes, the dbt package's
+    portable stages, the metrics over the lists (their catalogue and popularity), and trec_eval's
+    sums and geometric means."""
+    return (
+        bool(inputs.groups)
+        and not any(group.in_interactions for group in inputs.groups)
+        and not per_user
+        and user_pass is None
+        and not portable
+        and not any(r.metric.reads == "lists" for r in requests)
+        # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
+        # num_rel counts the relevant items of every user
+        and not any(r.metric.summed or r.metric.exponential for r in requests)
+    )
+
+
+UNLISTED = "_unlisted"  # suffix of the CTEs computed as if no user had a list
+
+
+def complement_arms(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    dialect: str,
+    diagnostics: bool,
+    score_floor: float | None = None,
+) -> exp.Query:
+    """The summary per value of group columns only the recommendations have (a model, an
+    experiment arm) without crossing every value with every interaction: that costs groups x
+    interaction rows (issue 23: 10k models, 20k interactions, 98 s).
+
+    Each group's population is every user of the interactions with a relevant item, and a user
+    without a list in the group has the same per_user row (and diagnostics row) in every
+    group. So each sum or count over a group's rows is taken as: over the users the group lists
+    (the stages over only their interactions, _join_arms_by_user), plus over every user as if
+    without a list (the stages once, without groups, over no recommendations: the ``_unlisted``
+    CTEs), minus that over the users the group lists (``covered``). Every metric's value for a
+    user without a list is 0 or NULL (test_complement_arms checks the catalogue) and the
+    diagnostics are counts: the correction is 0 or a whole number, so the means have the same
+    bits as summing every user's row (x + 0.0 is x; whole numbers add exactly)."""
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+    listed = compose(
+        requests,
+        inputs,
+        options,
+        dialect=dialect,
+        diagnostics=diagnostics,
+        score_floor=score_floor,
+        cross_arms=True,
+    )
+    _join_arms_by_user(listed, inputs)
+    # 1 = 0 rather than FALSE, which Oracle (before 23) and SQL Server do not read as a condition
+    never = exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+    nothing = exp.select("*").from_(inputs.recommendations.copy()).where(never)
+    alone = replace(inputs, recommendations=nothing.subquery("recommendations"), groups=())
+    unlisted = compose(
+        requests, alone, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
+    )
+    # The unlisted CTEs first: the inputs' bindings read the user's tables by name, which must
+    # not be taken for a CTE defined before them (a table named truth, like truth.sql).
+    ctes = _suffixed_ctes(unlisted, UNLISTED)
+    ctes += [
+        ("diagnosed_listed" if cte.alias == "diagnosed" else cte.alias, cte.this)
+        for cte in listed.args["with_"].expressions
+    ]
+    pairs = exp.select(*map(exp.column, keys), "user_id").distinct().from_("input_recommendations")
+    ctes.append(("listed_pairs", pairs))
+
+    def covered(source: str) -> exp.Select:
+        """``source`` (an unlisted CTE) joined to the (group, user) pairs of the lists, the
+        NULL user too (_join_arms_by_user), each group's rows as ``covered``."""
+        user, listed_user = exp.column("user_id", source), exp.column("user_id", "listed_pairs")
+        branches = [
+            user.eq(listed_user),
+            exp.and_(user.copy().is_(exp.null()), listed_user.copy().is_(exp.null())),
+        ]
+        rows = exp.union(
+            *[
+                exp.select(*[exp.column(key, "listed_pairs") for key in keys], f"{source}.*")
+                .from_(source)
+                .join("listed_pairs", on=on)
+                for on in branches
+            ],
+            distinct=False,
+        )
+        return (
+            exp.select(*map(exp.column, keys))
+            .from_(exp.alias_(exp.paren(rows), "covered"))
+            .group_by(*map(exp.column, keys))
+        )
+
+    def total(name: str, parts: Sequence[str]) -> exp.Expr:
+        """listed + (unlisted - covered): the correction first, exact in whole numbers."""
+        listed_part, unlisted_part, covered_part = (
+            exp.func("COALESCE", exp.column(name, part), exp.Literal.number(0)) for part in parts
+        )
+        return exp.Add(
+            this=listed_part,
+            expression=exp.paren(exp.Sub(this=unlisted_part, expression=covered_part)),
+        )
+
+    def same_groups(left: str, right: str) -> exp.Expr:
+        return exp.and_(*(_same_group(exp.column(k, left), exp.column(k, right)) for k in keys))
+
+    stages, columns = _per_user_stages(
+        requests, options, population=widest_population(requests, options)
+    )
+    in_population = "judged" in stages and len(stages) > 1  # see _final's population
+    names = [name for column in columns for name in column.names]
+
+    def sums(select: exp.Select, table: str, ordered: bool) -> exp.Select:
+        counted = exp.column("in_population", table) if in_population else exp.Star()
+        select.select(
+            exp.alias_(exp.func("COUNT", exp.Star()), "per_user_rows"),
+            exp.alias_(exp.func("COUNT", counted), "users"),
+            copy=False,
+        )
+        for name in names:
+            value: exp.Expr = exp.column(name, table)
+            if ordered:  # in user order, as _final's sums, for the same bits on every run
+                in_user_order = [*map(exp.column, keys), exp.column("user_id")]
+                value = exp.Order(this=value, expressions=in_user_order)
+            select.select(
+                exp.alias_(exp.func("SUM", value), f"{name}_sum"),
+                exp.alias_(exp.func("COUNT", exp.column(name, table)), f"{name}_count"),
+                copy=False,
+            )
+        return select
+
+    per_user_unlisted = f"per_user{UNLISTED}"
+    ctes += [
+        (
+            "listed_sums",
+            sums(
+                exp.select(*map(exp.column, keys)).from_("per_user").group_by(*keys),
+                "per_user",
+                ordered=dialect == "duckdb",
+            ),
+        ),
+        ("unlisted_sums", sums(exp.select().from_(per_user_unlisted), per_user_unlisted, False)),
+        ("covered_sums", sums(covered(per_user_unlisted), "covered", False)),
+    ]
+    parts = ("listed_sums", "unlisted_sums", "covered_sums")
+
+    def summed(name: str) -> exp.Expr:
+        value = exp.Case().when(total(f"{name}_count", parts) > 0, total(f"{name}_sum", parts))
+        return exp.cast(value, "DOUBLE")  # no integer division (AVG's own type)
+
+    def label(column: MetricColumn) -> exp.Expr:
+        value = (
+            _ratio(*map(summed, column.names))
+            if column.request.metric.micro
+            else _ratio(summed(column.names[0]), total(f"{column.names[0]}_count", parts))
+        )
+        if column.request.metric.square_root:
+            value = exp.func("SQRT", value)
+        return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
+
+    arms = exp.select(*map(exp.column, keys)).distinct().from_("listed_pairs")
+    final = (
+        exp.select(
+            *[
+                exp.alias_(exp.column(key, "arms"), exp.to_identifier(group.name, quoted=True))
+                for key, group in zip(keys, inputs.groups, strict=True)
+            ],
+            exp.alias_(total("users", parts), "users"),
+            *map(label, columns),
+        )
+        .from_(exp.alias_(exp.paren(arms), "arms"))
+        .join("listed_sums", on=same_groups("arms", "listed_sums"), join_type="left")
+        .join("unlisted_sums", join_type="cross")
+        .join("covered_sums", on=same_groups("arms", "covered_sums"), join_type="left")
+        .where(total("per_user_rows", parts) > 0)  # a group with no per_user row has no row
+        .order_by(*_nulls_last([exp.column(key, "arms") for key in keys]))
+    )
+    # read_inputs_again's choices (NOT MATERIALIZED inputs) hold in the combined query too
+    materialized = {
+        f"{cte.alias}{UNLISTED}" if query is unlisted else cte.alias: cte.args.get("materialized")
+        for query in (listed, unlisted)
+        for cte in query.args["with_"].expressions
+    }
+    if not diagnostics:
+        return _materialized(with_ctes(final, ctes), materialized)
+    unlisted_diagnosed = f"diagnosed{UNLISTED}"
+    counted = covered(f"users{UNLISTED}")
+    body = next(body for name, body in ctes if name == unlisted_diagnosed)
+    counted.select(*[p.copy() for p in body.expressions], copy=False)
+    diagnosis = ("diagnosed_listed", unlisted_diagnosed, "covered_diagnosed")
+    diagnosed = (
+        exp.select(
+            *[exp.column(key, "diagnosed_listed") for key in keys],
+            *[exp.alias_(total(name, diagnosis), name) for name in DIAGNOSTICS + CHECKS],
+        )
+        .from_("diagnosed_listed")
+        .join(unlisted_diagnosed, join_type="cross")
+        .join(
+            "covered_diagnosed",
+            on=same_groups("diagnosed_listed", "covered_diagnosed"),
+            join_type="left",
+        )
+    )
+    ctes += [("covered_diagnosed", counted), ("diagnosed", diagnosed)]
+    query = _with_diagnostics_rows(final, inputs, columns, per_user=False, sums=False)
+    return _materialized(with_ctes(query, ctes), materialized)
+
+
+def _materialized(query: exp.Query, flags: Mapping[str, object]) -> exp.Query:
+    for cte in query.args["with_"].expressions:
+        cte.set("materialized", flags.get(cte.alias))
+    return query
+
+
+def _join_arms_by_user(query: exp.Query, inputs: Inputs) -> None:
+    """bind_interactions' arms, crossed into the interactions, joined by user instead: each
+    group gets the interactions of the users it lists only (complement_arms adds the rest).
+    The NULL user, which no equality matches, by a join of its own (as GROUP BY user_id puts
+    its rows of both inputs together), so that the numbers stay those of crossing even there."""
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+    user = exp.column(inputs.user.copy(), "interactions")
+    listed = exp.select(*map(exp.column, keys), exp.alias_("user_id", "listed_user"))
+    listed = listed.distinct().from_("input_recommendations")
+    without_user = exp.select(*map(exp.column, keys)).distinct().from_("input_recommendations")
+    without_user = without_user.where(exp.column("user_id").is_(exp.null()))
+    branches = [
+        (listed, user.eq(exp.column("listed_user", "arms"))),
+        (without_user, user.copy().is_(exp.null())),
+    ]
+    for cte in query.args["with_"].expressions:
+        if cte.alias != "input_interactions":
+            continue
+        selects: list[exp.Select] = []
+        for arms, on in branches:
+            select = cte.this.copy()
+            joined = exp.select("*").join(exp.alias_(exp.paren(arms), "arms"), on=on)
+            for join in select.args.get("joins") or []:
+                if join.alias_or_name == "arms":
+                    join.replace(joined.args["joins"][0])
+            selects.append(select)
+        cte.set("this", exp.union(*selects, distinct=False))
+
+
+def _suffixed_ctes(query: exp.Query, suffix: str) -> list[tuple[str, exp.Expr]]:
+    """The CTEs of ``query`` named with ``suffix``, each reference to one renamed and aliased
+    by its old name (so that qualified columns still read it). A CTE reads only those defined
+    before it: a table of the same name as a later one is the user's."""
+    ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
+    names: set[str] = set()
+    for name, body in ctes:
+        for table in list(body.find_all(exp.Table)):
+            if table.name in names and not table.args.get("db"):
+                alias = table.alias or table.name
+                table.set("this", exp.to_identifier(f"{table.name}{suffix}"))
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+        names.add(name)
+    return [(f"{name}{suffix}", body) for name, body in ctes]
