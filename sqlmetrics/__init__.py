@@ -6,12 +6,13 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
-from sqlmetrics.run import evaluate, read_diagnostics
+from sqlmetrics.run import compare, evaluate, read_diagnostics
 
 __version__ = "0.1.0"
 __all__ = [
     "Query",
     "SqlmetricsError",
+    "compare",
     "describe_metrics",
     "describe_profiles",
     "evaluate",
