@@ -10,7 +10,8 @@ and dialect the per-user query runs on:
   with the sums of each side over the paired users.
 - ``replicates`` (ci_method="bootstrap", and always for a comparison): a Poisson bootstrap and
   a sign-flip randomization test over hash buckets. The users of a group are dealt into
-  ``buckets`` buckets (the n-th user in user order into bucket n mod buckets) and summed per
+  ``buckets`` buckets (the n-th user in the byte order of the user id's text into bucket
+  n mod buckets) and summed per
   bucket; each replicate then weighs each bucket by a Poisson(1) draw (and flips its sign by a
   fair coin) from dialects.uniform_draw(bucket, replicate, seed). The cost past the per-user
   values is groups x buckets x replicates small rows, whatever the number of users.
@@ -197,7 +198,11 @@ def _resampled(
     in_order = exp.Window(
         this=exp.RowNumber(),
         partition_by=[key.copy() for key in keys] or None,
-        order=exp.Order(expressions=[exp.Ordered(this=exp.column("u"))]),
+        # The user's text, which dialects.py sorts by bytes everywhere: the same buckets (and
+        # so the same draws) on every engine, whatever the user column's type or collation.
+        order=exp.Order(
+            expressions=[exp.Ordered(this=exp.cast(exp.column("u"), exp.DataType.build("varchar")))]
+        ),
     )
     units = exp.select(
         *(key.copy() for key in keys),
@@ -219,44 +224,53 @@ def _resampled(
         ).from_("stats_units"),
         [*keys, exp.column("bucket")],
     )
-    # 0..replicates-1 from a cross join of digits: no generate_series (MySQL, SQLite and
+    # 0..n-1 from a cross join of digits: no generate_series (MySQL, SQLite and
     # ClickHouse spell it differently or not at all), no recursive CTE (Spark before 4).
     digits = exp.union(
         *(exp.select(exp.alias_(exp.Literal.number(d), "digit")) for d in range(10)),
         distinct=False,
     )
-    places = len(str(resampling.replicates - 1))
-    number: exp.Expr = exp.Literal.number(0)
-    for place in range(places):
-        term = exp.Mul(
-            this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
+
+    def numbers(name: str, below: int, limit: exp.Expr | None = None) -> exp.Select:
+        """0..below-1 (and below ``limit``) as column ``name``."""
+        places = len(str(below - 1))
+        number: exp.Expr = exp.Literal.number(0)
+        for place in range(places):
+            term = exp.Mul(
+                this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
+            )
+            number = term if place == 0 else exp.Add(this=number, expression=term)
+        listed = exp.select(exp.alias_(number, name)).from_(
+            exp.alias_(exp.to_table("stats_digits"), "p0")
         )
-        number = term if place == 0 else exp.Add(this=number, expression=term)
-    replicates = exp.select(exp.alias_(number, "replicate")).from_(
-        exp.alias_(exp.to_table("stats_digits"), "p0")
-    )
-    for place in range(1, places):
-        replicates = replicates.join(
-            exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
-        )
-    replicates = exp.select("replicate").from_(replicates.subquery("numbers"))
-    replicates = replicates.where(
-        exp.LT(this=exp.column("replicate"), expression=exp.Literal.number(resampling.replicates))
-    )
+        for place in range(1, places):
+            listed = listed.join(
+                exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
+            )
+        condition: exp.Expr = exp.LT(this=exp.column(name), expression=exp.Literal.number(below))
+        if limit is not None:
+            condition = exp.and_(condition, exp.LT(this=exp.column(name), expression=limit))
+        return exp.select(name).from_(listed.subquery("numbers")).where(condition)
+
+    replicates = numbers("replicate", resampling.replicates)
+    # The buckets in use: fewer than `buckets` when no group has that many users.
+    used = exp.select(
+        exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
+    ).from_("stats_buckets")
+    bucket_numbers = numbers("bucket", resampling.buckets, used.subquery())
+    # The draws depend on (bucket, replicate) alone, so they are computed once, not per group.
     draws = exp.select(
-        *(exp.column(f"g{i}", "stats_buckets") for i in range(groups)),
+        exp.column("bucket", "stats_bucket_numbers"),
         exp.column("replicate", "stats_replicate_numbers"),
         exp.alias_(
             uniform_draw(
-                exp.column("bucket", "stats_buckets"),
+                exp.column("bucket", "stats_bucket_numbers"),
                 exp.column("replicate", "stats_replicate_numbers"),
                 resampling.seed,
             ),
             "draw",
         ),
-        *(exp.column(f"n{i}", "stats_buckets") for i in range(metrics)),
-        *(exp.column(f"s{i}", "stats_buckets") for i in range(metrics)),
-    ).from_("stats_buckets")
+    ).from_("stats_bucket_numbers")
     draws = draws.join("stats_replicate_numbers", join_type="cross")
     # Poisson(1) by inversion: the weight is the number of CDF values at or below the draw.
     weight = exp.Case(
@@ -278,14 +292,27 @@ def _resampled(
         ],
         default=exp.Literal.number(1),
     )
-    weighed = exp.select(
-        *(key.copy() for key in keys),
+    weights = exp.select(
+        exp.column("bucket"),
         exp.column("replicate"),
         exp.alias_(weight, "w"),
         exp.alias_(sign, "sign"),
-        *(exp.column(f"n{i}") for i in range(metrics)),
-        *(exp.column(f"s{i}") for i in range(metrics)),
     ).from_("stats_draws")
+    weighed = exp.select(
+        *(exp.column(f"g{i}", "stats_buckets") for i in range(groups)),
+        exp.column("replicate", "stats_weights"),
+        exp.column("w", "stats_weights"),
+        exp.column("sign", "stats_weights"),
+        *(exp.column(f"n{i}", "stats_buckets") for i in range(metrics)),
+        *(exp.column(f"s{i}", "stats_buckets") for i in range(metrics)),
+    ).from_("stats_buckets")
+    weighed = weighed.join(
+        "stats_weights",
+        on=exp.EQ(
+            this=exp.column("bucket", "stats_buckets"),
+            expression=exp.column("bucket", "stats_weights"),
+        ),
+    )
 
     def weighted(value: str) -> exp.Expr:
         return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
@@ -313,7 +340,9 @@ def _resampled(
         _cte("stats_buckets", buckets),
         _cte("stats_digits", digits),
         _cte("stats_replicate_numbers", replicates),
+        _cte("stats_bucket_numbers", bucket_numbers),
         _cte("stats_draws", draws),
+        _cte("stats_weights", weights),
         _cte("stats_weighed", weighed),
         _cte("stats_replicates", replicated),
     ]
