@@ -29,6 +29,8 @@ from sqlmetrics.stats import (
     compose_compare,
     finish_ci,
     finish_compare,
+    has_interval,
+    with_intervals,
     without_interval,
 )
 
@@ -120,24 +122,37 @@ def evaluate(
     ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
         if resampling is None:
             return engine.evaluate(requests, inputs, options, per_user, recommendations=recs)
-        frame, diagnostics = _statistics(
-            engine,
-            inputs,
-            requests,
-            lambda diagnosed: compose_ci(
-                requests, inputs, options, resampling, engine.dialect, diagnostics=diagnosed
-            ),
-            options,
-        )
         groups = [group.name for group in inputs.groups]
-        result, moments = finish_ci(frame, requests, groups, resampling)
-        result.attrs["moments"] = moments
+        means = [request for request in requests if has_interval(request)]
         missing = without_interval(requests)
-        if missing:
+        if not missing:  # one query: the values, their intervals and the diagnostics
+            frame, diagnostics = _statistics(
+                engine,
+                inputs,
+                requests,
+                lambda diagnosed: compose_ci(
+                    requests, inputs, options, resampling, engine.dialect, diagnostics=diagnosed
+                ),
+                options,
+            )
+            result, moments = finish_ci(frame, requests, groups, resampling)
+        else:
+            # A micro or group-level metric's value is not a mean of per-user values: evaluate
+            # computes every value (and the diagnostics), the statistics query the intervals.
+            result, diagnostics, _ = engine.evaluate(
+                requests, inputs, options, False, recommendations=recs
+            )
+            intervals: pd.DataFrame | None = None
+            moments = None
+            if means:
+                query = compose_ci(means, inputs, options, resampling, engine.dialect)
+                intervals, moments = finish_ci(engine._frame(query), means, groups, resampling)
+            result = with_intervals(result, intervals, requests, groups)
             result.attrs["notes"] = [
                 f"no interval for {', '.join(missing)}: a micro (ratio of sums) or group-level "
                 "metric has no per-user value to resample (docs/METRICS.md)"
             ]
+        result.attrs["moments"] = moments
         return result, diagnostics, 1
 
     recs: Source | None = None

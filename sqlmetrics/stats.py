@@ -904,3 +904,103 @@ def _is_baseline(
         (value is not None and str(value) == baseline) if name == model else value == other
         for name, value, other in zip(groups, key, of, strict=True)
     )
+
+
+def better_is_lower(label: str) -> bool:
+    """Whether a smaller value of this metric is better (an error or a loss)."""
+    return label.split("@")[0] in LOWER_IS_BETTER
+
+
+def against_stored(
+    previous: pd.DataFrame,
+    current: pd.DataFrame,
+    groups: Sequence[str],
+    alpha: float,
+) -> pd.DataFrame:
+    """Each (group, metric) of ``current`` against the same in ``previous`` (both: group
+    columns, metric, mean, variance, n; the moments of evaluate(ci=...)): Welch's test, since
+    the users of two runs are not paired; Holm-Bonferroni over every row; ``worse`` when the
+    change is significant and in the metric's bad direction. A (group, metric) missing from
+    either side is left out."""
+    import pandas as pd
+
+    def key(row: Any) -> tuple[Any, ...]:
+        return (*_group_key(row, groups), row["metric"])
+
+    stored = {key(row): row for _, row in previous.iterrows()}
+    rows = []
+    for _, row in current.iterrows():
+        before = stored.get(key(row))
+        if before is None:
+            continue
+        p = welch_test(
+            float(before["mean"]),
+            float(before["variance"]),
+            float(before["n"]),
+            float(row["mean"]),
+            float(row["variance"]),
+            float(row["n"]),
+        )
+        rows.append(
+            {
+                **{name: row[name] for name in groups},
+                "metric": row["metric"],
+                "previous": float(before["mean"]),
+                "current": float(row["mean"]),
+                "difference": float(row["mean"]) - float(before["mean"]),
+                "p_welch": p,
+                "users_previous": int(before["n"]),
+                "users_current": int(row["n"]),
+            }
+        )
+    columns = [*groups, "metric", "previous", "current", "difference", "p_welch"]
+    result = pd.DataFrame(rows, columns=[*columns, "users_previous", "users_current"])
+    result["p_holm"] = holm([float(p) for p in result["p_welch"]])
+    result["worse"] = [
+        bool(p < alpha) and (d > 0 if better_is_lower(metric) else d < 0)
+        for p, d, metric in zip(
+            result["p_holm"], result["difference"], result["metric"], strict=True
+        )
+    ]
+    return result
+
+
+def with_intervals(
+    result: pd.DataFrame,
+    intervals: pd.DataFrame | None,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+) -> pd.DataFrame:
+    """evaluate's ``result`` with ``<metric>_lo`` and ``<metric>_hi`` after each metric: from
+    ``intervals`` (finish_ci's, matched on the group columns) where it has them, else NaN."""
+    import pandas as pd
+
+    shown = result.copy()
+    if intervals is not None and groups:
+        bounds = [c for c in intervals.columns if c.endswith(("_lo", "_hi"))]
+        # merge matches a missing group value with a missing one, as GROUP BY does
+        joined = shown[list(groups)].merge(
+            intervals[[*groups, *bounds]], on=list(groups), how="left", sort=False
+        )
+        found = {column: joined[column].to_numpy() for column in bounds}
+    elif intervals is not None:
+        found = {
+            c: intervals[c].to_numpy() for c in intervals.columns if c.endswith(("_lo", "_hi"))
+        }
+    else:
+        found = {}
+    columns: dict[str, object] = {name: shown[name] for name in shown.columns}
+    ordered: list[str] = [name for name in shown.columns if name not in _labels(requests)]
+    for request in requests:
+        ordered.append(request.label)
+        for side in ("_lo", "_hi"):
+            name = request.label + side
+            columns[name] = found.get(name, [math.nan] * len(shown))
+            ordered.append(name)
+    combined = pd.DataFrame({name: columns[name] for name in ordered}, index=shown.index)
+    combined.attrs.update(result.attrs)
+    return combined
+
+
+def _labels(requests: Sequence[MetricRequest]) -> set[str]:
+    return {request.label for request in requests}
