@@ -219,8 +219,8 @@ def _resampled(
         exp.select(
             *(key.copy() for key in keys),
             exp.column("bucket"),
-            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"n{i}") for i in range(metrics)),
-            *(exp.alias_(exp.func("SUM", exp.column(f"d{i}")), f"s{i}") for i in range(metrics)),
+            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"bn{i}") for i in range(metrics)),
+            *(exp.alias_(exp.func("SUM", exp.column(f"d{i}")), f"bs{i}") for i in range(metrics)),
         ).from_("stats_units"),
         [*keys, exp.column("bucket")],
     )
@@ -303,8 +303,8 @@ def _resampled(
         exp.column("replicate", "stats_weights"),
         exp.column("w", "stats_weights"),
         exp.column("sign", "stats_weights"),
-        *(exp.column(f"n{i}", "stats_buckets") for i in range(metrics)),
-        *(exp.column(f"s{i}", "stats_buckets") for i in range(metrics)),
+        *(exp.column(f"bn{i}", "stats_buckets") for i in range(metrics)),
+        *(exp.column(f"bs{i}", "stats_buckets") for i in range(metrics)),
     ).from_("stats_buckets")
     weighed = weighed.join(
         "stats_weights",
@@ -318,13 +318,13 @@ def _resampled(
         return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
 
     statistics = [
-        exp.alias_(exp.Div(this=weighted(f"s{i}"), expression=weighted(f"n{i}")), f"b{i}")
+        exp.alias_(exp.Div(this=weighted(f"bs{i}"), expression=weighted(f"bn{i}")), f"b{i}")
         for i in range(metrics)
     ]
     if flips:
         statistics += [
             exp.alias_(
-                exp.func("SUM", exp.Mul(this=exp.column("sign"), expression=exp.column(f"s{i}"))),
+                exp.func("SUM", exp.Mul(this=exp.column("sign"), expression=exp.column(f"bs{i}"))),
                 f"f{i}",
             )
             for i in range(metrics)
@@ -378,7 +378,14 @@ def _result(
             .from_("stats_rows")
             .where(exp.column(KIND).eq(exp.Literal.string("diagnostics")))
         )
-    query: exp.Query = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+    query = parts[0]
+    if len(parts) > 1:
+        # A SELECT over the union rather than the union itself: dialects.py gives ClickHouse's
+        # settings (join_use_nulls, which the per-user query needs) to a SELECT only.
+        union = exp.union(*parts, distinct=False)
+        query = exp.select(
+            *(exp.column(_name(name), "stats_result") for name in parts[0].named_selects)
+        ).from_(union.subquery("stats_result"))
     query.set("with_", exp.With(expressions=ctes))
     return query
 
