@@ -131,7 +131,13 @@ def evaluate(
                 inputs,
                 requests,
                 lambda diagnosed: compose_ci(
-                    requests, inputs, options, resampling, engine.dialect, diagnostics=diagnosed
+                    requests,
+                    inputs,
+                    options,
+                    resampling,
+                    engine.dialect,
+                    diagnostics=diagnosed,
+                    score_floor=engine.score_floor(requests, inputs, options, recs),
                 ),
                 options,
             )
@@ -330,6 +336,11 @@ def compare(
     resampling = Resampling(ci, ci_method, replicates, seed)
     model = group_by[0]
     notes: list[str] = []
+    recs: Source | None = None
+
+    def bound(source: Source) -> None:
+        nonlocal recs
+        recs = source
 
     def run(
         engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
@@ -358,6 +369,7 @@ def compare(
                 baseline,
                 engine.dialect,
                 diagnostics=diagnosed,
+                score_floor=engine.score_floor(requests, inputs, options, recs),
             ),
             options,
         )
@@ -384,7 +396,7 @@ def compare(
         interactions,
         metrics,
         run,
-        lambda source: None,
+        bound,
         group_by=group_by,
         columns=columns,
         ties=ties,

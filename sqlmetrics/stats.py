@@ -155,12 +155,19 @@ def _per_user_values(
     options: Options,
     dialect: str,
     diagnostics: bool,
+    score_floor: float | None = None,
 ) -> tuple[list[exp.CTE], list[str], list[str]]:
     """CTEs ending in ``stats_rows`` (compose's per-user query, with its diagnostics rows when
     asked) and ``stats_values``: g0.. (group values), u (user), v0.. (metric values as DOUBLE).
     Returns the CTEs, the group labels and the metric labels."""
     query = compose(
-        requests, inputs, options, per_user=True, dialect=dialect, diagnostics=diagnostics
+        requests,
+        inputs,
+        options,
+        per_user=True,
+        dialect=dialect,
+        diagnostics=diagnostics,
+        score_floor=score_floor,
     )
     ctes, body = _hoisted(query)
     groups = [group.name for group in inputs.groups]
@@ -424,12 +431,15 @@ def compose_ci(
     resampling: Resampling,
     dialect: str = "duckdb",
     diagnostics: bool = False,
+    score_floor: float | None = None,
 ) -> exp.Query:
     """The query of ``evaluate(..., ci=...)``: rows ``moments`` (per group: users, and per
     metric n (users with a value), s (their sum), q (their sum of squares)), with the
     bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), and with
     ``diagnostics`` evaluate's diagnostics rows."""
-    ctes, groups, labels = _per_user_values(requests, inputs, options, dialect, diagnostics)
+    ctes, groups, labels = _per_user_values(
+        requests, inputs, options, dialect, diagnostics, score_floor
+    )
     layout = Layout(tuple(groups), len(labels), ("n", "s", "q"), diagnostics)
     keys = _keys(len(groups))
     metrics = range(len(labels))
@@ -493,6 +503,7 @@ def compose_compare(
     baseline: str,
     dialect: str = "duckdb",
     diagnostics: bool = False,
+    score_floor: float | None = None,
 ) -> exp.Query:
     """The query of ``compare``: every model (group column ``model``) paired with ``baseline``
     on (user, the other group columns), users where both have a value.
@@ -502,7 +513,9 @@ def compose_compare(
     of the model's and the baseline's values over those pairs); rows ``users``: per group
     (baseline included), its number of users before pairing; rows ``replicates``: per
     replicate, n = the bootstrap mean difference, s = the sign-flipped sum of differences."""
-    ctes, groups, labels = _per_user_values(requests, inputs, options, dialect, diagnostics)
+    ctes, groups, labels = _per_user_values(
+        requests, inputs, options, dialect, diagnostics, score_floor
+    )
     layout = Layout(tuple(groups), len(labels), ("n", "s", "q", "x", "y"), diagnostics)
     keys = _keys(len(groups))
     metrics = range(len(labels))

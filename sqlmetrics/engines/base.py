@@ -321,6 +321,17 @@ class Engine:
         frame = self._frame(query)
         return (*split_result(frame, inputs, per_user, labels), 1)
 
+    def score_floor(
+        self,
+        requests: Sequence[MetricRequest],
+        inputs: Inputs,
+        options: Options,
+        recommendations: Source | None,
+    ) -> float | None:
+        """The score floor a composed query may take (compose's ``score_floor``): DuckDB's
+        engine has one for its top-k aggregate; the others none."""
+        return None
+
     def _frame(self, query: exp.Query) -> pd.DataFrame:
         """A composed query's rows under its own column names."""
         names = query.named_selects
