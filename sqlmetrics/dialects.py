@@ -631,7 +631,8 @@ def uniform_draw(bucket: exp.Expr, replicate: exp.Expr, seed: int) -> exp.Expr:
         return exp.cast(node, "BIGINT")
 
     def mod(value: exp.Expr) -> exp.Expr:
-        return exp.Mod(this=exp.paren(value), expression=big(DRAW_PRIME))
+        # In parentheses: every dialect's SQL then reads back as the same tree.
+        return exp.paren(exp.Mod(this=exp.paren(value), expression=big(DRAW_PRIME)))
 
     h = mod(
         exp.Add(
