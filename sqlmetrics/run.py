@@ -155,8 +155,9 @@ def evaluate(
                 intervals, moments = finish_ci(engine._frame(query), means, groups, resampling)
             result = with_intervals(result, intervals, requests, groups)
             result.attrs["notes"] = [
-                f"no interval for {', '.join(missing)}: a micro (ratio of sums) or group-level "
-                "metric has no per-user value to resample (docs/METRICS.md)"
+                f"no interval for {', '.join(missing)}: a micro (ratio of sums), group-level or "
+                "over-the-lists metric has no per-user value of the population to resample "
+                "(docs/METRICS.md)"
             ]
         result.attrs["moments"] = moments
         return result, diagnostics, 1
@@ -349,12 +350,13 @@ def compare(
         if len(missing) == len(requests):
             raise SqlmetricsError(
                 f"{', '.join(missing)}: compare pairs per-user values, and micro (ratio of "
-                "sums) and group-level metrics have none; compare a metric that is a mean over "
-                "users"
+                "sums), group-level and over-the-lists metrics have none; compare a metric that "
+                "is a mean over users"
             )
         if missing:
             notes.append(
-                f"not compared: {', '.join(missing)} (micro or group-level: no per-user value)"
+                f"not compared: {', '.join(missing)} (micro, group-level or over the lists: no "
+                "per-user value of the population)"
             )
         frame, diagnostics = _statistics(
             engine,

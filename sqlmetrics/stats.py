@@ -92,9 +92,11 @@ def has_interval(request: MetricRequest) -> bool:
     """Whether a metric is a mean of per-user values, which the t-interval, the bootstrap and
     the paired tests are about. Micro metrics (a ratio of sums, rmse's square root of one) and
     group-level ones (coverage, gini, entropy, personalization) have no per-user value to
-    resample: they get no interval."""
+    resample: they get no interval. Nor, yet, do the means over the top-k lists (novelty, arp,
+    ild, serendipity): they average over every user with a list, and the per-user rows hold the
+    population's users only, so their mean would be another one."""
     metric = request.metric
-    return not (metric.micro or metric.group_level or metric.square_root)
+    return not (metric.micro or metric.group_level or metric.square_root or metric.reads == "lists")
 
 
 def without_interval(requests: Sequence[MetricRequest]) -> list[str]:

@@ -415,8 +415,23 @@ def test_metrics_without_a_per_user_value_say_so() -> None:
     assert result["coverage@10_lo"].isna().all() and result["micro_hit_ratio@10_hi"].isna().all()
     assert result["ndcg@10_lo"].notna().all()
     assert "no interval for coverage@10, micro_hit_ratio@10" in result.attrs["notes"][0]
+    # their values are evaluate's own, beside the intervals of the others
+    plain = sqlmetrics.evaluate(
+        RECS, TRUTH, ["ndcg@10", "coverage@10", "micro_hit_ratio@10"], group_by="model"
+    )
+    for metric in ("ndcg@10", "coverage@10", "micro_hit_ratio@10"):
+        assert result[metric].to_numpy() == pytest.approx(plain[metric].to_numpy(), abs=1e-12)
+
+
+def test_a_mean_over_the_lists_keeps_evaluates_value_and_has_no_interval() -> None:
+    # novelty averages over every user with a list, the per-user rows over the population
+    metrics = ["hit_rate@10", "novelty@10"]
+    plain = sqlmetrics.evaluate(RECS, TRUTH, metrics, group_by="model")
+    result = sqlmetrics.evaluate(RECS, TRUTH, metrics, group_by="model", ci=0.95)
+    assert result["novelty@10"].to_numpy() == pytest.approx(plain["novelty@10"].to_numpy())
+    assert result["novelty@10_lo"].isna().all() and result["hit_rate@10_lo"].notna().all()
     with pytest.raises(
-        sqlmetrics.SqlmetricsError, match=r"micro \(ratio of sums\) and group-level"
+        sqlmetrics.SqlmetricsError, match=r"micro \(ratio of sums\), group-level and over-the-lists"
     ):
         sqlmetrics.compare(RECS, TRUTH, ["coverage@10"], group_by="model", baseline="popularity")
 
