@@ -7,7 +7,7 @@ from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.reporting import Report, report
-from sqlmetrics.run import evaluate, read_diagnostics
+from sqlmetrics.run import compare, evaluate, read_diagnostics
 from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
 __version__ = "0.1.0"
@@ -15,6 +15,7 @@ __all__ = [
     "Query",
     "Report",
     "SqlmetricsError",
+    "compare",
     "describe_metrics",
     "describe_profiles",
     "evaluate",

@@ -16,6 +16,7 @@ from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, co
 from sqlmetrics.dialects import get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import resolve
+from sqlmetrics.stats import Resampling, compose_ci, compose_compare
 
 
 def table_name(name: str, dialect: str, role: str) -> exp.Table:
@@ -92,6 +93,11 @@ def to_sql(
     items: str | None = None,
     history: str | None = None,
     profile: str | None = None,
+    ci: float | None = None,
+    ci_method: str = "t",
+    replicates: int = 1000,
+    seed: int = 0,
+    baseline: str | None = None,
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
@@ -108,6 +114,13 @@ def to_sql(
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
     evaluate would refuse (a scheduled job can require it to be 0).
+
+    ``ci`` (a level such as 0.95) or ``baseline`` (a model, the first ``group_by`` column) give
+    instead the query of ``evaluate(..., ci=...)`` or ``compare(..., baseline=...)``: the
+    sufficient statistics per group (count, sum and sum of squares of the per-user values or of
+    the paired differences) and, for ``ci_method="bootstrap"`` and for ``baseline``, one row per
+    replicate (``replicates``, ``seed``); the t quantiles, percentiles and p-values are then
+    computed from these few rows (docs/METRICS.md, "Intervals and tests", says how).
     """
     arguments = {
         "metrics": metrics,
@@ -127,6 +140,11 @@ def to_sql(
         "items": items,
         "history": history,
         "profile": profile,
+        "ci": ci,
+        "ci_method": ci_method,
+        "replicates": replicates,
+        "seed": seed,
+        "baseline": baseline,
     }
     key = _request_key(arguments)
     if key is None:
@@ -203,6 +221,11 @@ def composed_query(
     items: str | None = None,
     history: str | None = None,
     profile: str | None = None,
+    ci: float | None = None,
+    ci_method: str = "t",
+    replicates: int = 1000,
+    seed: int = 0,
+    baseline: str | None = None,
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
@@ -249,6 +272,15 @@ def composed_query(
         if per_user:
             raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
         return compose_checks(requests, inputs, options, dialect=dialect)
+    if ci is not None or baseline is not None:
+        if per_user:
+            raise SqlmetricsError("ci and baseline summarise groups; per_user does not apply")
+        resampling = Resampling(0.95 if ci is None else ci, ci_method, replicates, seed)
+        if baseline is None:
+            return compose_ci(requests, inputs, options, resampling, dialect=dialect)
+        if not group_by:
+            raise SqlmetricsError("baseline names a model: give its column as group_by")
+        return compose_compare(requests, inputs, options, resampling, 0, baseline, dialect)
     return compose(requests, inputs, options, per_user=per_user, dialect=dialect)
 
 

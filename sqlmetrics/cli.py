@@ -6,8 +6,9 @@ import argparse
 import contextlib
 import json
 import math
+import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from sqlmetrics.files import (
 from sqlmetrics.profiles import PROFILES, describe_profiles, profiles_markdown
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
+from sqlmetrics.stats import CI_METHODS, TESTS, against_stored, better_is_lower
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -165,6 +167,32 @@ def _columns(args: argparse.Namespace) -> dict[str, str | None]:
     return columns
 
 
+def _add_intervals(parser: argparse.ArgumentParser, default: float | None) -> None:
+    parser.add_argument(
+        "--ci",
+        type=float,
+        default=default,
+        metavar="LEVEL",
+        help="confidence level of the intervals, like 0.95"
+        + ("" if default is None else f" (default {default})"),
+    )
+    parser.add_argument(
+        "--ci-method",
+        choices=CI_METHODS,
+        default="t",
+        help="t: Student's t over the users; bootstrap: a Poisson bootstrap in SQL (default t)",
+    )
+    parser.add_argument(
+        "--replicates",
+        type=int,
+        default=1000,
+        help="bootstrap replicates and randomization-test flips (default 1000)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the bootstrap's and the flips' seed (default 0)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sqlmetrics",
@@ -177,11 +205,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_sources(evaluate)
     _add_common(evaluate)
+    _add_intervals(evaluate, default=None)
+    evaluate.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="GATE",
+        help='exit 1 when a group\'s value meets this, like "ndcg@10 < 0.30" (a metric or its '
+        "_lo/_hi column, then <, <=, > or >=, then a number); repeatable",
+    )
     evaluate.add_argument(
         "--format",
         choices=("table", "csv", "json", "trec"),
-        default="table",
-        help="trec: trec_eval's lines (measure, qid or all, value); with --input-format trec",
+        help="default: json for an --output ending in .json, else table (with --ci, json "
+        "also holds the means, variances and counts that compare --against reads); trec: "
+        "trec_eval's lines (measure, qid or all, value), with --input-format trec",
     )
     trec = evaluate.add_argument_group("TREC files (docs/profiles.md, trec_eval)")
     trec.add_argument(
@@ -209,6 +247,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="trec_eval -l: relevant means rel >= N (default 1); --format trec",
     )
     evaluate.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
+    )
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare models with a baseline (paired tests), or with an earlier result",
+    )
+    _add_sources(compare)
+    _add_common(compare)
+    _add_intervals(compare, default=0.95)
+    compare.add_argument(
+        "--baseline",
+        metavar="MODEL",
+        help="the model (a value of the first --group-by column, default model) the others are "
+        "compared with, user by user",
+    )
+    compare.add_argument(
+        "--against",
+        metavar="FILE",
+        help="an earlier result (evaluate --ci ... --output FILE.json): each group and metric "
+        "against it by Welch's test (its metrics and --group-by by default)",
+    )
+    compare.add_argument(
+        "--test",
+        choices=TESTS,
+        default="t",
+        help="the test whose p-values Holm's correction and the mark read (default t)",
+    )
+    compare.add_argument(
+        "--alpha", type=float, default=0.05, help="the significance level (default 0.05)"
+    )
+    compare.add_argument(
+        "--fail-if-worse",
+        action="store_true",
+        help="exit 1 when a model (--baseline) or a group (--against) is significantly worse",
+    )
+    compare.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    compare.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
 
@@ -488,7 +564,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
     return trec_text(frame)
 
 
-def _evaluate(args: argparse.Namespace) -> None:
+def _evaluate(args: argparse.Namespace) -> int:
     from sqlmetrics.run import evaluate
 
     recommendations, interactions = _trec_inputs(args)
@@ -497,16 +573,19 @@ def _evaluate(args: argparse.Namespace) -> None:
         if args.output is not None:
             check_output(args.output, inputs)
         _write(_trec_report(args, recommendations, interactions), args.output, inputs)
-        return
+        return 0
     metrics = _requested(args)
-    remote = args.connection is not None or args.spark is not None
-    # Table names in a database are not files: only local inputs can clash with --output.
-    inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
-    if args.output is not None:  # refused before the work, not after
-        check_output(args.output, inputs)
-    if args.dialect is not None and args.connection is None:
-        raise SqlmetricsError("--dialect applies to --connection only")
-    progress = not args.quiet and sys.stderr.isatty()
+    gates = [_gate(text) for text in args.fail_if]  # refused before the work
+    known = [*metrics, *(f"{m}{side}" for m in metrics for side in ("_lo", "_hi") if args.ci)]
+    for column, _, _, text in gates:
+        if column not in known:
+            raise SqlmetricsError(
+                f"--fail-if {text!r}: {column} is not a column of the result ({', '.join(known)}"
+                + ("" if args.ci else "; the _lo and _hi columns need --ci")
+                + ")"
+            )
+    inputs = _local_inputs(args)
+    fmt = _format(args)
     with _engine_connection(args) as connection:
         try:
             result = evaluate(
@@ -514,20 +593,403 @@ def _evaluate(args: argparse.Namespace) -> None:
                 interactions,
                 metrics,
                 **_options(args),
+                **_engine_options(args),
                 connection=connection,
-                dialect=args.dialect,
-                timeout=args.timeout,
-                progress=progress,
-                items=args.items,
-                history=args.history,
+                **_interval_options(args),
             )
         except SqlmetricsError as error:
             raise _trec_hint(error, args) from error.__cause__
-    if progress and not remote:
-        sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
-    _write(_render(result, args.format), args.output, inputs)
+    _clear_progress(args)
+    if args.ci is not None and fmt == "json":
+        text = _stored_json(result, metrics, args)
+    elif args.ci is not None and fmt == "table":
+        text = _interval_table(result, metrics)
+    else:
+        text = _render(result, fmt)
+    _write(text, args.output, inputs)
     if not args.quiet:
         _show_diagnostics(result)
+        _show_notes(result)
+    failed = [line for gate in gates for line in _failed(gate, result, args.group_by)]
+    for line in failed:
+        sys.stderr.write(line + "\n")
+    return 1 if failed else 0
+
+
+def _local_inputs(args: argparse.Namespace) -> list[str | None]:
+    """The inputs that are local files (checked not to be the output), and the output checked
+    before the work rather than after."""
+    remote = args.connection is not None or args.spark is not None
+    # Table names in a database are not files: only local inputs can clash with --output.
+    inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
+    if args.output is not None:
+        check_output(args.output, inputs)
+    if args.dialect is not None and args.connection is None:
+        raise SqlmetricsError("--dialect applies to --connection only")
+    return inputs
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format is not None:
+        return str(args.format)
+    return "json" if (args.output or "").lower().endswith(".json") else "table"
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    progress = not args.quiet and sys.stderr.isatty()
+    return {
+        "dialect": args.dialect,
+        "timeout": args.timeout,
+        "progress": progress,
+        "items": args.items,
+        "history": args.history,
+    }
+
+
+def _clear_progress(args: argparse.Namespace) -> None:
+    remote = args.connection is not None or args.spark is not None
+    if not args.quiet and sys.stderr.isatty() and not remote:
+        sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
+
+
+def _interval_options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "ci": args.ci,
+        "ci_method": args.ci_method,
+        "replicates": args.replicates,
+        "seed": args.seed,
+    }
+
+
+def _show_notes(frame: pd.DataFrame) -> None:
+    for note in frame.attrs.get("notes") or ():
+        sys.stderr.write(f"note: {note}\n")
+
+
+def _number(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return "" if math.isnan(number) else f"{number:.4f}"
+
+
+def _with_interval(value: Any, low: Any, high: Any) -> str:
+    text = _number(value)
+    if _number(low) and _number(high):
+        text += f" [{_number(low)}, {_number(high)}]"
+    return text
+
+
+def _interval_table(result: pd.DataFrame, metrics: Sequence[str]) -> str:
+    """The table with each metric as ``0.3110 [0.3051, 0.3169]``."""
+    import pandas as pd
+
+    labels = [label for label in result.columns if f"{label}_lo" in result.columns]
+    shown = pd.DataFrame(
+        {
+            column: [
+                _with_interval(v, lo, hi)
+                for v, lo, hi in zip(
+                    result[column], result[f"{column}_lo"], result[f"{column}_hi"], strict=True
+                )
+            ]
+            if column in labels
+            else result[column]
+            for column in result.columns
+            if not (column.endswith(("_lo", "_hi")) and column[:-3] in labels)
+        }
+    )
+    ci = result.attrs.get("ci", {})
+    footer = f"[lo, hi]: {ci.get('level', 0) * 100:g}% " + (
+        "Student's t-interval over the users"
+        if ci.get("method") == "t"
+        else f"Poisson bootstrap percentile interval, {ci.get('replicates')} replicates, "
+        f"seed {ci.get('seed')}"
+    )
+    del metrics
+    return str(shown.to_string(index=False)) + "\n" + footer + "\n"
+
+
+def _stored_json(result: pd.DataFrame, metrics: Sequence[str], args: argparse.Namespace) -> str:
+    """evaluate --ci's JSON: the rows, and what compare --against reads (the means, variances
+    and counts per group and metric, and the options that must match)."""
+    moments = result.attrs["moments"]
+    document = {
+        "sqlmetrics": "evaluation",
+        "version": 1,
+        "options": {
+            "metrics": list(metrics),
+            **_stored_options(args),
+            "ci": result.attrs.get("ci"),
+        },
+        "rows": _records(result),
+        "moments": _records(moments),
+    }
+    return json.dumps(document, indent=2, allow_nan=False) + "\n"
+
+
+def _stored_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options two results must share to be compared."""
+    return {
+        "group_by": list(args.group_by),
+        "ties": args.ties,
+        "threshold": args.threshold,
+        "population": args.population,
+        "duplicates": args.duplicates,
+        "profile": args.profile,
+        "columns": _columns(args),
+    }
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {str(key): _json_value(value) for key, value in row.items()}
+        for row in frame.to_dict(orient="records")
+    ]
+
+
+GATE = re.compile(r"^\s*(?P<column>\S+)\s*(?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$")
+OPERATORS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _gate(text: str) -> tuple[str, str, float, str]:
+    match = GATE.match(text)
+    value = None
+    if match:
+        try:
+            value = float(match["value"])
+        except ValueError:
+            value = None
+    if match is None or value is None or not math.isfinite(value):
+        raise SqlmetricsError(
+            f'--fail-if {text!r}: write a metric, a comparison and a number, like "ndcg@10 < 0.30"'
+        )
+    return match["column"], match["op"], value, " ".join(text.split())
+
+
+def _failed(
+    gate: tuple[str, str, float, str], result: pd.DataFrame, groups: Sequence[str]
+) -> list[str]:
+    column, op, bound, text = gate
+    lines = []
+    for _, row in result.iterrows():
+        value = float(row[column])
+        where = ", ".join(f"{name}={row[name]}" for name in groups)
+        if math.isnan(value):
+            lines.append(f"gate failed: {text} ({where or 'all'}: no value)")
+        elif OPERATORS[op](value, bound):
+            lines.append(f"gate failed: {text} ({where or 'all'}: {column} = {value:.6g})")
+    return lines
+
+
+def _compare(args: argparse.Namespace) -> int:
+    if (args.baseline is None) == (args.against is None):
+        raise SqlmetricsError(
+            "compare needs --baseline MODEL (models paired by user) or --against FILE (an "
+            "earlier result), one of them"
+        )
+    if args.per_user:
+        raise SqlmetricsError("compare summarises groups; --per-user does not apply")
+    inputs = _local_inputs(args)
+    if args.against is not None:
+        return _compare_against(args, inputs)
+    from sqlmetrics.run import compare
+
+    metrics = _requested(args)
+    options = _options(args)
+    options.pop("per_user")
+    options["group_by"] = options["group_by"] or ["model"]
+    with _engine_connection(args) as connection:
+        result = compare(
+            args.recommendations,
+            args.interactions,
+            metrics,
+            baseline=args.baseline,
+            **options,
+            **_engine_options(args),
+            connection=connection,
+            ci=args.ci,
+            ci_method=args.ci_method,
+            replicates=args.replicates,
+            seed=args.seed,
+            test=args.test,
+            alpha=args.alpha,
+        )
+    _clear_progress(args)
+    text = _compare_table(result) if args.format == "table" else _render(result, args.format)
+    _write(text, args.output, inputs)
+    if not args.quiet:
+        _show_diagnostics(result)
+        _show_notes(result)
+    if not args.fail_if_worse:
+        return 0
+    model = result.attrs["compare"]["model"]
+    failed = [
+        f"worse than {args.baseline}: {row[model]} {row['metric']} {row['value']:.6g} vs "
+        f"{row['baseline']:.6g} (difference {row['difference']:+.6g}, adjusted p = "
+        f"{row['p_holm']:.3g})"
+        for _, row in result.iterrows()
+        if row["significant"] and _is_worse(row["metric"], row["difference"])
+    ]
+    for line in failed:
+        sys.stderr.write(line + "\n")
+    return 1 if failed else 0
+
+
+def _is_worse(metric: str, difference: float) -> bool:
+    return difference > 0 if better_is_lower(metric) else difference < 0
+
+
+def _compare_table(result: pd.DataFrame) -> str:
+    """ranx-like: one row per model (the baseline first), one column per metric; each model's
+    value, its difference with the baseline and the interval of the difference, and * where
+    the difference is significant after Holm's correction."""
+    import pandas as pd
+
+    settings = result.attrs["compare"]
+    model, baseline = settings["model"], settings["baseline"]
+    others = [c for c in result.columns[: list(result.columns).index("metric")] if c != model]
+    metrics = list(dict.fromkeys(result["metric"]))
+    rows: list[dict[str, Any]] = []
+    keys = list(dict.fromkeys(tuple(row[c] for c in others) for _, row in result.iterrows()))
+    for key in keys:
+        within = result
+        for name, value in zip(others, key, strict=True):
+            within = within[within[name].isna()] if value is None else within[within[name] == value]
+        first = {name: value for name, value in zip(others, key, strict=True)}
+        base_row: dict[str, Any] = {model: baseline, **first}
+        for metric in metrics:
+            of = within[within["metric"] == metric]
+            values = {float(v) for v in of["baseline"]}
+            # each model is paired with the baseline on its own common users
+            base_row[metric] = _number(of["baseline"].iloc[0]) + ("" if len(values) == 1 else " ~")
+        rows.append(base_row)
+        for name in dict.fromkeys(within[model]):
+            row: dict[str, Any] = {model: name, **first}
+            for metric in metrics:
+                of = within[(within[model] == name) & (within["metric"] == metric)]
+                if of.empty:
+                    row[metric] = ""
+                    continue
+                r = of.iloc[0]
+                row[metric] = (
+                    f"{_number(r['value'])} {float(r['difference']):+.4f} "
+                    f"[{float(r['difference_lo']):+.4f}, {float(r['difference_hi']):+.4f}]"
+                    + (" *" if r["significant"] else "")
+                )
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    count = len(result)
+    test = "paired t-test" if settings["test"] == "t" else "sign-flip randomization test"
+    interval = (
+        "t-interval"
+        if settings["method"] == "t"
+        else f"bootstrap percentile interval ({settings['replicates']} replicates)"
+    )
+    footer = (
+        f"value, difference with {baseline} [{settings['level'] * 100:g}% {interval} of the "
+        f"paired difference]; * significant at alpha = {settings['alpha']:g} ({test}, "
+        f"Holm-Bonferroni over {count} comparison{'s' if count != 1 else ''})"
+    )
+    return str(table.to_string(index=False)) + "\n" + footer + "\n"
+
+
+def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> int:
+    import pandas as pd
+
+    from sqlmetrics.run import evaluate
+
+    stored = _read_stored(args.against)
+    options = stored["options"]
+    metrics = _metric_list(args.metrics) or list(options["metrics"])
+    group_by = list(args.group_by) or list(options["group_by"])
+    current = _stored_options(args)
+    current["group_by"] = group_by
+    differing = [
+        f"{name} {options.get(name)!r} there, {current[name]!r} here"
+        for name in current
+        if name != "group_by" and options.get(name) != current[name]
+    ]
+    if group_by != list(options["group_by"]):
+        differing.append(f"group_by {options['group_by']!r} there, {group_by!r} here")
+    if differing:
+        raise SqlmetricsError(
+            f"{args.against} was evaluated with other options ({'; '.join(differing)}); "
+            "evaluate with the same ones to compare"
+        )
+    missing = [m for m in metrics if m not in options["metrics"]]
+    if missing:
+        raise SqlmetricsError(
+            f"{args.against} has no {', '.join(missing)} (it has {', '.join(options['metrics'])})"
+        )
+    ci = args.ci if args.ci is not None else 0.95
+    with _engine_connection(args) as connection:
+        result = evaluate(
+            args.recommendations,
+            args.interactions,
+            metrics,
+            group_by=group_by,
+            columns=_columns(args),
+            ties=args.ties,
+            threshold=args.threshold,
+            population=args.population,
+            duplicates=args.duplicates,
+            profile=args.profile,
+            **_engine_options(args),
+            connection=connection,
+            ci=ci,
+        )
+    _clear_progress(args)
+    previous = pd.DataFrame(stored["moments"])
+    compared = against_stored(previous, result.attrs["moments"], group_by, args.alpha)
+    if compared.empty:
+        raise SqlmetricsError(
+            f"no group and metric of this evaluation is in {args.against}: nothing to compare"
+        )
+    _write(_render(compared, args.format), args.output, inputs)
+    if not args.quiet:
+        _show_diagnostics(result)
+        _show_notes(result)
+        sys.stderr.write(
+            f"Welch's test against {args.against}, Holm-Bonferroni over {len(compared)} "
+            f"comparisons, alpha = {args.alpha:g}\n"
+        )
+    if not args.fail_if_worse:
+        return 0
+    failed = [
+        "worse than "
+        + args.against
+        + ": "
+        + ", ".join([*(f"{name}={row[name]}" for name in group_by), str(row["metric"])])
+        + f" {row['current']:.6g} vs {row['previous']:.6g} (adjusted p = {row['p_holm']:.3g})"
+        for _, row in compared.iterrows()
+        if row["worse"]
+    ]
+    for line in failed:
+        sys.stderr.write(line + "\n")
+    return 1 if failed else 0
+
+
+def _read_stored(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except OSError as error:
+        raise SqlmetricsError(f"--against {path}: cannot read it ({error.strerror})") from None
+    except ValueError as error:
+        raise SqlmetricsError(f"--against {path}: not JSON ({error})") from None
+    if not isinstance(document, dict) or document.get("sqlmetrics") != "evaluation":
+        raise SqlmetricsError(
+            f"--against {path}: not an evaluation with variances; write it with "
+            "`sqlmetrics evaluate ... --ci 0.95 --output previous.json`"
+        )
+    return document
 
 
 @contextlib.contextmanager
@@ -789,8 +1251,9 @@ def _is_interrupt(error: BaseException | None) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {
+    handlers: dict[str, Callable[[argparse.Namespace], int | None]] = {
         "evaluate": _evaluate,
+        "compare": _compare,
         "sql": _sql,
         "metrics": _metrics,
         "profiles": _profiles,
@@ -799,7 +1262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "dbt": _dbt,
     }
     try:
-        handlers[args.command](args)
+        code = handlers[args.command](args)
     except SqlmetricsError as error:
         if _is_interrupt(error.__cause__):
             return _interrupted()
@@ -815,7 +1278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = str(error).strip().splitlines()[0]
         sys.stderr.write(f"sqlmetrics: error: DuckDB: {first}\n")
         return 1
-    return 0
+    return code or 0
 
 
 if __name__ == "__main__":

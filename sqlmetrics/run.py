@@ -3,9 +3,12 @@ them, runs the composed query there and returns the small result as a DataFrame.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.checks import (
     check_items,
     check_labels,
@@ -14,10 +17,22 @@ from sqlmetrics.checks import (
     refuse_nan_ratings,
     resolve_inputs,
 )
-from sqlmetrics.compose import CHECKS, Options
+from sqlmetrics.compose import CHECKS, KIND, Inputs, Options, compose_checks
 from sqlmetrics.engines import open_engine
+from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import resolve
+from sqlmetrics.stats import (
+    TESTS,
+    Resampling,
+    compose_ci,
+    compose_compare,
+    finish_ci,
+    finish_compare,
+    has_interval,
+    with_intervals,
+    without_interval,
+)
 from sqlmetrics.trec import TrecFile
 
 if TYPE_CHECKING:
@@ -43,6 +58,10 @@ def evaluate(
     items: object = None,
     history: object = None,
     profile: str | None = None,
+    ci: float | None = None,
+    ci_method: str = "t",
+    replicates: int = 1000,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions where they live: on DuckDB, or in your
     engine through ``connection``.
@@ -79,6 +98,13 @@ def evaluate(
         profile: compute each metric as one library defines it ("trec_eval", "ranx",
             "sklearn", "spark", ...; see docs/profiles.md): the profile picks the metric
             variant and sets ties, population and how relevance is read.
+        ci: a confidence level such as 0.95: adds ``<metric>_lo`` and ``<metric>_hi`` after
+            each metric that is a mean over users (NaN for micro and group-level metrics,
+            which have no per-user value to resample; docs/METRICS.md, "Intervals and tests").
+        ci_method: "t" (Student's t-interval over the users) or "bootstrap" (a Poisson
+            bootstrap of the users in SQL, percentile interval).
+        replicates: the bootstrap's number of replicates.
+        seed: the bootstrap's seed: the same seed gives the same interval on every engine.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -88,6 +114,137 @@ def evaluate(
         ``result.attrs["passes"]`` is 1, or how many passes over the users DuckDB's memory
         limit required (the numbers are the same either way).
     """
+    resampling = None if ci is None else Resampling(ci, ci_method, replicates, seed)
+    if resampling is not None and per_user:
+        raise SqlmetricsError("ci is an interval per group; per_user does not apply to it")
+
+    def run(
+        engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
+    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        if resampling is None:
+            return engine.evaluate(requests, inputs, options, per_user, recommendations=recs)
+        groups = [group.name for group in inputs.groups]
+        means = [request for request in requests if has_interval(request)]
+        missing = without_interval(requests)
+        if not missing:  # one query: the values, their intervals and the diagnostics
+            frame, diagnostics = _statistics(
+                engine,
+                inputs,
+                requests,
+                lambda diagnosed: compose_ci(
+                    requests,
+                    inputs,
+                    options,
+                    resampling,
+                    engine.dialect,
+                    diagnostics=diagnosed,
+                    score_floor=engine.score_floor(requests, inputs, options, recs),
+                ),
+                options,
+            )
+            result, moments = finish_ci(frame, requests, groups, resampling)
+        else:
+            # A micro or group-level metric's value is not a mean of per-user values: evaluate
+            # computes every value (and the diagnostics), the statistics query the intervals.
+            result, diagnostics, _ = engine.evaluate(
+                requests, inputs, options, False, recommendations=recs
+            )
+            intervals: pd.DataFrame | None = None
+            moments = None
+            if means:
+                query = compose_ci(means, inputs, options, resampling, engine.dialect)
+                intervals, moments = finish_ci(engine._frame(query), means, groups, resampling)
+            result = with_intervals(result, intervals, requests, groups)
+            result.attrs["notes"] = [
+                f"no interval for {', '.join(missing)}: a micro (ratio of sums), group-level or "
+                "over-the-lists metric has no per-user value of the population to resample "
+                "(docs/METRICS.md)"
+            ]
+        result.attrs["moments"] = moments
+        return result, diagnostics, 1
+
+    recs: Source | None = None
+
+    def bound(source: Source) -> None:
+        nonlocal recs
+        recs = source
+
+    result, diagnostics, passes = _evaluated(
+        recommendations,
+        interactions,
+        metrics,
+        run,
+        bound,
+        group_by=group_by,
+        columns=columns,
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        duplicates=duplicates,
+        connection=connection,
+        dialect=dialect,
+        timeout=timeout,
+        progress=progress,
+        items=items,
+        history=history,
+        profile=profile,
+    )
+    result.attrs["diagnostics"] = diagnostics
+    result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
+    if resampling is not None:
+        result.attrs["ci"] = {
+            "level": resampling.level,
+            "method": resampling.method,
+            "replicates": resampling.replicates,
+            "seed": resampling.seed,
+        }
+    return result
+
+
+def _statistics(
+    engine: Engine,
+    inputs: Inputs,
+    requests: Sequence[MetricRequest],
+    query: Callable[[bool], exp.Query],
+    options: Options,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A statistics query's rows (sqlmetrics.stats) and evaluate's diagnostics, from the same
+    query where the engine takes them together."""
+    separate = engine.dialect in SEPARATE_DIAGNOSTICS
+    frame = engine._frame(query(not separate))
+    if separate:
+        counted = engine._frame(compose_checks(requests, inputs, options, engine.dialect))
+    else:
+        counted = frame.loc[frame[KIND].astype(str) == "diagnostics"].reset_index(drop=True)
+    return frame, diagnostics_frame(counted, inputs)
+
+
+def _evaluated(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    run: Callable[
+        [Engine, Sequence[MetricRequest], Inputs, Options],
+        tuple[pd.DataFrame, pd.DataFrame, int],
+    ],
+    bound: Callable[[Source], None],
+    *,
+    group_by: Sequence[str] | str,
+    columns: Mapping[str, str | None] | None,
+    ties: str,
+    threshold: float,
+    population: str,
+    duplicates: str,
+    connection: object,
+    dialect: str | None,
+    timeout: float | None,
+    progress: bool,
+    items: object,
+    history: object,
+    profile: str | None,
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
+    diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
     resolved = resolve(profile, metrics, ties=ties, population=population, columns=columns)
     requests, columns = resolved.requests, resolved.columns
     options = Options(
@@ -106,6 +263,7 @@ def evaluate(
                 "the run and qrels into tables of your database first"
             )
         recs = engine.bind(recommendations, "recommendations")
+        bound(recs)
         truth = engine.bind(interactions, "interactions")
         catalogue = None if items is None else engine.bind(items, "items")
         past = None if history is None else engine.bind(history, "history")
@@ -113,9 +271,7 @@ def evaluate(
         inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
         check_labels(requests, group_by, inputs)
         check_items(engine, inputs, requests)
-        result, diagnostics, passes = engine.evaluate(
-            requests, inputs, options, per_user, recommendations=recs
-        )
+        result, diagnostics, passes = run(engine, requests, inputs, options)
         refuse_bad_rows(engine, inputs, diagnostics, requests)
         if inputs.rating is not None:
             refuse_nan_ratings(engine, inputs, inputs.rating)
@@ -130,8 +286,153 @@ def evaluate(
                 f"{example[2] if example else 'several'} times; deduplicate them, or pass "
                 "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
             )
+    return result, diagnostics, passes
+
+
+def compare(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    *,
+    baseline: str,
+    group_by: Sequence[str] | str = "model",
+    ci: float = 0.95,
+    ci_method: str = "t",
+    replicates: int = 1000,
+    seed: int = 0,
+    test: str = "t",
+    alpha: float = 0.05,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    connection: object = None,
+    dialect: str | None = None,
+    timeout: float | None = None,
+    progress: bool = False,
+    items: object = None,
+    history: object = None,
+    profile: str | None = None,
+) -> pd.DataFrame:
+    """Compares every model with ``baseline``, paired by user, where the data lives.
+
+    The first ``group_by`` column holds the model (the others, like a segment, are compared
+    within each of their values). For each model, metric (a mean over users) and group, over
+    the users both the model and the baseline have a value for: ``baseline`` and ``value``
+    (their means), ``difference``, ``relative_difference``, ``difference_lo``/``_hi`` (the
+    ``ci`` interval of the paired difference, by ``ci_method``), ``p_t`` (paired t-test),
+    ``p_randomization`` (sign-flip randomization test, ``replicates`` flips of hash buckets of
+    users, ``seed``), ``p_holm`` (the p-value of ``test``, "t" or "randomization", adjusted by
+    Holm-Bonferroni over every row of the result) and ``significant`` (``p_holm < alpha``).
+    ``users`` counts the pairs. Models evaluated on different users (population="common", or
+    interactions grouped by model) are compared on their common users, and
+    ``result.attrs["notes"]`` says so. The other arguments are evaluate's.
+    """
+    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    if not group_by:
+        raise SqlmetricsError(
+            "compare needs the column that names the model: group_by='model' (CLI: --group-by)"
+        )
+    if not isinstance(baseline, str) or not baseline:
+        raise SqlmetricsError(
+            f"baseline must be the name of a model (a value of {group_by[0]}), not {baseline!r}"
+        )
+    if test not in TESTS:
+        raise SqlmetricsError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise SqlmetricsError(f"alpha must be a number between 0 and 1, like 0.05, not {alpha!r}")
+    resampling = Resampling(ci, ci_method, replicates, seed)
+    model = group_by[0]
+    notes: list[str] = []
+    recs: Source | None = None
+
+    def bound(source: Source) -> None:
+        nonlocal recs
+        recs = source
+
+    def run(
+        engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
+    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        missing = without_interval(requests)
+        if len(missing) == len(requests):
+            raise SqlmetricsError(
+                f"{', '.join(missing)}: compare pairs per-user values, and micro (ratio of "
+                "sums), group-level and over-the-lists metrics have none; compare a metric that "
+                "is a mean over users"
+            )
+        if missing:
+            notes.append(
+                f"not compared: {', '.join(missing)} (micro, group-level or over the lists: no "
+                "per-user value of the population)"
+            )
+        frame, diagnostics = _statistics(
+            engine,
+            inputs,
+            requests,
+            lambda diagnosed: compose_compare(
+                requests,
+                inputs,
+                options,
+                resampling,
+                0,
+                baseline,
+                engine.dialect,
+                diagnostics=diagnosed,
+                score_floor=engine.score_floor(requests, inputs, options, recs),
+            ),
+            options,
+        )
+        counted = frame.loc[frame[KIND].astype(str) == "users"]
+        models = sorted({str(value) for value in counted[model] if value is not None})
+        if baseline not in models:
+            raise SqlmetricsError(
+                f"baseline {baseline!r} is not among the models of {model}: "
+                f"{', '.join(models) or 'none'}"
+            )
+        if len(models) < 2:
+            raise SqlmetricsError(
+                f"{model} has only the baseline {baseline!r}; there is no model to compare"
+            )
+        groups = [group.name for group in inputs.groups]
+        result, paired = finish_compare(
+            frame, requests, groups, model, baseline, resampling, test, alpha
+        )
+        notes.extend(paired)
+        return result, diagnostics, 1
+
+    result, diagnostics, _ = _evaluated(
+        recommendations,
+        interactions,
+        metrics,
+        run,
+        bound,
+        group_by=group_by,
+        columns=columns,
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        duplicates=duplicates,
+        connection=connection,
+        dialect=dialect,
+        timeout=timeout,
+        progress=progress,
+        items=items,
+        history=history,
+        profile=profile,
+    )
     result.attrs["diagnostics"] = diagnostics
-    result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
+    result.attrs["notes"] = notes
+    result.attrs["compare"] = {
+        "baseline": baseline,
+        "model": model,
+        "level": resampling.level,
+        "method": resampling.method,
+        "replicates": resampling.replicates,
+        "seed": resampling.seed,
+        "test": test,
+        "alpha": alpha,
+    }
     return result
 
 
@@ -145,4 +446,4 @@ def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
     return value  # type: ignore[no-any-return]
 
 
-__all__ = ["evaluate", "read_diagnostics"]
+__all__ = ["compare", "evaluate", "read_diagnostics"]

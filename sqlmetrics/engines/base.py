@@ -135,16 +135,23 @@ def shape_result(
 
     groups = [group.name for group in inputs.groups]
     keys = [*groups, inputs.user.name] if per_user else groups
-    counts = [*DIAGNOSTICS, *CHECKS]
     metrics = pd.DataFrame({key: _keys(metric_rows[key]) for key in keys})
     if not per_user:
         metrics["users"] = pd.to_numeric(metric_rows["users"]).fillna(0).astype("int64")
     for label in labels:
         metrics[label] = _numbers(metric_rows[label])
+    return metrics, diagnostics_frame(counted_rows, inputs)
+
+
+def diagnostics_frame(counted_rows: pd.DataFrame, inputs: Inputs) -> pd.DataFrame:
+    """The diagnostics rows as fetched: keys as _keys, the counts int64."""
+    import pandas as pd
+
+    groups = [group.name for group in inputs.groups]
     counted = pd.DataFrame({group: _keys(counted_rows[group]) for group in groups})
-    for column in counts:
+    for column in (*DIAGNOSTICS, *CHECKS):
         counted[column] = pd.to_numeric(counted_rows[column]).fillna(0).astype("int64")
-    return metrics, counted
+    return counted
 
 
 def _keys(column: pd.Series) -> pd.Series:
@@ -313,6 +320,17 @@ class Engine:
         query = compose(requests, inputs, options, per_user, dialect=self.dialect, diagnostics=True)
         frame = self._frame(query)
         return (*split_result(frame, inputs, per_user, labels), 1)
+
+    def score_floor(
+        self,
+        requests: Sequence[MetricRequest],
+        inputs: Inputs,
+        options: Options,
+        recommendations: Source | None,
+    ) -> float | None:
+        """The score floor a composed query may take (compose's ``score_floor``): DuckDB's
+        engine has one for its top-k aggregate; the others none."""
+        return None
 
     def _frame(self, query: exp.Query) -> pd.DataFrame:
         """A composed query's rows under its own column names."""

@@ -184,6 +184,33 @@ class DuckDBEngine(Engine):
 
         return self.guarded(run)
 
+    def score_floor(
+        self,
+        requests: Sequence[MetricRequest],
+        inputs: Inputs,
+        options: Options,
+        recommendations: Source | None,
+    ) -> float | None:
+        """evaluate's floor for the top-k aggregate (duckdb_passes.score_floor), for the
+        statistics query (sqlmetrics/stats.py), which composes its own."""
+        return _floor(self, requests, inputs, options, recommendations)
+
+
+def _floor(
+    engine: DuckDBEngine,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    recommendations: Source | None,
+) -> float | None:
+    rows = None
+    if recommendations is not None:
+        rows = known_rows(recommendations.origin, inputs.recommendations, engine.connection)
+    connection = engine.connection
+    return engine.guarded(
+        lambda: duckdb_passes.score_floor(connection, requests, inputs, options, rows)
+    )
+
 
 def known_rows(
     value: object, relation: exp.Expr, connection: duckdb.DuckDBPyConnection

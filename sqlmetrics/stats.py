@@ -1,0 +1,1028 @@
+"""Confidence intervals and paired comparisons, in SQL, as a layer over the per-user values
+(issue 19; docs/METRICS.md, "Intervals and tests").
+
+``compose(..., per_user=True)`` gives one row per (group, user) with one column per metric. This
+module takes that query as CTEs and adds the statistics on top, so that they run on every engine
+and dialect the per-user query runs on:
+
+- ``moments``: per group and metric, the count, sum and sum of squares of the per-user values
+  (one pass): Student's t-interval; for a comparison the same over the paired differences,
+  with the sums of each side over the paired users.
+- ``replicates`` (ci_method="bootstrap", and always for a comparison): a Poisson bootstrap and
+  a sign-flip randomization test over hash buckets. The users of a group are dealt into
+  ``buckets`` buckets (the n-th user in the byte order of the user id's text into bucket
+  n mod buckets) and summed per
+  bucket; each replicate then weighs each bucket by a Poisson(1) draw (and flips its sign by a
+  fair coin) from dialects.uniform_draw(bucket, replicate, seed). The cost past the per-user
+  values is groups x buckets x replicates small rows, whatever the number of users.
+
+The t quantiles, p-values, percentiles and Holm's correction of these few numbers are computed
+in Python (``finish_*``); sqlmetrics.tdist has the t distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose
+from sqlmetrics.dialects import uniform_draw
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.tdist import t_quantile, two_sided_p
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+CI_METHODS = ("t", "bootstrap")
+TESTS = ("t", "randomization")
+BUCKETS = 1000
+MAX_REPLICATES = 100_000
+MAX_SEED = 2**31 - 1
+# Poisson(1) CDF at 0..POISSON_MAX - 1; a draw above the last is weight POISSON_MAX
+# (probability 1e-10 for 13).
+POISSON_MAX = 13
+POISSON_CDF = tuple(
+    sum(math.exp(-1.0) / math.factorial(j) for j in range(k + 1)) for k in range(POISSON_MAX)
+)
+# Metrics where a smaller value is better (errors and losses): --fail-if-worse reads this.
+LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss"})
+
+
+@dataclass(frozen=True)
+class Resampling:
+    """How intervals and tests are computed: the level, the interval method, and the replicates,
+    seed and buckets of the bootstrap and the randomization test."""
+
+    level: float = 0.95
+    method: str = "t"
+    replicates: int = 1000
+    seed: int = 0
+    buckets: int = BUCKETS
+
+    def __post_init__(self) -> None:
+        if isinstance(self.level, bool) or not isinstance(self.level, (int, float)):
+            raise SqlmetricsError(
+                f"ci must be a number between 0 and 1, like 0.95, not {self.level!r}"
+            )
+        if not 0 < self.level < 1:
+            raise SqlmetricsError(
+                f"ci must be between 0 and 1 (a confidence level like 0.95), not {self.level!r}"
+            )
+        if self.method not in CI_METHODS:
+            raise SqlmetricsError(
+                f"ci_method must be one of {', '.join(CI_METHODS)}, not {self.method!r}"
+            )
+        for name, value, low, high in (
+            ("replicates", self.replicates, 1, MAX_REPLICATES),
+            ("seed", self.seed, 0, MAX_SEED),
+            ("buckets", self.buckets, 1, MAX_SEED // MAX_REPLICATES),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise SqlmetricsError(
+                    f"{name} must be a whole number from {low} to {high:,}, not {value!r}"
+                )
+
+
+def has_interval(request: MetricRequest) -> bool:
+    """Whether a metric is a mean of per-user values, which the t-interval, the bootstrap and
+    the paired tests are about. Micro metrics (a ratio of sums, rmse's square root of one) and
+    group-level ones (coverage, gini, entropy, personalization) have no per-user value to
+    resample: they get no interval. Nor, yet, do the means over the top-k lists (novelty, arp,
+    ild, serendipity): they average over every user with a list, and the per-user rows hold the
+    population's users only, so their mean would be another one."""
+    metric = request.metric
+    return not (metric.micro or metric.group_level or metric.square_root or metric.reads == "lists")
+
+
+def without_interval(requests: Sequence[MetricRequest]) -> list[str]:
+    return [request.label for request in requests if not has_interval(request)]
+
+
+# ---------------------------------------------------------------------------------------------
+# SQL
+
+
+def _name(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def _column(name: str, table: str | None = None) -> exp.Column:
+    return exp.column(_name(name), table)
+
+
+def _double(node: exp.Expr) -> exp.Expr:
+    return exp.cast(node, "DOUBLE")
+
+
+def _null(kind: str = "DOUBLE") -> exp.Expr:
+    return exp.cast(exp.Null(), kind)
+
+
+def _same(left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: compose._same_group)."""
+    return exp.paren(exp.NullSafeEQ(this=left, expression=right))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The columns of the statistics query's result: the kind of row, the group columns (by
+    their labels), ``replicate``, ``users``, ``m{i}_{slot}`` per metric, and the counts of the
+    diagnostics rows. See ``compose_ci`` and ``compose_compare`` for what each slot holds."""
+
+    groups: tuple[str, ...]
+    metrics: int
+    slots: tuple[str, ...]
+    diagnostics: bool
+
+    def metric_column(self, index: int, slot: str) -> str:
+        return f"m{index}_{slot}"
+
+
+def _hoisted(query: exp.Query) -> tuple[list[exp.CTE], exp.Query]:
+    """A composed query's CTEs and its body, unordered (a CTE's order is wasted work)."""
+    with_ = query.args.get("with_")
+    query.set("with_", None)
+    query.set("order", None)
+    return (list(with_.expressions) if with_ else []), query
+
+
+def _per_user_values(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    dialect: str,
+    diagnostics: bool,
+    score_floor: float | None = None,
+) -> tuple[list[exp.CTE], list[str], list[str]]:
+    """CTEs ending in ``stats_rows`` (compose's per-user query, with its diagnostics rows when
+    asked) and ``stats_values``: g0.. (group values), u (user), v0.. (metric values as DOUBLE).
+    Returns the CTEs, the group labels and the metric labels."""
+    query = compose(
+        requests,
+        inputs,
+        options,
+        per_user=True,
+        dialect=dialect,
+        diagnostics=diagnostics,
+        score_floor=score_floor,
+    )
+    ctes, body = _hoisted(query)
+    groups = [group.name for group in inputs.groups]
+    labels = [request.label for request in requests]
+    values = exp.select(
+        *(exp.alias_(_column(name), f"g{i}") for i, name in enumerate(groups)),
+        exp.alias_(_column(inputs.user.name), "u"),
+        *(exp.alias_(_double(_column(label)), f"v{i}") for i, label in enumerate(labels)),
+    ).from_("stats_rows")
+    if diagnostics:
+        values = values.where(exp.column(KIND).eq(exp.Literal.string("metrics")))
+    ctes += [_cte("stats_rows", body), _cte("stats_values", values)]
+    return ctes, groups, labels
+
+
+def _cte(name: str, body: exp.Expr) -> exp.CTE:
+    return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
+
+
+def _keys(count: int, table: str | None = None) -> list[exp.Expr]:
+    return [exp.column(f"g{i}", table) for i in range(count)]
+
+
+def _grouped(select: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:
+    return select.group_by(*(key.copy() for key in keys)) if keys else select
+
+
+def _resampled(
+    source: str, groups: int, metrics: int, resampling: Resampling, flips: bool
+) -> list[exp.CTE]:
+    """CTEs ending in ``stats_replicates``: per group and replicate, b{i} the bootstrap mean of
+    metric i (sum of weight x bucket sum / sum of weight x bucket count) and, with ``flips``,
+    f{i} the sign-flipped sum of the buckets' sums. ``source`` has g0.., u and d0.. values."""
+    keys = _keys(groups)
+    in_order = exp.Window(
+        this=exp.RowNumber(),
+        partition_by=[key.copy() for key in keys] or None,
+        # The user's text, which dialects.py sorts by bytes everywhere: the same buckets (and
+        # so the same draws) on every engine, whatever the user column's type or collation.
+        order=exp.Order(
+            expressions=[exp.Ordered(this=exp.cast(exp.column("u"), exp.DataType.build("varchar")))]
+        ),
+    )
+    units = exp.select(
+        *(key.copy() for key in keys),
+        exp.alias_(
+            exp.Mod(
+                this=exp.paren(exp.Sub(this=in_order, expression=exp.Literal.number(1))),
+                expression=exp.Literal.number(resampling.buckets),
+            ),
+            "bucket",
+        ),
+        *(exp.column(f"d{i}") for i in range(metrics)),
+    ).from_(source)
+    buckets = _grouped(
+        exp.select(
+            *(key.copy() for key in keys),
+            exp.column("bucket"),
+            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"bn{i}") for i in range(metrics)),
+            *(exp.alias_(exp.func("SUM", exp.column(f"d{i}")), f"bs{i}") for i in range(metrics)),
+        ).from_("stats_units"),
+        [*keys, exp.column("bucket")],
+    )
+    # 0..n-1 from a cross join of digits: no generate_series (MySQL, SQLite and
+    # ClickHouse spell it differently or not at all), no recursive CTE (Spark before 4).
+    digits = exp.union(
+        *(exp.select(exp.alias_(exp.Literal.number(d), "digit")) for d in range(10)),
+        distinct=False,
+    )
+
+    def numbers(name: str, below: int, limit: exp.Expr | None = None) -> exp.Select:
+        """0..below-1 (and below ``limit``) as column ``name``."""
+        places = len(str(below - 1))
+        number: exp.Expr = exp.Literal.number(0)
+        for place in range(places):
+            term = exp.Mul(
+                this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
+            )
+            number = term if place == 0 else exp.Add(this=number, expression=term)
+        listed = exp.select(exp.alias_(number, name)).from_(
+            exp.alias_(exp.to_table("stats_digits"), "p0")
+        )
+        for place in range(1, places):
+            listed = listed.join(
+                exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
+            )
+        condition: exp.Expr = exp.LT(this=exp.column(name), expression=exp.Literal.number(below))
+        if limit is not None:
+            condition = exp.and_(condition, exp.LT(this=exp.column(name), expression=limit))
+        return exp.select(name).from_(listed.subquery("numbers")).where(condition)
+
+    replicates = numbers("replicate", resampling.replicates)
+    # The buckets in use: fewer than `buckets` when no group has that many users.
+    used = exp.select(
+        exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
+    ).from_("stats_buckets")
+    bucket_numbers = numbers("bucket", resampling.buckets, used.subquery())
+    # The draws depend on (bucket, replicate) alone, so they are computed once, not per group.
+    draws = exp.select(
+        exp.column("bucket", "stats_bucket_numbers"),
+        exp.column("replicate", "stats_replicate_numbers"),
+        exp.alias_(
+            uniform_draw(
+                exp.column("bucket", "stats_bucket_numbers"),
+                exp.column("replicate", "stats_replicate_numbers"),
+                resampling.seed,
+            ),
+            "draw",
+        ),
+    ).from_("stats_bucket_numbers")
+    draws = draws.join("stats_replicate_numbers", join_type="cross")
+    # Poisson(1) by inversion: the weight is the number of CDF values at or below the draw.
+    weight = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.LT(this=exp.column("draw"), expression=exp.Literal.number(repr(bound))),
+                true=exp.Literal.number(k),
+            )
+            for k, bound in enumerate(POISSON_CDF)
+        ],
+        default=exp.Literal.number(POISSON_MAX),
+    )
+    sign = exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.LT(this=exp.column("draw"), expression=exp.Literal.number("0.5")),
+                true=exp.Literal.number(-1),
+            )
+        ],
+        default=exp.Literal.number(1),
+    )
+    weights = exp.select(
+        exp.column("bucket"),
+        exp.column("replicate"),
+        exp.alias_(weight, "w"),
+        exp.alias_(sign, "sign"),
+    ).from_("stats_draws")
+    weighed = exp.select(
+        *(exp.column(f"g{i}", "stats_buckets") for i in range(groups)),
+        exp.column("replicate", "stats_weights"),
+        exp.column("w", "stats_weights"),
+        exp.column("sign", "stats_weights"),
+        *(exp.column(f"bn{i}", "stats_buckets") for i in range(metrics)),
+        *(exp.column(f"bs{i}", "stats_buckets") for i in range(metrics)),
+    ).from_("stats_buckets")
+    weighed = weighed.join(
+        "stats_weights",
+        on=exp.EQ(
+            this=exp.column("bucket", "stats_buckets"),
+            expression=exp.column("bucket", "stats_weights"),
+        ),
+    )
+
+    def weighted(value: str) -> exp.Expr:
+        return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
+
+    statistics = [
+        exp.alias_(exp.Div(this=weighted(f"bs{i}"), expression=weighted(f"bn{i}")), f"b{i}")
+        for i in range(metrics)
+    ]
+    if flips:
+        statistics += [
+            exp.alias_(
+                exp.func("SUM", exp.Mul(this=exp.column("sign"), expression=exp.column(f"bs{i}"))),
+                f"f{i}",
+            )
+            for i in range(metrics)
+        ]
+    replicated = _grouped(
+        exp.select(*(key.copy() for key in keys), exp.column("replicate"), *statistics).from_(
+            "stats_weighed"
+        ),
+        [*keys, exp.column("replicate")],
+    )
+    return [
+        _cte("stats_units", units),
+        _cte("stats_buckets", buckets),
+        _cte("stats_digits", digits),
+        _cte("stats_replicate_numbers", replicates),
+        _cte("stats_bucket_numbers", bucket_numbers),
+        _cte("stats_draws", draws),
+        _cte("stats_weights", weights),
+        _cte("stats_weighed", weighed),
+        _cte("stats_replicates", replicated),
+    ]
+
+
+def _result(
+    layout: Layout,
+    moments: exp.Select,
+    replicates: exp.Select | None,
+    counts: exp.Select | None,
+    ctes: list[exp.CTE],
+) -> exp.Query:
+    """The union of the rows of each kind, in the layout's columns."""
+    parts: list[exp.Select] = [moments]
+    if replicates is not None:
+        parts.append(replicates)
+    if counts is not None:
+        parts.append(counts)
+    if layout.diagnostics:
+        parts.append(
+            exp.select(
+                exp.alias_(exp.Literal.string("diagnostics"), KIND),
+                *(exp.alias_(_column(name), _name(name)) for name in layout.groups),
+                exp.alias_(_null("BIGINT"), "replicate"),
+                exp.alias_(_null("BIGINT"), "users"),
+                *(
+                    exp.alias_(_null(), layout.metric_column(i, slot))
+                    for i in range(layout.metrics)
+                    for slot in layout.slots
+                ),
+                *(exp.column(name) for name in (*DIAGNOSTICS, *CHECKS)),
+            )
+            .from_("stats_rows")
+            .where(exp.column(KIND).eq(exp.Literal.string("diagnostics")))
+        )
+    query = parts[0]
+    if len(parts) > 1:
+        # A SELECT over the union rather than the union itself: dialects.py gives ClickHouse's
+        # settings (join_use_nulls, which the per-user query needs) to a SELECT only.
+        union = exp.union(*parts, distinct=False)
+        query = exp.select(
+            *(exp.column(_name(name), "stats_result") for name in parts[0].named_selects)
+        ).from_(union.subquery("stats_result"))
+    query.set("with_", exp.With(expressions=ctes))
+    return query
+
+
+def _row(
+    layout: Layout,
+    kind: str,
+    source: str,
+    replicate: exp.Expr | None,
+    users: exp.Expr | None,
+    slots: dict[tuple[int, str], exp.Expr],
+) -> exp.Select:
+    """One kind of result row from ``source`` (which has g0..): slots not given are NULL."""
+    counts = [exp.alias_(_null("BIGINT"), name) for name in (*DIAGNOSTICS, *CHECKS)]
+    return exp.select(
+        exp.alias_(exp.Literal.string(kind), KIND),
+        *(exp.alias_(exp.column(f"g{i}"), _name(name)) for i, name in enumerate(layout.groups)),
+        exp.alias_(exp.cast(replicate, "BIGINT") if replicate else _null("BIGINT"), "replicate"),
+        exp.alias_(exp.cast(users, "BIGINT") if users else _null("BIGINT"), "users"),
+        *(
+            exp.alias_(
+                _double(slots[(i, slot)]) if (i, slot) in slots else _null(),
+                layout.metric_column(i, slot),
+            )
+            for i in range(layout.metrics)
+            for slot in layout.slots
+        ),
+        *(counts if layout.diagnostics else []),
+    ).from_(source)
+
+
+def compose_ci(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    resampling: Resampling,
+    dialect: str = "duckdb",
+    diagnostics: bool = False,
+    score_floor: float | None = None,
+) -> exp.Query:
+    """The query of ``evaluate(..., ci=...)``: rows ``moments`` (per group: users, and per
+    metric n (users with a value), s (their sum), q (their sum of squares)), with the
+    bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), and with
+    ``diagnostics`` evaluate's diagnostics rows."""
+    ctes, groups, labels = _per_user_values(
+        requests, inputs, options, dialect, diagnostics, score_floor
+    )
+    layout = Layout(tuple(groups), len(labels), ("n", "s", "q"), diagnostics)
+    keys = _keys(len(groups))
+    metrics = range(len(labels))
+    moments = _grouped(
+        exp.select(
+            *(key.copy() for key in keys),
+            exp.alias_(exp.func("COUNT", exp.Star()), "users"),
+            *(exp.alias_(exp.func("COUNT", exp.column(f"v{i}")), f"n{i}") for i in metrics),
+            *(exp.alias_(exp.func("SUM", exp.column(f"v{i}")), f"s{i}") for i in metrics),
+            *(
+                exp.alias_(
+                    exp.func(
+                        "SUM", exp.Mul(this=exp.column(f"v{i}"), expression=exp.column(f"v{i}"))
+                    ),
+                    f"q{i}",
+                )
+                for i in metrics
+            ),
+        ).from_("stats_values"),
+        keys,
+    )
+    ctes.append(_cte("stats_moments", moments))
+    moment_rows = _row(
+        layout,
+        "moments",
+        "stats_moments",
+        None,
+        exp.column("users"),
+        {(i, slot): exp.column(f"{slot}{i}") for i in metrics for slot in ("n", "s", "q")},
+    )
+    replicate_rows = None
+    if resampling.method == "bootstrap":
+        ctes.append(
+            _cte(
+                "stats_resampled_values",
+                exp.select(
+                    *(key.copy() for key in keys),
+                    exp.column("u"),
+                    *(exp.alias_(exp.column(f"v{i}"), f"d{i}") for i in metrics),
+                ).from_("stats_values"),
+            )
+        )
+        ctes += _resampled("stats_resampled_values", len(groups), len(labels), resampling, False)
+        replicate_rows = _row(
+            layout,
+            "replicates",
+            "stats_replicates",
+            exp.column("replicate"),
+            None,
+            {(i, "n"): exp.column(f"b{i}") for i in metrics},
+        )
+    return _result(layout, moment_rows, replicate_rows, None, ctes)
+
+
+def compose_compare(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    resampling: Resampling,
+    model: int,
+    baseline: str,
+    dialect: str = "duckdb",
+    diagnostics: bool = False,
+    score_floor: float | None = None,
+) -> exp.Query:
+    """The query of ``compare``: every model (group column ``model``) paired with ``baseline``
+    on (user, the other group columns), users where both have a value.
+
+    Rows ``moments`` per (model, other groups): users (paired users), and per metric n (pairs
+    with both values), s and q (sum and sum of squares of model - baseline), x and y (the sums
+    of the model's and the baseline's values over those pairs); rows ``users``: per group
+    (baseline included), its number of users before pairing; rows ``replicates``: per
+    replicate, n = the bootstrap mean difference, s = the sign-flipped sum of differences."""
+    ctes, groups, labels = _per_user_values(
+        requests, inputs, options, dialect, diagnostics, score_floor
+    )
+    layout = Layout(tuple(groups), len(labels), ("n", "s", "q", "x", "y"), diagnostics)
+    keys = _keys(len(groups))
+    metrics = range(len(labels))
+    model_key = f"g{model}"
+
+    def as_text(node: exp.Expr) -> exp.Expr:
+        return exp.cast(node, "VARCHAR")
+
+    named = exp.Literal.string(baseline)
+    on: list[exp.Expr] = [exp.column("u", "m").eq(exp.column("u", "b"))]
+    on += [
+        _same(exp.column(f"g{i}", "m"), exp.column(f"g{i}", "b"))
+        for i in range(len(groups))
+        if i != model
+    ]
+    on.append(exp.EQ(this=as_text(exp.column(model_key, "b")), expression=named.copy()))
+    pairs = (
+        exp.select(
+            *(exp.alias_(exp.column(f"g{i}", "m"), f"g{i}") for i in range(len(groups))),
+            exp.alias_(exp.column("u", "m"), "u"),
+            *(
+                exp.alias_(
+                    exp.Sub(this=exp.column(f"v{i}", "m"), expression=exp.column(f"v{i}", "b")),
+                    f"d{i}",
+                )
+                for i in metrics
+            ),
+            *(
+                exp.alias_(
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=exp.not_(exp.column(f"v{i}", "b").is_(exp.Null())),
+                                true=exp.column(f"v{i}", "m"),
+                            )
+                        ]
+                    ),
+                    f"x{i}",
+                )
+                for i in metrics
+            ),
+            *(
+                exp.alias_(
+                    exp.Case(
+                        ifs=[
+                            exp.If(
+                                this=exp.not_(exp.column(f"v{i}", "m").is_(exp.Null())),
+                                true=exp.column(f"v{i}", "b"),
+                            )
+                        ]
+                    ),
+                    f"y{i}",
+                )
+                for i in metrics
+            ),
+        )
+        .from_(exp.alias_(exp.to_table("stats_values"), "m"))
+        .join(exp.alias_(exp.to_table("stats_values"), "b"), on=exp.and_(*on))
+        .where(exp.not_(exp.EQ(this=as_text(exp.column(model_key, "m")), expression=named)))
+    )
+    ctes.append(_cte("stats_pairs", pairs))
+
+    def summed(name: str) -> exp.Expr:
+        return exp.func("SUM", exp.column(name))
+
+    moments = _grouped(
+        exp.select(
+            *(key.copy() for key in keys),
+            exp.alias_(exp.func("COUNT", exp.Star()), "users"),
+            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"n{i}") for i in metrics),
+            *(exp.alias_(summed(f"d{i}"), f"s{i}") for i in metrics),
+            *(
+                exp.alias_(
+                    exp.func(
+                        "SUM", exp.Mul(this=exp.column(f"d{i}"), expression=exp.column(f"d{i}"))
+                    ),
+                    f"q{i}",
+                )
+                for i in metrics
+            ),
+            *(exp.alias_(summed(f"x{i}"), f"x{i}") for i in metrics),
+            *(exp.alias_(summed(f"y{i}"), f"y{i}") for i in metrics),
+        ).from_("stats_pairs"),
+        keys,
+    )
+    counted = _grouped(
+        exp.select(
+            *(key.copy() for key in keys), exp.alias_(exp.func("COUNT", exp.Star()), "users")
+        ).from_("stats_values"),
+        keys,
+    )
+    ctes += [_cte("stats_moments", moments), _cte("stats_counts", counted)]
+    ctes += _resampled("stats_pairs", len(groups), len(labels), resampling, True)
+    moment_rows = _row(
+        layout,
+        "moments",
+        "stats_moments",
+        None,
+        exp.column("users"),
+        {(i, slot): exp.column(f"{slot}{i}") for i in metrics for slot in layout.slots},
+    )
+    count_rows = _row(layout, "users", "stats_counts", None, exp.column("users"), {})
+    replicate_rows = _row(
+        layout,
+        "replicates",
+        "stats_replicates",
+        exp.column("replicate"),
+        None,
+        {
+            **{(i, "n"): exp.column(f"b{i}") for i in metrics},
+            **{(i, "s"): exp.column(f"f{i}") for i in metrics},
+        },
+    )
+    return _result(layout, moment_rows, replicate_rows, count_rows, ctes)
+
+
+# ---------------------------------------------------------------------------------------------
+# the numbers
+
+
+@dataclass(frozen=True)
+class Moments:
+    """n values, their sum and sum of squares."""
+
+    n: float
+    total: float
+    squares: float
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n > 0 else math.nan
+
+    @property
+    def variance(self) -> float:
+        """The sample variance (n - 1 in the denominator)."""
+        if self.n < 2:
+            return math.nan
+        return max(0.0, (self.squares - self.total * self.total / self.n) / (self.n - 1))
+
+
+def t_interval(moments: Moments, level: float) -> tuple[float, float]:
+    """Student's t-interval for the mean (scipy.stats.t.interval with the standard error)."""
+    if moments.n < 2:
+        return math.nan, math.nan
+    half = t_quantile(0.5 + level / 2, moments.n - 1) * math.sqrt(moments.variance / moments.n)
+    return moments.mean - half, moments.mean + half
+
+
+def t_test(moments: Moments) -> float:
+    """The two-sided p-value of the one-sample t-test of mean 0 (scipy.stats.ttest_rel on
+    paired differences)."""
+    if moments.n < 2:
+        return math.nan
+    error = math.sqrt(moments.variance / moments.n)
+    if error == 0:
+        return math.nan  # as scipy: every difference equal, no spread to test against
+    return two_sided_p(moments.mean / error, moments.n - 1)
+
+
+def percentile_interval(values: Sequence[float], level: float) -> tuple[float, float]:
+    """The bootstrap percentile interval, linearly interpolated (numpy.quantile's default)."""
+    ordered = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not ordered:
+        return math.nan, math.nan
+
+    def quantile(p: float) -> float:
+        position = p * (len(ordered) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    return quantile((1 - level) / 2), quantile((1 + level) / 2)
+
+
+def randomization_p(observed: float, flipped: Sequence[float]) -> float:
+    """The two-sided p-value of the sign-flip test: (1 + replicates at least as extreme as the
+    observed sum) / (1 + replicates), so that it is never 0 (the observed signs are one of the
+    equally likely flips under the null)."""
+    values = [v for v in flipped if v is not None and not math.isnan(v)]
+    if math.isnan(observed) or not values:
+        return math.nan
+    # The observed sum and a replicate with every sign +1 add the same numbers in another order.
+    bar = abs(observed) * (1 - 1e-12) - 1e-300
+    extreme = sum(1 for v in values if abs(v) >= bar)
+    return (1 + extreme) / (1 + len(values))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, at most 1); NaN stays NaN and is
+    not counted among the hypotheses."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    count = len(present)
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (count - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def welch_test(mean1: float, var1: float, n1: float, mean2: float, var2: float, n2: float) -> float:
+    """Welch's two-sided p-value for two independent samples given by mean, variance, count
+    (scipy.stats.ttest_ind_from_stats(..., equal_var=False))."""
+    if n1 < 2 or n2 < 2:
+        return math.nan
+    a, b = var1 / n1, var2 / n2
+    if a + b == 0:
+        return math.nan
+    t = (mean2 - mean1) / math.sqrt(a + b)
+    df = (a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+    return two_sided_p(t, df)
+
+
+def _float(value: Any) -> float:
+    return math.nan if value is None else float(value)
+
+
+def _split(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    return frame.loc[frame[KIND].astype(str) == kind].reset_index(drop=True)
+
+
+def _group_key(row: Any, groups: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(None if _missing(row[name]) else row[name] for name in groups)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def replicate_values(
+    frame: pd.DataFrame, groups: Sequence[str], metrics: int, slot: str
+) -> dict[tuple[Any, ...], list[list[float]]]:
+    """Per group, per metric, the replicates' values of one slot."""
+    values: dict[tuple[Any, ...], list[list[float]]] = {}
+    for _, row in _split(frame, "replicates").iterrows():
+        per_metric = values.setdefault(_group_key(row, groups), [[] for _ in range(metrics)])
+        for i in range(metrics):
+            per_metric[i].append(_float(row[f"m{i}_{slot}"]))
+    return values
+
+
+def finish_ci(
+    frame: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    resampling: Resampling,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """compose_ci's rows as evaluate's result with ``<metric>_lo`` and ``<metric>_hi`` after
+    each metric, and the moments per group and metric (for --output and --against)."""
+    import pandas as pd
+
+    moments_rows = _split(frame, "moments")
+    boot = (
+        replicate_values(frame, groups, len(requests), "n")
+        if resampling.method == "bootstrap"
+        else {}
+    )
+    rows, stored = [], []
+    for _, row in moments_rows.iterrows():
+        key = _group_key(row, groups)
+        out: dict[str, Any] = {name: row[name] for name in groups}
+        out["users"] = int(_float(row["users"]))
+        for i, request in enumerate(requests):
+            moments = Moments(
+                _float(row[f"m{i}_n"]), _float(row[f"m{i}_s"]), _float(row[f"m{i}_q"])
+            )
+            label = request.label
+            out[label] = moments.mean
+            if not has_interval(request):
+                low = high = math.nan
+            elif resampling.method == "t":
+                low, high = t_interval(moments, resampling.level)
+            else:
+                low, high = percentile_interval(
+                    boot.get(key, [[]] * len(requests))[i], resampling.level
+                )
+            out[f"{label}_lo"], out[f"{label}_hi"] = low, high
+            if has_interval(request):
+                stored.append(
+                    {
+                        **{name: row[name] for name in groups},
+                        "metric": label,
+                        "mean": moments.mean,
+                        "variance": moments.variance,
+                        "n": int(moments.n),
+                    }
+                )
+        rows.append(out)
+    columns = [*groups, "users"]
+    for request in requests:
+        columns += [request.label, f"{request.label}_lo", f"{request.label}_hi"]
+    result = pd.DataFrame(rows, columns=columns)
+    if groups:
+        result = result.sort_values(list(groups), na_position="last", kind="stable")
+    return result.reset_index(drop=True), pd.DataFrame(
+        stored, columns=[*groups, "metric", "mean", "variance", "n"]
+    )
+
+
+def finish_compare(
+    frame: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    model: str,
+    baseline: str,
+    resampling: Resampling,
+    test: str,
+    alpha: float,
+) -> tuple[pd.DataFrame, list[str]]:
+    """compose_compare's rows as compare's result (one row per model, other groups and metric)
+    and the notes to tell the user (users left out by the pairing)."""
+    import pandas as pd
+
+    boot = replicate_values(frame, groups, len(requests), "n")
+    flips = replicate_values(frame, groups, len(requests), "s")
+    counts = {
+        _group_key(row, groups): int(_float(row["users"]))
+        for _, row in _split(frame, "users").iterrows()
+    }
+    others = [name for name in groups if name != model]
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for _, row in _split(frame, "moments").iterrows():
+        key = _group_key(row, groups)
+        paired = int(_float(row["users"]))
+        own = counts.get(key, 0)
+        base = next(
+            (n for k, n in counts.items() if _is_baseline(k, key, groups, model, baseline)),
+            None,
+        )
+        if base is not None and (paired < own or paired < base):
+            where = ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
+            notes.append(
+                f"{where}: compared on the {paired} users both it and {baseline} were evaluated "
+                f"on ({own} and {base} users)"
+            )
+        for i, request in enumerate(requests):
+            if not has_interval(request):
+                continue
+            differences = Moments(
+                _float(row[f"m{i}_n"]), _float(row[f"m{i}_s"]), _float(row[f"m{i}_q"])
+            )
+            n = differences.n
+            value = _float(row[f"m{i}_x"]) / n if n else math.nan
+            reference = _float(row[f"m{i}_y"]) / n if n else math.nan
+            difference = differences.mean
+            if resampling.method == "t":
+                low, high = t_interval(differences, resampling.level)
+            else:
+                low, high = percentile_interval(
+                    boot.get(key, [[]] * len(requests))[i], resampling.level
+                )
+            rows.append(
+                {
+                    **{name: row[name] for name in groups},
+                    "metric": request.label,
+                    "baseline": reference,
+                    "value": value,
+                    "difference": difference,
+                    "relative_difference": difference / reference if reference else math.nan,
+                    "difference_lo": low,
+                    "difference_hi": high,
+                    "p_t": t_test(differences),
+                    "p_randomization": randomization_p(
+                        differences.total, flips.get(key, [[]] * len(requests))[i]
+                    ),
+                    "users": int(n),
+                }
+            )
+    result = pd.DataFrame(
+        rows,
+        columns=[
+            *groups,
+            "metric",
+            "baseline",
+            "value",
+            "difference",
+            "relative_difference",
+            "difference_lo",
+            "difference_hi",
+            "p_t",
+            "p_randomization",
+            "users",
+        ],
+    )
+    chosen = "p_t" if test == "t" else "p_randomization"
+    result["p_holm"] = holm([float(p) for p in result[chosen]])
+    result["significant"] = [bool(p < alpha) for p in result["p_holm"]]
+    order = [model, *others, "metric"]
+    metric_order = {request.label: i for i, request in enumerate(requests)}
+    result = result.sort_values(
+        order,
+        key=lambda column: column.map(metric_order) if column.name == "metric" else column,
+        na_position="last",
+        kind="stable",
+    )
+    return result.reset_index(drop=True), notes
+
+
+def _is_baseline(
+    key: tuple[Any, ...], of: tuple[Any, ...], groups: Sequence[str], model: str, baseline: str
+) -> bool:
+    """Whether ``key`` is the baseline's group paired with ``of`` (the model value matched as
+    text, as the query matches it)."""
+    return all(
+        (value is not None and str(value) == baseline) if name == model else value == other
+        for name, value, other in zip(groups, key, of, strict=True)
+    )
+
+
+def better_is_lower(label: str) -> bool:
+    """Whether a smaller value of this metric is better (an error or a loss)."""
+    return label.split("@")[0] in LOWER_IS_BETTER
+
+
+def against_stored(
+    previous: pd.DataFrame,
+    current: pd.DataFrame,
+    groups: Sequence[str],
+    alpha: float,
+) -> pd.DataFrame:
+    """Each (group, metric) of ``current`` against the same in ``previous`` (both: group
+    columns, metric, mean, variance, n; the moments of evaluate(ci=...)): Welch's test, since
+    the users of two runs are not paired; Holm-Bonferroni over every row; ``worse`` when the
+    change is significant and in the metric's bad direction. A (group, metric) missing from
+    either side is left out."""
+    import pandas as pd
+
+    def key(row: Any) -> tuple[Any, ...]:
+        return (*_group_key(row, groups), row["metric"])
+
+    stored = {key(row): row for _, row in previous.iterrows()}
+    rows = []
+    for _, row in current.iterrows():
+        before = stored.get(key(row))
+        if before is None:
+            continue
+        p = welch_test(
+            float(before["mean"]),
+            float(before["variance"]),
+            float(before["n"]),
+            float(row["mean"]),
+            float(row["variance"]),
+            float(row["n"]),
+        )
+        rows.append(
+            {
+                **{name: row[name] for name in groups},
+                "metric": row["metric"],
+                "previous": float(before["mean"]),
+                "current": float(row["mean"]),
+                "difference": float(row["mean"]) - float(before["mean"]),
+                "p_welch": p,
+                "users_previous": int(before["n"]),
+                "users_current": int(row["n"]),
+            }
+        )
+    columns = [*groups, "metric", "previous", "current", "difference", "p_welch"]
+    result = pd.DataFrame(rows, columns=[*columns, "users_previous", "users_current"])
+    result["p_holm"] = holm([float(p) for p in result["p_welch"]])
+    result["worse"] = [
+        bool(p < alpha) and (d > 0 if better_is_lower(metric) else d < 0)
+        for p, d, metric in zip(
+            result["p_holm"], result["difference"], result["metric"], strict=True
+        )
+    ]
+    return result
+
+
+def with_intervals(
+    result: pd.DataFrame,
+    intervals: pd.DataFrame | None,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+) -> pd.DataFrame:
+    """evaluate's ``result`` with ``<metric>_lo`` and ``<metric>_hi`` after each metric: from
+    ``intervals`` (finish_ci's, matched on the group columns) where it has them, else NaN."""
+    import pandas as pd
+
+    shown = result.copy()
+    if intervals is not None and groups:
+        bounds = [c for c in intervals.columns if c.endswith(("_lo", "_hi"))]
+        # merge matches a missing group value with a missing one, as GROUP BY does
+        joined = shown[list(groups)].merge(
+            intervals[[*groups, *bounds]], on=list(groups), how="left", sort=False
+        )
+        found = {column: joined[column].to_numpy() for column in bounds}
+    elif intervals is not None:
+        found = {
+            c: intervals[c].to_numpy() for c in intervals.columns if c.endswith(("_lo", "_hi"))
+        }
+    else:
+        found = {}
+    columns: dict[str, object] = {name: shown[name] for name in shown.columns}
+    ordered: list[str] = [name for name in shown.columns if name not in _labels(requests)]
+    for request in requests:
+        ordered.append(request.label)
+        for side in ("_lo", "_hi"):
+            name = request.label + side
+            columns[name] = found.get(name, [math.nan] * len(shown))
+            ordered.append(name)
+    combined = pd.DataFrame({name: columns[name] for name in ordered}, index=shown.index)
+    combined.attrs.update(result.attrs)
+    return combined
+
+
+def _labels(requests: Sequence[MetricRequest]) -> set[str]:
+    return {request.label for request in requests}
