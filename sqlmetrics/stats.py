@@ -426,6 +426,15 @@ def _row(
     ).from_(source)
 
 
+def _user_ordered_sum(value: exp.Expr, dialect: str) -> exp.Expr:
+    """SUM(value), in user order on DuckDB: its threads add partial sums in whatever order they
+    finish, and evaluate's means are summed in user order (compose._final), so the means here
+    have the same bits as evaluate's without ci=."""
+    if dialect != "duckdb":
+        return exp.func("SUM", value)
+    return exp.func("SUM", exp.Order(this=value, expressions=[exp.column("u")]))
+
+
 def compose_ci(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
@@ -450,7 +459,10 @@ def compose_ci(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
             *(exp.alias_(exp.func("COUNT", exp.column(f"v{i}")), f"n{i}") for i in metrics),
-            *(exp.alias_(exp.func("SUM", exp.column(f"v{i}")), f"s{i}") for i in metrics),
+            *(
+                exp.alias_(_user_ordered_sum(exp.column(f"v{i}"), dialect), f"s{i}")
+                for i in metrics
+            ),
             *(
                 exp.alias_(
                     exp.func(

@@ -265,10 +265,28 @@ def test_bad_input_is_refused_clearly(arguments: dict[str, Any], message: str) -
 # the seams of issue 19 -------------------------------------------------------------------------
 
 
+def test_intervals_and_marks_are_evaluates_and_compares() -> None:
+    """The page's intervals are evaluate(ci=0.95)'s and its marks compare's (paired t-test,
+    Holm over the page's metrics): every summary cell and every difference from the baseline."""
+    metrics = ["ndcg@10", "recall@20"]
+    page = sqlmetrics.report(
+        RECS, TRUTH, metrics, group_by="model", baseline="popularity", k_max=20
+    ).html
+    evaluated = sqlmetrics.evaluate(RECS, TRUTH, metrics, group_by="model", ci=0.95)
+    for values in evaluated.to_dict(orient="records"):
+        for label in metrics:
+            low, high = values[f"{label}_lo"], values[f"{label}_hi"]
+            assert f'<span class="interval">[{low:.4f}, {high:.4f}]</span>' in page
+    compared = sqlmetrics.compare(RECS, TRUTH, metrics, baseline="popularity")
+    for row in compared.itertuples(index=False):
+        assert bool(row.significant) == (f'title="p = {row.p_holm:.3g}">*</span>' in page)
+
+
 def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch) -> None:
     """When evaluate gives <label>_lo and <label>_hi (ci=), the table shows them and each curve
     gets a band and each segment bar an error bar; with compare, a significant difference gets
-    its mark."""
+    its mark. (Without ci= here, so that the page without intervals is seen too.)"""
+    monkeypatch.setattr(data, "interval_options", lambda: {})
     gather = data.gather
     plain = sqlmetrics.report(RECS, TRUTH, ["ndcg@10"], group_by="model", k_max=12).html
     with_segments = sqlmetrics.report(

@@ -124,7 +124,12 @@ def report(
     comparison = None
     if baseline is not None:
         comparison = data.baseline_comparison(
-            {"recommendations": recommendations, "interactions": interactions, **options},
+            {
+                "recommendations": recommendations,
+                "interactions": interactions,
+                "group_by": group_by,
+                **options,
+            },
             the_plan.summary,
             baseline,
         )

@@ -100,22 +100,42 @@ class Results:
     rows: dict[str, int | None] = field(default_factory=dict)
 
 
+# The level of the page's intervals: Student's t over the users (docs/METRICS.md, "Intervals
+# and tests"), one pass of sums in the same query as the numbers.
+PAGE_CI = 0.95
+
+
 def interval_options() -> dict[str, Any]:
-    """evaluate's options for confidence intervals. The page draws ``<label>_lo`` and
-    ``<label>_hi`` columns wherever the frames have them (table cells and curve bands); when
-    evaluate takes ``ci=`` (issue 19), return ``{"ci": 0.95}`` here."""
-    return {}
+    """evaluate's options for confidence intervals: the page draws ``<label>_lo`` and
+    ``<label>_hi`` wherever the frames have them (table cells, curve bands, error bars)."""
+    return {"ci": PAGE_CI}
 
 
 def baseline_comparison(
     evaluate_arguments: Mapping[str, Any], labels: Sequence[str], baseline: str
 ) -> pd.DataFrame | None:
-    """The paired comparison of every model with ``baseline`` over ``labels``, one row per
-    (model, label) with columns ``model``, ``metric``, ``difference``, ``p_value`` and
-    ``significant``; None until ``sqlmetrics.compare`` exists (issue 19), when the page shows
-    the plain difference of the means without a mark. Plug compare in here."""
-    del evaluate_arguments, labels, baseline
-    return None
+    """The paired comparison (sqlmetrics.compare: paired t-test, Holm-adjusted over the page's
+    metrics) of every model with ``baseline`` over ``labels``: one row per (model, label) with
+    ``model``, ``metric``, ``difference``, ``p_value`` (Holm's) and ``significant``. None when
+    no label is a mean over users (compare leaves the others out)."""
+    from sqlmetrics.run import compare
+
+    arguments = dict(evaluate_arguments)
+    arguments.pop("per_user", None)
+    if not labels:
+        return None
+    compared = compare(
+        arguments.pop("recommendations"),
+        arguments.pop("interactions"),
+        list(labels),
+        baseline=baseline,
+        ci=PAGE_CI,
+        **arguments,
+    )
+    if compared.empty:
+        return None
+    model = compared.columns[0]  # the first group_by column names the model
+    return compared.rename(columns={model: "model", "p_holm": "p_value"})
 
 
 def gather(

@@ -241,14 +241,16 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
         f"A metric asked without a cutoff is shown at k = {the_plan.k_max}, the curves' end.",
     ]
     if not any(f"{label}_lo" in frame.columns for label in labels):
-        notes.append("No confidence intervals: this version of evaluate does not compute them.")
+        notes.append("No confidence intervals were computed for this page.")
     if context.baseline is not None:
         notes.append(
             f"Under each value: its difference from the baseline {context.baseline!r}"
             + (
-                "; * marks a significant paired difference."
+                "; * marks a difference that a paired t-test over the common users finds "
+                "significant (p < 0.05 after Holm's correction over the page's metrics; the "
+                "p-value on hover)."
                 if comparison is not None
-                else " (a difference of means; no significance test in this version)."
+                else " (a difference of means, without a test)."
             )
         )
     return (
