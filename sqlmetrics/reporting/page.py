@@ -197,8 +197,10 @@ def _cell(frame: pd.DataFrame, row: int, label: str) -> tuple[float, str]:
     value = _float(value)
     interval = ""
     if f"{label}_lo" in frame.columns and f"{label}_hi" in frame.columns:
-        low, high = frame[f"{label}_lo"].iloc[row], frame[f"{label}_hi"].iloc[row]
-        interval = f'<span class="interval">[{_number(low)}, {_number(high)}]</span>'
+        low, high = _float(frame[f"{label}_lo"].iloc[row]), _float(frame[f"{label}_hi"].iloc[row])
+        # group-level and micro metrics have none (NaN): nothing to show rather than "n/a"
+        if math.isfinite(low) and math.isfinite(high):
+            interval = f'<span class="interval">[{_number(low)}, {_number(high)}]</span>'
     return value, interval
 
 
