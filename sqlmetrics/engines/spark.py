@@ -133,8 +133,8 @@ class SparkEngine(Engine):
         conf = self.spark.conf
         previous: dict[str, str | None] = {}
         for key, value in settings.items():
-            before = conf.get(key, None)
             with contextlib.suppress(Exception):  # pyspark's and Spark Connect's errors differ
+                before = conf.get(key, None)
                 if value is None:
                     conf.unset(key)
                 else:
