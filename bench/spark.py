@@ -341,10 +341,14 @@ GROUPED_COUNTS = """    SELECT w.user_id, w.item_id, w.pos, w.score,
   ) AS _t"""
 
 
-def ab_lengths(spark: Any, recs: str, truth: str, label: str, rounds: int) -> None:
+def ab_lengths(
+    spark: Any, recs: str, truth: str, label: str, rounds: int, settings: bool = False
+) -> None:
     """evaluate's query as it is against the same query with ranked's whole-list window counts
     (list_length, scored_length, named_length) taken from a GROUP BY user_id instead: the
-    remedy docs/benchmark.md recommends, measured without changing sqlmetrics."""
+    remedy docs/benchmark.md recommends, measured without changing sqlmetrics. ``settings``
+    (--ab-settings): each also without the session settings the Spark engine runs its query
+    with (``_QUERY_SETTINGS``), so four variants; wall and CPU seconds, medians."""
     import sqlglot
 
     import sqlmetrics
@@ -376,22 +380,83 @@ def ab_lengths(spark: Any, recs: str, truth: str, label: str, rounds: int) -> No
     for view in dict.fromkeys(views):
         path = recs if "_recommendations_" in view else truth
         spark.read.parquet(path).createOrReplaceTempView(view)
-    for name, text in (("as is", sql), ("grouped", edited)):
-        print(f"{label} {name}: {json.dumps(counts(_explain(spark.sql(text))))}")
-    same = sorted(map(str, spark.sql(sql).collect())) == sorted(
-        map(str, spark.sql(edited).collect())
-    )
-    print(f"{label} same rows: {same}")
+    conf = spark_engine._QUERY_SETTINGS
+    variants: list[tuple[str, str, dict[str, str]]] = [
+        ("as is", sql, dict(conf)),
+        ("grouped", edited, dict(conf)),
+    ]
+    if settings:
+        variants = [
+            (f"{name} {'with' if on else 'without'} settings", text, conf if on else {})
+            for name, text, conf in variants
+            for on in (True, False)
+        ]
+
+    @contextlib.contextmanager
+    def applied(settings: dict[str, str]) -> Any:
+        previous = {key: spark.conf.get(key, None) for key in settings}
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key, before in previous.items():
+                if before is None:
+                    spark.conf.unset(key)
+                else:
+                    spark.conf.set(key, before)
+
+    def run(text: str, settings: dict[str, str]) -> list[Any]:
+        with applied(settings):
+            return spark.sql(text).collect()
+
+    for name, text, conf in variants:
+        with applied(conf):  # planned under the settings, as it runs
+            print(f"{label} {name}: {json.dumps(counts(_explain(spark.sql(text))))}")
+    reference = sorted(map(tuple, run(sql, {})), key=str)  # as is, without the settings
+    for name, text, conf in variants:
+        rows = sorted(map(tuple, run(text, conf)), key=str)
+        worst = max(
+            (
+                abs(a - b)
+                for mine, theirs in zip(rows, reference, strict=True)
+                for a, b in zip(mine, theirs, strict=True)
+                if isinstance(a, float) and isinstance(b, float)
+            ),
+            default=0.0,
+        )
+        same = all(
+            a == b
+            for mine, theirs in zip(rows, reference, strict=True)
+            for a, b in zip(mine, theirs, strict=True)
+            if not (isinstance(a, float) and isinstance(b, float))
+        )
+        print(f"{label} {name} against the query as is: same counts {same}, within {worst:.1e}")
+        if not same or worst > 1e-9:
+            raise SystemExit(f"--ab-lengths: {name} differs from the query as is")
+    cpu = Cpu(spark)
+    seconds: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in variants}
     for round_ in range(rounds):
-        pairs = [("as is", sql), ("grouped", edited)]
-        for name, text in pairs if round_ % 2 == 0 else pairs[::-1]:
+        for name, text, conf in variants if round_ % 2 == 0 else variants[::-1]:
             spark.catalog.clearCache()
+            spark.sparkContext._jvm.java.lang.System.gc()
+            load = os.getloadavg()[0]
+            py0, jvm0 = cpu.now()
             start = time.perf_counter()
-            spark.sql(text).collect()
+            run(text, conf)
+            wall = time.perf_counter() - start
+            py1, jvm1 = cpu.now()
+            seconds[name].append((wall, (py1 - py0) + (jvm1 - jvm0)))
             print(
-                f"{label} round {round_ + 1} evaluate's query {name}: "
-                f"{time.perf_counter() - start:.2f} s  load {os.getloadavg()[0]:.1f}",
+                f"{label} round {round_ + 1} evaluate's query {name}: {wall:.2f} s  "
+                f"CPU {(py1 - py0) + (jvm1 - jvm0):.1f} s  load {load:.1f}",
                 flush=True,
+            )
+    for name, runs in seconds.items():
+        if runs:
+            print(
+                f"{label} median {name}: {statistics.median(w for w, _ in runs):.2f} s  "
+                f"CPU {statistics.median(c for _, c in runs):.1f} s"
             )
     for view in dict.fromkeys(views):
         spark.catalog.dropTempView(view)
@@ -521,6 +586,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only: evaluate's query against it with list lengths from a GROUP BY (rounds)",
     )
+    parser.add_argument(
+        "--ab-settings",
+        action="store_true",
+        help="with --ab-lengths: each also without the Spark engine's session settings",
+    )
     args = parser.parse_args(argv)
     tools = [t for t in args.tools.split(",") if t]
     unknown = set(tools) - set(TOOLS)
@@ -553,7 +623,7 @@ def main(argv: list[str] | None = None) -> int:
         recs = str(folder / "recommendations.parquet")
         truth = str(folder / "interactions.parquet")
         if args.ab_lengths:
-            ab_lengths(spark, recs, truth, label, args.rounds)
+            ab_lengths(spark, recs, truth, label, args.rounds, args.ab_settings)
             continue
         if args.plan_only:
             result = plan(spark, recs, truth, label)

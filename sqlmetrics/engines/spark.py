@@ -1,14 +1,20 @@
 """A pyspark SparkSession: inputs are table names, ``Query`` objects, or Spark DataFrames of the
 same session (registered as temporary views under names of their own, dropped afterwards). The
 query runs as one Spark job group (a tag on Spark Connect), which a timeout or Ctrl-C cancels;
-``progress`` prints the running stages' tasks on stderr."""
+``progress`` prints the running stages' tasks on stderr.
+
+A few session settings that spare shuffles are set around each query and restored after it
+(``_QUERY_SETTINGS``; measured in docs/benchmark.md, "Spark (issue 18)").
+"""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sys
 import threading
 import uuid
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sqlglot import exp
@@ -18,6 +24,13 @@ from sqlmetrics.errors import SqlmetricsError
 
 _views = itertools.count(1)
 _JOB_PROPERTIES = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+# Session settings while sqlmetrics' queries run, restored afterwards (the session is the
+# user's; another thread's queries on it meanwhile see them too, and get the same results).
+_QUERY_SETTINGS: dict[str, str] = {
+    # A join on (user_id, item_id) whose sides are both hashed by user_id alone keeps that
+    # partitioning, instead of hashing both sides again by both keys.
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+}
 
 
 class SparkEngine(Engine):
@@ -89,21 +102,45 @@ class SparkEngine(Engine):
         return exp.to_table(name)
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self._running():
+            frame = self.spark.sql(sql)
+            rows = frame.collect()
+            return list(frame.columns), [tuple(row) for row in rows]
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        """This engine's job group, settings and progress line around a query."""
         previous = self._start_group()
+        settings = self._set(_QUERY_SETTINGS)
         stop = threading.Event()
         reporter = None
         if self.progress and self.context is not None:
             reporter = threading.Thread(target=self._report_progress, args=(stop,), daemon=True)
             reporter.start()
         try:
-            frame = self.spark.sql(sql)
-            rows = frame.collect()
-            return list(frame.columns), [tuple(row) for row in rows]
+            yield
         finally:
             stop.set()
             if reporter is not None:
                 reporter.join()
+            self._set(settings)
             self._end_group(previous)
+
+    def _set(self, settings: Mapping[str, str | None]) -> dict[str, str | None]:
+        """Sets (None: unsets) session settings; returns what they were, for those it set.
+        A setting the session refuses (a managed service may) is skipped: it only saves
+        shuffles, the results are the same without it."""
+        conf = self.spark.conf
+        previous: dict[str, str | None] = {}
+        for key, value in settings.items():
+            with contextlib.suppress(Exception):  # pyspark's and Spark Connect's errors differ
+                before = conf.get(key, None)
+                if value is None:
+                    conf.unset(key)
+                else:
+                    conf.set(key, value)
+                previous[key] = before
+        return previous
 
     def _start_group(self) -> dict[str, Any]:
         if self.context is None:

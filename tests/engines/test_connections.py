@@ -261,6 +261,57 @@ def test_a_select_only_role_evaluates_and_nothing_is_written(engine_pool: Engine
         engine.execute("DROP ROLE sqlmetrics_reader")
 
 
+@pytest.mark.spark
+def test_spark_settings_hold_during_the_query_and_are_restored(engine_pool: EnginePool) -> None:
+    from sqlmetrics.engines import spark as spark_engine
+
+    engine = engine_pool.get("spark")
+    spark = engine.spark  # type: ignore[attr-defined]
+    case = next(c for c in CASES if c.name == "extra_string_arms")
+    recommendations, interactions = loaded(engine, case, "spark")
+    key = "spark.sql.requireAllClusterKeysForCoPartition"
+    seen: list[str | None] = []
+    fetch = spark_engine.SparkEngine.fetch
+
+    def spying(self: Any, sql: str) -> Any:
+        original = self.spark.sql
+
+        def sql_seeing_settings(text: str) -> Any:
+            seen.append(self.spark.conf.get(key, None))
+            return original(text)
+
+        self.spark.sql = sql_seeing_settings
+        try:
+            return fetch(self, sql)
+        finally:
+            del self.spark.sql
+
+    views = {table.name for table in spark.catalog.listTables()}
+    for users_value in (None, "true"):
+        if users_value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, users_value)
+        seen.clear()
+        spark_engine.SparkEngine.fetch = spying  # type: ignore[method-assign]
+        try:
+            got = sqlmetrics.evaluate(
+                recommendations,
+                interactions,
+                case.all_metrics,
+                connection=spark,
+                **evaluate_kwargs(case),
+            )
+        finally:
+            spark_engine.SparkEngine.fetch = fetch  # type: ignore[method-assign]
+            after = spark.conf.get(key, None)
+            spark.conf.unset(key)
+        assert seen and set(seen) == {"false"}
+        assert after == users_value
+        assert_same(got, on_duckdb(case, False), f"{key}={users_value}")  # type: ignore[arg-type]
+    assert {table.name for table in spark.catalog.listTables()} == views
+
+
 SLOW = sqlmetrics.Query(
     "SELECT g % 100000 AS user_id, g AS item_id, random() AS score "
     "FROM generate_series(1, 50000000) AS g"
