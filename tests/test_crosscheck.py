@@ -502,7 +502,7 @@ def test_sql_rank_column(sqlmetrics: Any, gaps: bool) -> None:
     truth_frame = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
     if gaps:
         with pytest.raises(
-            sqlmetrics.SqlmetricsError, match=re.escape("are not 1, 2, 3, ... within")
+            sqlmetrics.SqlmetricsError, match=re.escape("are not 1, 2, 3, ... (a gap or a repeat)")
         ):
             sqlmetrics.evaluate(recs_frame, truth_frame, **arguments)
         return
