@@ -169,6 +169,7 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
         _full_outer_join,
         _log_base,
         _is_nan,
+        _distinct_per_user,
         _division,
         _float_power,
         _float_average,
@@ -333,6 +334,30 @@ def _is_nan(tree: exp.Expr, target: Dialect) -> exp.Expr:
             if _is_dialect(target, "oracle"):  # its DOUBLE PRECISION is a NUMBER, without NaN
                 nan = exp.func("TO_BINARY_DOUBLE", exp.Literal.string("NaN"))
             node.replace(exp.EQ(this=node.this, expression=nan))
+    return tree
+
+
+def _distinct_per_user(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """On Spark, COUNT(DISTINCT x) per user (the repeats of list_counts.sql and of the
+    interactions) as SIZE(COLLECT_SET(x)): Spark plans a distinct count as an Expand and a
+    second aggregation keyed on (user, x), which shuffles every row; a set per user is built
+    before the shuffle by user, the one the other counts of the same GROUP BY take anyway. Only
+    where the select groups by user_id, so a set never spans a whole table."""
+    if not _is_dialect(target, "spark", "databricks"):
+        return tree
+    for select in tree.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None or not any(
+            isinstance(key, exp.Column) and key.name == "user_id" for key in group.expressions
+        ):
+            continue
+        for count in list(select.find_all(exp.Count)):
+            if count.find_ancestor(exp.Select) is not select or not isinstance(
+                count.this, exp.Distinct
+            ):
+                continue
+            (value,) = count.this.expressions
+            count.replace(exp.ArraySize(this=exp.ArrayUniqueAgg(this=value.copy())))
     return tree
 
 

@@ -217,3 +217,16 @@ def test_full_outer_join_becomes_a_union_where_there_is_none() -> None:
     )
     with pytest.raises(SqlmetricsError, match="FULL OUTER JOIN"):
         render_tree(grouped, "mysql")
+
+
+def test_spark_counts_distinct_values_per_user_as_sets() -> None:
+    """On Spark a per-user distinct count (repeated items, repeated interactions) is
+    SIZE(COLLECT_SET(x)), built before the shuffle by user; a distinct count over a whole group
+    (coverage's items, novelty's users) stays COUNT(DISTINCT): a set there would hold a whole
+    table. (tests/engines runs both on Spark against DuckDB's numbers and diagnostics.)"""
+    checks = sqlmetrics.to_sql(["ndcg@10"], "r", "i", dialect="spark", checks=True)
+    assert "COUNT(item_id) - SIZE(COLLECT_SET(item_id)) AS duplicate_rows" in checks
+    assert "COUNT(DISTINCT" not in checks
+    coverage = sqlmetrics.to_sql(["coverage@10", "novelty@10"], "r", "i", dialect="spark")
+    assert "COLLECT_SET" not in coverage
+    assert "COUNT(DISTINCT ranked.item_id)" in coverage and "COUNT(DISTINCT user_id)" in coverage
