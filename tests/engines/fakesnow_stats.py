@@ -1,7 +1,7 @@
 """Runs evaluate(ci=...) and compare through snowflake.connector patched by fakesnow, inside
 fakesnow's own virtual environment (as fakesnow_evaluate.py does for evaluate).
 
-Reads a JSON list of {"case", "call"} on stdin (tests/engines/test_stats_engines.py's cases and
+Reads a JSON list of {"case", "call"} on stdin (tests/engines/stats_cases.py's cases and
 calls) and writes one JSON object on stdout: per "case call", the result as
 ``to_json(orient="split")``.
 """
@@ -25,7 +25,7 @@ def main() -> int:
     import snowflake.connector
 
     from tests.engines.engines import create_statements
-    from tests.engines.test_stats_engines import CASES, run
+    from tests.engines.stats_cases import CASES, run
 
     warnings.simplefilter("ignore")
     wanted = json.loads(sys.stdin.read())

@@ -23,44 +23,12 @@ import sqlglot
 from sqlglot import exp
 
 import sqlmetrics
-from tests.engines.cases import REPO, Case, load_cases
+from tests.engines.cases import REPO, Case
 from tests.engines.conftest import EnginePool
 from tests.engines.engines import DuckDBEngine, fakesnow_python
-from tests.engines.test_connections import WAYS, Way, evaluate_kwargs, inputs
+from tests.engines.stats_cases import CALLS, CASES, METRICS, calls, model_values, run
+from tests.engines.test_connections import WAYS, Way, inputs
 from tests.engines.test_engines import loaded, table_names, to_duckdb
-
-# A model column (compare), strings as users (the buckets' text order), a NULL group value.
-CASE_NAMES = ("group_by_model", "string_ids", "group_by_null_segment", "beyond_lists_by_model")
-CASES = [case for case in load_cases() if case.name in CASE_NAMES]
-METRICS = ["ndcg@2", "precision@2", "mrr", "hit_rate@3"]
-# the options of each call: a t-interval, a bootstrap, and (with a model column) a comparison
-CALLS: dict[str, dict[str, Any]] = {
-    "t": {"ci": 0.9},
-    "bootstrap": {"ci": 0.95, "ci_method": "bootstrap", "replicates": 300, "seed": 7},
-    "compare": {"replicates": 300, "seed": 11, "ci_method": "bootstrap"},
-}
-
-
-def _model_values(case: Case) -> list[Any]:
-    column = case.kwargs()["group_by"][0]
-    index = case.recommendations.names.index(column)
-    return sorted({row[index] for row in case.recommendations.rows if row[index] is not None})
-
-
-def run(case: Case, call: str, given: dict[str, Any], options: dict[str, Any]) -> pd.DataFrame:
-    kwargs = {**evaluate_kwargs(case), **options, **CALLS[call]}
-    kwargs.pop("per_user", None)
-    if call != "compare":
-        return sqlmetrics.evaluate(metrics=METRICS, **given, **kwargs)
-    return sqlmetrics.compare(
-        metrics=METRICS, baseline=str(_model_values(case)[0]), **given, **kwargs
-    )
-
-
-def calls(case: Case) -> list[str]:
-    by_model = case.kwargs().get("group_by", [None])[0] == "model"
-    return [call for call in CALLS if call != "compare" or by_model]
-
 
 _duckdb: list[DuckDBEngine] = []
 _references: dict[tuple[str, str], pd.DataFrame] = {}
@@ -145,7 +113,7 @@ def _to_sql(case: Case, call: str, dialect: str) -> str:
     recommendations, interactions = table_names(case, dialect)
     options = dict(CALLS[call])
     if call == "compare":
-        options["baseline"] = str(_model_values(case)[0])
+        options["baseline"] = str(model_values(case)[0])
     return sqlmetrics.to_sql(
         METRICS, recommendations, interactions, dialect=dialect, **case.kwargs(), **options
     )
