@@ -570,6 +570,7 @@ def compose(
         ranked = _with_list_lengths(ranked)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
     top_lists = stage(lists or "top_lists")
+    duckdb_plan.bind_repeats(top_lists)
     if options.ties == "id_text":
         _order_ids_as_text(top_lists)
     if top_k and cutoff is not None and ranked_cutoff is not None:

@@ -135,15 +135,11 @@ def list_counts_from(lists_name: str) -> exp.Select:
 QUADRATIC_REPEATS_MAX = 256
 
 
-def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:
-    """list_counts.sql with duplicate_rows found in each list's items gathered as a list,
-    instead of COUNT(DISTINCT item_id), which hashes every (user, item) pair once more."""
-    counts = list_counts.copy()
+def repeated_items() -> exp.Expr:
+    """The rows of a list repeating an item found earlier in it, from ``listed_items`` (the
+    list's items gathered as a list) and ``named_length`` (its non-NULL items): each item's
+    first position up to QUADRATIC_REPEATS_MAX items, LIST_DISTINCT above."""
     items = exp.column("listed_items")
-    for projection in counts.expressions:
-        if projection.alias_or_name == "duplicate_rows":
-            projection.set("this", exp.func("LIST", exp.column("item_id")))
-            projection.set("alias", exp.to_identifier("listed_items"))
     item, index = exp.to_identifier("item"), exp.to_identifier("i")
     earlier = exp.and_(
         exp.column("item").is_(exp.Null()).not_(),
@@ -154,14 +150,31 @@ def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:
         exp.func("LIST_FILTER", items.copy(), exp.Lambda(this=earlier, expressions=[item, index])),
     )
     distinct = exp.column("named_length") - exp.func("LEN", exp.func("LIST_DISTINCT", items.copy()))
-    repeats = (
+    return (
         exp.Case()
         .when(exp.func("LEN", items.copy()) <= QUADRATIC_REPEATS_MAX, quadratic)
         .else_(distinct)
     )
+
+
+def bind_repeats(lists: exp.Select) -> None:
+    """top_lists.sql's and sorted_lists.sql's ``$repeats``: repeated_items()."""
+    for placeholder in list(lists.find_all(exp.Placeholder)):
+        if placeholder.name == "repeats":
+            placeholder.replace(repeated_items())
+
+
+def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:
+    """list_counts.sql with duplicate_rows found in each list's items gathered as a list,
+    instead of COUNT(DISTINCT item_id), which hashes every (user, item) pair once more."""
+    counts = list_counts.copy()
+    for projection in counts.expressions:
+        if projection.alias_or_name == "duplicate_rows":
+            projection.set("this", exp.func("LIST", exp.column("item_id")))
+            projection.set("alias", exp.to_identifier("listed_items"))
     names = [p.alias_or_name for p in counts.expressions if p.alias_or_name != "listed_items"]
     return exp.select(
-        *[exp.column(name) for name in names], exp.alias_(repeats, "duplicate_rows")
+        *[exp.column(name) for name in names], exp.alias_(repeated_items(), "duplicate_rows")
     ).from_(exp.alias_(exp.paren(counts), "listed"))
 
 

@@ -12,7 +12,12 @@ from sqlglot import exp
 
 import sqlmetrics
 from sqlmetrics.compose import bind_placeholders, stage, with_ctes
-from sqlmetrics.duckdb_plan import HIT_ROWS_METRICS, SCORED_SUM_METRICS, bind_score_floor
+from sqlmetrics.duckdb_plan import (
+    HIT_ROWS_METRICS,
+    SCORED_SUM_METRICS,
+    bind_repeats,
+    bind_score_floor,
+)
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.duckdb import DuckDBEngine, known_rows
 
@@ -243,6 +248,7 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
 
     def exact_lists(floor: float | None) -> dict[int, bool]:
         top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
+        bind_repeats(top_lists)
         bind_score_floor(top_lists, floor)
         ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
         query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
@@ -260,6 +266,7 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     assert exact_lists(-1.0) == exact  # every score passes: as without a floor
     assert exact_lists(float("nan")) == exact_lists(float("inf")) == exact  # no FILTER then
     top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
+    bind_repeats(top_lists)
     bind_score_floor(top_lists, 0.3)
     rows = connection.execute(
         with_ctes(

@@ -22,18 +22,8 @@ FROM (
       list_length,
       scored_length,
       named_length,
-      -- an item found earlier in its list: each item's first position, quadratic but the
-      -- fastest on lists of 100; longer lists by LIST_DISTINCT, linear in the length
-      CASE
-        WHEN LEN(listed_items) <= 256
-          THEN LEN(
-            LIST_FILTER(
-              listed_items,
-              LAMBDA item, i: item IS NOT NULL AND LIST_POSITION(listed_items, item) < i
-            )
-          )
-        ELSE named_length - LEN(LIST_DISTINCT(listed_items))
-      END AS duplicate_rows,
+      -- the rows repeating an item found earlier in the list (duckdb_plan.repeated_items)
+      $repeats AS duplicate_rows,
       nan_scores,
       outside_unit_scores
     FROM (
