@@ -400,7 +400,7 @@ def test_decimals_within_the_scale_are_read(kind: str) -> None:
 
 def test_json_output_is_strict() -> None:
     """NaN and ±infinity are no JSON numbers: null; exact keys stay exact."""
-    from sqlmetrics.cli import _render
+    from sqlmetrics.cli.parser import _render
 
     frame = pd.DataFrame(
         {

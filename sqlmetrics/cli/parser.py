@@ -1279,7 +1279,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"sqlmetrics: error: DuckDB: {first}\n")
         return 1
     return code or 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
