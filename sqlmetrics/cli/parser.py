@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from decimal import Decimal
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog import metrics, parse_request
+from sqlmetrics.cli.arguments import (
+    api_options,
+    column_names,
+    interval_options,
+    metric_list,
+    requested_metrics,
+)
+from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
+from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
+from sqlmetrics.cli.stored import read_stored, stored_json, stored_options
 from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.files import (
@@ -22,7 +30,6 @@ from sqlmetrics.files import (
     prepare_folder,
     refuse_existing,
     write_marker,
-    write_output,
     write_stdout,
     written_by_us,
 )
@@ -34,6 +41,7 @@ from sqlmetrics.stats import CI_METHODS, TESTS, against_stored, better_is_lower
 if TYPE_CHECKING:
     import pandas as pd
 
+
 EXAMPLE_METRICS = [
     "ndcg@10",
     "map@10",
@@ -43,19 +51,18 @@ EXAMPLE_METRICS = [
     "hit_rate@10",
     "f1@10",
 ]
+
+
 # The example's report (Makefile's `make example` writes the same page from the CLI).
 EXAMPLE_REPORT_METRICS = ["ndcg@10", "map@10", "recall@20", "hit_rate@10", "gini@10", "novelty@10"]
+
+
 EXAMPLE_REPORT: dict[str, Any] = {
     "group_by": ["model"],
     "segment": "country",
     "baseline": "popularity",
     "k_max": 30,
 }
-
-
-def _metric_list(values: Sequence[str] | None) -> list[str]:
-    """``-m a -m b`` and ``-m a,b`` both work."""
-    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -154,17 +161,6 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--history", metavar="FILE", help="what each user consumed before, for serendipity"
     )
-
-
-def _columns(args: argparse.Namespace) -> dict[str, str | None]:
-    columns: dict[str, str | None] = {
-        role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance", "rating", "category")
-        if getattr(args, f"{role}_column")
-    }
-    if args.no_relevance:
-        columns["relevance"] = None
-    return columns
 
 
 def _add_intervals(parser: argparse.ArgumentParser, default: float | None) -> None:
@@ -424,68 +420,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _render(frame: pd.DataFrame, fmt: str) -> str:
-    if fmt == "csv":
-        return str(frame.to_csv(index=False, float_format="%.17g"))
-    if fmt == "json":
-        rows = [
-            {str(key): _json_value(value) for key, value in row.items()}
-            for row in frame.to_dict(orient="records")
-        ]
-        return json.dumps(rows, indent=2, allow_nan=False) + "\n"
-    return str(frame.to_string(index=False, float_format=lambda value: f"{value:.6f}")) + "\n"
-
-
-def _json_value(value: Any) -> Any:
-    """Strict JSON: NaN and ±infinity (not JSON numbers) as null, numpy scalars as Python
-    values, a Decimal key as its exact text."""
-    if isinstance(value, Decimal):
-        return str(value)
-    if hasattr(value, "item"):  # numpy scalars
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if type(value).__name__ == "NAType":  # pandas.NA, a missing key of a nullable column
-        return None
-    return value
-
-
-def _write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> None:
-    """Writes stdout, or the file by the rules of ``sqlmetrics.files`` (atomic, never an
-    input, through links and into devices)."""
-    if output is None:
-        write_stdout(text)
-        return
-    write_output(text, output, inputs)
-
-
-def _show_diagnostics(frame: pd.DataFrame) -> None:
-    diagnostics = frame.attrs.get("diagnostics")
-    if diagnostics is not None and len(diagnostics):
-        sys.stderr.write("diagnostics:\n" + diagnostics.to_string(index=False) + "\n")
-
-
-def _requested(args: argparse.Namespace) -> list[str]:
-    metrics = _metric_list(args.metrics)
-    if not metrics:
-        raise SqlmetricsError("no metrics requested: pass -m METRIC, like -m ndcg@10")
-    return metrics
-
-
-def _options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments evaluate and to_sql share."""
-    return {
-        "group_by": args.group_by,
-        "per_user": args.per_user,
-        "columns": _columns(args),
-        "ties": args.ties,
-        "threshold": args.threshold,
-        "population": args.population,
-        "duplicates": args.duplicates,
-        "profile": args.profile,
-    }
-
-
 def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
     """The inputs as given, or as TREC files with --input-format trec; the TREC options are
     refused without it rather than ignored."""
@@ -547,12 +481,12 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
         "--group-by": bool(args.group_by),
         "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
         "--duplicates": args.duplicates != "error",
-        "column names": bool(_columns(args)),
+        "column names": bool(column_names(args)),
     }
     for option, used in clashes.items():
         if used:
             raise SqlmetricsError(f"--format trec computes as trec_eval does; drop {option}")
-    metrics = _metric_list(args.metrics) or None
+    metrics = metric_list(args.metrics) or None
     frame = trec_eval(
         run,  # type: ignore[arg-type]
         qrels,  # type: ignore[arg-type]
@@ -564,7 +498,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
     return trec_text(frame)
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+def evaluate_command(args: argparse.Namespace) -> int:
     from sqlmetrics.run import evaluate
 
     recommendations, interactions = _trec_inputs(args)
@@ -572,9 +506,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         inputs = [args.recommendations, args.interactions]
         if args.output is not None:
             check_output(args.output, inputs)
-        _write(_trec_report(args, recommendations, interactions), args.output, inputs)
+        write(_trec_report(args, recommendations, interactions), args.output, inputs)
         return 0
-    metrics = _requested(args)
+    metrics = requested_metrics(args)
     gates = [_gate(text) for text in args.fail_if]  # refused before the work
     known = [*metrics, *(f"{m}{side}" for m in metrics for side in ("_lo", "_hi") if args.ci)]
     for column, _, _, text in gates:
@@ -584,49 +518,36 @@ def _evaluate(args: argparse.Namespace) -> int:
                 + ("" if args.ci else "; the _lo and _hi columns need --ci")
                 + ")"
             )
-    inputs = _local_inputs(args)
+    inputs = local_inputs(args)
     fmt = _format(args)
-    with _engine_connection(args) as connection:
+    with engine_connection(args) as connection:
         try:
             result = evaluate(
                 recommendations,
                 interactions,
                 metrics,
-                **_options(args),
-                **_engine_options(args),
+                **api_options(args),
+                **engine_options(args),
                 connection=connection,
-                **_interval_options(args),
+                **interval_options(args),
             )
         except SqlmetricsError as error:
             raise _trec_hint(error, args) from error.__cause__
-    _clear_progress(args)
+    clear_progress(args)
     if args.ci is not None and fmt == "json":
-        text = _stored_json(result, metrics, args)
+        text = stored_json(result, metrics, args)
     elif args.ci is not None and fmt == "table":
         text = _interval_table(result, metrics)
     else:
-        text = _render(result, fmt)
-    _write(text, args.output, inputs)
+        text = render(result, fmt)
+    write(text, args.output, inputs)
     if not args.quiet:
-        _show_diagnostics(result)
-        _show_notes(result)
+        show_diagnostics(result)
+        show_notes(result)
     failed = [line for gate in gates for line in _failed(gate, result, args.group_by)]
     for line in failed:
         sys.stderr.write(line + "\n")
     return 1 if failed else 0
-
-
-def _local_inputs(args: argparse.Namespace) -> list[str | None]:
-    """The inputs that are local files (checked not to be the output), and the output checked
-    before the work rather than after."""
-    remote = args.connection is not None or args.spark is not None
-    # Table names in a database are not files: only local inputs can clash with --output.
-    inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
-    if args.output is not None:
-        check_output(args.output, inputs)
-    if args.dialect is not None and args.connection is None:
-        raise SqlmetricsError("--dialect applies to --connection only")
-    return inputs
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -635,49 +556,10 @@ def _format(args: argparse.Namespace) -> str:
     return "json" if (args.output or "").lower().endswith(".json") else "table"
 
 
-def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    progress = not args.quiet and sys.stderr.isatty()
-    return {
-        "dialect": args.dialect,
-        "timeout": args.timeout,
-        "progress": progress,
-        "items": args.items,
-        "history": args.history,
-    }
-
-
-def _clear_progress(args: argparse.Namespace) -> None:
-    remote = args.connection is not None or args.spark is not None
-    if not args.quiet and sys.stderr.isatty() and not remote:
-        sys.stdout.write("\r\x1b[K")  # clear what is left of DuckDB's progress bar
-
-
-def _interval_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "ci": args.ci,
-        "ci_method": args.ci_method,
-        "replicates": args.replicates,
-        "seed": args.seed,
-    }
-
-
-def _show_notes(frame: pd.DataFrame) -> None:
-    for note in frame.attrs.get("notes") or ():
-        sys.stderr.write(f"note: {note}\n")
-
-
-def _number(value: Any) -> str:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return "" if math.isnan(number) else f"{number:.4f}"
-
-
 def _with_interval(value: Any, low: Any, high: Any) -> str:
-    text = _number(value)
-    if _number(low) and _number(high):
-        text += f" [{_number(low)}, {_number(high)}]"
+    text = number_text(value)
+    if number_text(low) and number_text(high):
+        text += f" [{number_text(low)}, {number_text(high)}]"
     return text
 
 
@@ -711,45 +593,9 @@ def _interval_table(result: pd.DataFrame, metrics: Sequence[str]) -> str:
     return str(shown.to_string(index=False)) + "\n" + footer + "\n"
 
 
-def _stored_json(result: pd.DataFrame, metrics: Sequence[str], args: argparse.Namespace) -> str:
-    """evaluate --ci's JSON: the rows, and what compare --against reads (the means, variances
-    and counts per group and metric, and the options that must match)."""
-    moments = result.attrs["moments"]
-    document = {
-        "sqlmetrics": "evaluation",
-        "version": 1,
-        "options": {
-            "metrics": list(metrics),
-            **_stored_options(args),
-            "ci": result.attrs.get("ci"),
-        },
-        "rows": _records(result),
-        "moments": _records(moments),
-    }
-    return json.dumps(document, indent=2, allow_nan=False) + "\n"
-
-
-def _stored_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options two results must share to be compared."""
-    return {
-        "group_by": list(args.group_by),
-        "ties": args.ties,
-        "threshold": args.threshold,
-        "population": args.population,
-        "duplicates": args.duplicates,
-        "profile": args.profile,
-        "columns": _columns(args),
-    }
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(key): _json_value(value) for key, value in row.items()}
-        for row in frame.to_dict(orient="records")
-    ]
-
-
 GATE = re.compile(r"^\s*(?P<column>\S+)\s*(?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$")
+
+
 OPERATORS = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
@@ -788,7 +634,7 @@ def _failed(
     return lines
 
 
-def _compare(args: argparse.Namespace) -> int:
+def compare_command(args: argparse.Namespace) -> int:
     if (args.baseline is None) == (args.against is None):
         raise SqlmetricsError(
             "compare needs --baseline MODEL (models paired by user) or --against FILE (an "
@@ -796,23 +642,23 @@ def _compare(args: argparse.Namespace) -> int:
         )
     if args.per_user:
         raise SqlmetricsError("compare summarises groups; --per-user does not apply")
-    inputs = _local_inputs(args)
+    inputs = local_inputs(args)
     if args.against is not None:
         return _compare_against(args, inputs)
     from sqlmetrics.run import compare
 
-    metrics = _requested(args)
-    options = _options(args)
+    metrics = requested_metrics(args)
+    options = api_options(args)
     options.pop("per_user")
     options["group_by"] = options["group_by"] or ["model"]
-    with _engine_connection(args) as connection:
+    with engine_connection(args) as connection:
         result = compare(
             args.recommendations,
             args.interactions,
             metrics,
             baseline=args.baseline,
             **options,
-            **_engine_options(args),
+            **engine_options(args),
             connection=connection,
             ci=args.ci,
             ci_method=args.ci_method,
@@ -821,12 +667,12 @@ def _compare(args: argparse.Namespace) -> int:
             test=args.test,
             alpha=args.alpha,
         )
-    _clear_progress(args)
-    text = _compare_table(result) if args.format == "table" else _render(result, args.format)
-    _write(text, args.output, inputs)
+    clear_progress(args)
+    text = _compare_table(result) if args.format == "table" else render(result, args.format)
+    write(text, args.output, inputs)
     if not args.quiet:
-        _show_diagnostics(result)
-        _show_notes(result)
+        show_diagnostics(result)
+        show_notes(result)
     if not args.fail_if_worse:
         return 0
     model = result.attrs["compare"]["model"]
@@ -868,7 +714,9 @@ def _compare_table(result: pd.DataFrame) -> str:
             of = within[within["metric"] == metric]
             values = {float(v) for v in of["baseline"]}
             # each model is paired with the baseline on its own common users
-            base_row[metric] = _number(of["baseline"].iloc[0]) + ("" if len(values) == 1 else " ~")
+            base_row[metric] = number_text(of["baseline"].iloc[0]) + (
+                "" if len(values) == 1 else " ~"
+            )
         rows.append(base_row)
         for name in dict.fromkeys(within[model]):
             row: dict[str, Any] = {model: name, **first}
@@ -879,7 +727,7 @@ def _compare_table(result: pd.DataFrame) -> str:
                     continue
                 r = of.iloc[0]
                 row[metric] = (
-                    f"{_number(r['value'])} {float(r['difference']):+.4f} "
+                    f"{number_text(r['value'])} {float(r['difference']):+.4f} "
                     f"[{float(r['difference_lo']):+.4f}, {float(r['difference_hi']):+.4f}]"
                     + (" *" if r["significant"] else "")
                 )
@@ -905,11 +753,11 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
 
     from sqlmetrics.run import evaluate
 
-    stored = _read_stored(args.against)
+    stored = read_stored(args.against)
     options = stored["options"]
-    metrics = _metric_list(args.metrics) or list(options["metrics"])
+    metrics = metric_list(args.metrics) or list(options["metrics"])
     group_by = list(args.group_by) or list(options["group_by"])
-    current = _stored_options(args)
+    current = stored_options(args)
     current["group_by"] = group_by
     differing = [
         f"{name} {options.get(name)!r} there, {current[name]!r} here"
@@ -929,33 +777,33 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
             f"{args.against} has no {', '.join(missing)} (it has {', '.join(options['metrics'])})"
         )
     ci = args.ci if args.ci is not None else 0.95
-    with _engine_connection(args) as connection:
+    with engine_connection(args) as connection:
         result = evaluate(
             args.recommendations,
             args.interactions,
             metrics,
             group_by=group_by,
-            columns=_columns(args),
+            columns=column_names(args),
             ties=args.ties,
             threshold=args.threshold,
             population=args.population,
             duplicates=args.duplicates,
             profile=args.profile,
-            **_engine_options(args),
+            **engine_options(args),
             connection=connection,
             ci=ci,
         )
-    _clear_progress(args)
+    clear_progress(args)
     previous = pd.DataFrame(stored["moments"])
     compared = against_stored(previous, result.attrs["moments"], group_by, args.alpha)
     if compared.empty:
         raise SqlmetricsError(
             f"no group and metric of this evaluation is in {args.against}: nothing to compare"
         )
-    _write(_render(compared, args.format), args.output, inputs)
+    write(render(compared, args.format), args.output, inputs)
     if not args.quiet:
-        _show_diagnostics(result)
-        _show_notes(result)
+        show_diagnostics(result)
+        show_notes(result)
         sys.stderr.write(
             f"Welch's test against {args.against}, Holm-Bonferroni over {len(compared)} "
             f"comparisons, alpha = {args.alpha:g}\n"
@@ -976,46 +824,7 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
     return 1 if failed else 0
 
 
-def _read_stored(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except OSError as error:
-        raise SqlmetricsError(f"--against {path}: cannot read it ({error.strerror})") from None
-    except ValueError as error:
-        raise SqlmetricsError(f"--against {path}: not JSON ({error})") from None
-    if not isinstance(document, dict) or document.get("sqlmetrics") != "evaluation":
-        raise SqlmetricsError(
-            f"--against {path}: not an evaluation with variances; write it with "
-            "`sqlmetrics evaluate ... --ci 0.95 --output previous.json`"
-        )
-    return document
-
-
-@contextlib.contextmanager
-def _engine_connection(args: argparse.Namespace) -> Iterator[object]:
-    """The connection of --connection or --spark (None: DuckDB), closed afterwards."""
-    if args.connection is not None:
-        from sqlmetrics.engines.sqlalchemy import engine_from_url
-
-        engine = engine_from_url(args.connection)
-        try:
-            yield engine
-        finally:
-            engine.dispose()
-    elif args.spark is not None:
-        from sqlmetrics.engines.spark import spark_session
-
-        spark = spark_session(args.spark)
-        try:
-            yield spark
-        finally:
-            spark.stop()
-    else:
-        yield None
-
-
-def _example(args: argparse.Namespace) -> None:
+def example_command(args: argparse.Namespace) -> None:
     from sqlmetrics.catalog import sql_folder
     from sqlmetrics.run import evaluate
 
@@ -1023,11 +832,11 @@ def _example(args: argparse.Namespace) -> None:
     recommendations = str(folder / "recommendations.parquet")
     interactions = str(folder / "interactions.parquet")
     if args.report is not None:  # refused before the work, not after
-        _check_report_output(args.report, [recommendations, interactions], force=False)
+        check_report_output(args.report, [recommendations, interactions], force=False)
     result = evaluate(recommendations, interactions, EXAMPLE_METRICS, group_by=["model"])
-    _write(_render(result, args.format), None)
+    write(render(result, args.format), None)
     if not args.quiet:
-        _show_diagnostics(result)
+        show_diagnostics(result)
     if args.report is not None:
         from sqlmetrics.reporting import report
 
@@ -1036,7 +845,7 @@ def _example(args: argparse.Namespace) -> None:
         sys.stderr.write(f"wrote the example's report to {args.report}\n")
 
 
-def _check_report_output(output: str | None, inputs: Sequence[str | None], force: bool) -> None:
+def check_report_output(output: str | None, inputs: Sequence[str | None], force: bool) -> None:
     """The page's file: named, not an input, and not a file of someone else's (unless force)."""
     from sqlmetrics.files import refuse_foreign_file
     from sqlmetrics.reporting.page import GENERATOR
@@ -1047,20 +856,20 @@ def _check_report_output(output: str | None, inputs: Sequence[str | None], force
     refuse_foreign_file(output, GENERATOR, force)
 
 
-def _report(args: argparse.Namespace) -> None:
+def report_command(args: argparse.Namespace) -> None:
     from sqlmetrics.reporting import report
 
-    metrics = _requested(args)
+    metrics = requested_metrics(args)
     remote = args.connection is not None or args.spark is not None
     inputs = [] if remote else [args.recommendations, args.interactions, args.items, args.history]
-    _check_report_output(args.output, inputs, args.force)
+    check_report_output(args.output, inputs, args.force)
     if args.per_user:
         raise SqlmetricsError("--per-user does not apply to report: its page shows them already")
     if args.dialect is not None and args.connection is None:
         raise SqlmetricsError("--dialect applies to --connection only")
-    options = _options(args)
+    options = api_options(args)
     del options["per_user"]
-    with _engine_connection(args) as connection:
+    with engine_connection(args) as connection:
         page = report(
             args.recommendations,
             args.interactions,
@@ -1081,7 +890,7 @@ def _report(args: argparse.Namespace) -> None:
         sys.stderr.write(f"wrote {args.output} ({len(page.html.encode()):,} bytes)\n")
 
 
-def _sql(args: argparse.Namespace) -> None:
+def sql_command(args: argparse.Namespace) -> None:
     labels = _sql_requested(args)
     if args.output_dir is not None and args.output is not None:
         raise SqlmetricsError("use either --output (one query) or --output-dir (one per metric)")
@@ -1094,7 +903,7 @@ def _sql(args: argparse.Namespace) -> None:
                 requested,
                 args.recommendations,
                 args.interactions,
-                **_options(args),
+                **api_options(args),
                 interactions_group_by=args.interactions_group_by,
                 dialect=args.dialect,
                 checks=args.checks,
@@ -1105,7 +914,7 @@ def _sql(args: argparse.Namespace) -> None:
         )
 
     if args.output_dir is None:
-        _write(render(labels), args.output)
+        write(render(labels), args.output)
         return
     if args.output_dir == "":
         raise SqlmetricsError("--output-dir is empty: give a folder name, like sql_bigquery/")
@@ -1121,11 +930,11 @@ def _sql(args: argparse.Namespace) -> None:
     # The marker lists what sqlmetrics wrote here, so a rerun may replace exactly those files.
     write_marker(folder, (written_by_us(folder) or set()) | set(names))
     for name, text in texts.items():
-        _write(text, str(folder / f"{name}.sql"))
+        write(text, str(folder / f"{name}.sql"))
     sys.stderr.write(f"wrote {len(texts)} queries ({args.dialect}) to {folder}\n")
 
 
-def _dbt(args: argparse.Namespace) -> None:
+def dbt_command(args: argparse.Namespace) -> None:
     from sqlmetrics import dbt
 
     if args.dbt_command == "export":
@@ -1139,7 +948,7 @@ def _dbt(args: argparse.Namespace) -> None:
     if args.output is not None:
         raise SqlmetricsError("dbt models writes FOLDER/NAME.sql; --output does not apply")
     text = dbt.model_sql(
-        _requested(args),
+        requested_metrics(args),
         args.recommendations,
         args.interactions,
         dialect=args.dialect,
@@ -1147,7 +956,7 @@ def _dbt(args: argparse.Namespace) -> None:
         interactions_group_by=args.interactions_group_by,
         items=args.items,
         history=args.history,
-        **_options(args),
+        **api_options(args),
     )
     (path,) = dbt.write_models(Path(args.folder), [(args.name, text)], force=args.force)
     sys.stderr.write(f"wrote {path}\n")
@@ -1159,7 +968,7 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
     if not args.all_metrics:
         if args.cutoff:
             raise SqlmetricsError("--cutoff goes with --all; with -m write the cutoff as ndcg@10")
-        return _requested(args)
+        return requested_metrics(args)
     if args.metrics:
         raise SqlmetricsError("use either --all or -m METRIC, not both")
     cutoffs = args.cutoff or [10]
@@ -1182,7 +991,7 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
     return labels
 
 
-def _metrics(args: argparse.Namespace) -> None:
+def metrics_command(args: argparse.Namespace) -> None:
     rows = describe_metrics()
     if args.format == "json":
         write_stdout(json.dumps(rows, indent=2) + "\n")
@@ -1200,7 +1009,7 @@ def _metrics(args: argparse.Namespace) -> None:
         )
 
 
-def _profiles(args: argparse.Namespace) -> None:
+def profiles_command(args: argparse.Namespace) -> None:
     if args.format == "markdown":
         write_stdout(profiles_markdown())
         return
@@ -1252,14 +1061,14 @@ def _is_interrupt(error: BaseException | None) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers: dict[str, Callable[[argparse.Namespace], int | None]] = {
-        "evaluate": _evaluate,
-        "compare": _compare,
-        "sql": _sql,
-        "metrics": _metrics,
-        "profiles": _profiles,
-        "example": _example,
-        "report": _report,
-        "dbt": _dbt,
+        "evaluate": evaluate_command,
+        "compare": compare_command,
+        "sql": sql_command,
+        "metrics": metrics_command,
+        "profiles": profiles_command,
+        "example": example_command,
+        "report": report_command,
+        "dbt": dbt_command,
     }
     try:
         code = handlers[args.command](args)
