@@ -400,7 +400,7 @@ def test_decimals_within_the_scale_are_read(kind: str) -> None:
 
 def test_json_output_is_strict() -> None:
     """NaN and ±infinity are no JSON numbers: null; exact keys stay exact."""
-    from sqlmetrics.cli import _render
+    from sqlmetrics.cli.output import render
 
     frame = pd.DataFrame(
         {
@@ -414,7 +414,7 @@ def test_json_output_is_strict() -> None:
     def refuse(constant: str) -> None:
         raise AssertionError(f"not strict JSON: {constant}")
 
-    rows = json.loads(_render(frame, "json"), parse_constant=refuse)
+    rows = json.loads(render(frame, "json"), parse_constant=refuse)
     assert [row["g"] for row in rows] == [2**64 - 1, 2**127, 1]
     assert [row["x"] for row in rows] == [None, None, None]
     assert [row["d"] for row in rows] == ["1.50", "2", "3"]

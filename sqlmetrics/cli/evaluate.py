@@ -1,0 +1,239 @@
+"""``sqlmetrics evaluate``: the metrics as a table, CSV or JSON (with intervals under --ci),
+TREC files in and trec_eval's lines out, and the --fail-if gates."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.cli.arguments import (
+    api_options,
+    column_names,
+    interval_options,
+    metric_list,
+    requested_metrics,
+)
+from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
+from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
+from sqlmetrics.cli.stored import stored_json
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.files import check_output
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def evaluate_command(args: argparse.Namespace) -> int:
+    from sqlmetrics.run import evaluate
+
+    recommendations, interactions = _trec_inputs(args)
+    if args.format == "trec":
+        inputs = [args.recommendations, args.interactions]
+        if args.output is not None:
+            check_output(args.output, inputs)
+        write(_trec_report(args, recommendations, interactions), args.output, inputs)
+        return 0
+    metrics = requested_metrics(args)
+    gates = [_gate(text) for text in args.fail_if]  # refused before the work
+    known = [*metrics, *(f"{m}{side}" for m in metrics for side in ("_lo", "_hi") if args.ci)]
+    for column, _, _, text in gates:
+        if column not in known:
+            raise SqlmetricsError(
+                f"--fail-if {text!r}: {column} is not a column of the result ({', '.join(known)}"
+                + ("" if args.ci else "; the _lo and _hi columns need --ci")
+                + ")"
+            )
+    inputs = local_inputs(args)
+    fmt = _format(args)
+    with engine_connection(args) as connection:
+        try:
+            result = evaluate(
+                recommendations,
+                interactions,
+                metrics,
+                **api_options(args),
+                **engine_options(args),
+                connection=connection,
+                **interval_options(args),
+            )
+        except SqlmetricsError as error:
+            raise _trec_hint(error, args) from error.__cause__
+    clear_progress(args)
+    if args.ci is not None and fmt == "json":
+        text = stored_json(result, metrics, args)
+    elif args.ci is not None and fmt == "table":
+        text = _interval_table(result, metrics)
+    else:
+        text = render(result, fmt)
+    write(text, args.output, inputs)
+    if not args.quiet:
+        show_diagnostics(result)
+        show_notes(result)
+    failed = [line for gate in gates for line in _failed(gate, result, args.group_by)]
+    for line in failed:
+        sys.stderr.write(line + "\n")
+    return 1 if failed else 0
+
+
+def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
+    """The inputs as given, or as TREC files with --input-format trec; the TREC options are
+    refused without it rather than ignored."""
+    from sqlmetrics.trec import read_qrels, read_run
+
+    trec_only = {
+        "--format trec": args.format == "trec",
+        "--trec-complete": args.trec_complete,
+        "--trec-level": args.trec_level is not None,
+        "--trec-max": args.trec_max is not None,
+    }
+    given = [option for option, used in trec_only.items() if used]
+    if args.input_format != "trec":
+        if given:
+            raise SqlmetricsError(
+                f"{given[0]} reads TREC files: add --input-format trec (a run, then qrels)"
+            )
+        return args.recommendations, args.interactions
+    if args.connection is not None or args.spark is not None:
+        raise SqlmetricsError(
+            "TREC files are read by DuckDB: drop --connection/--spark, or load them into a "
+            "table of your database first"
+        )
+    for option in ("--trec-complete", "--trec-level"):
+        if trec_only[option] and args.format != "trec":
+            raise SqlmetricsError(
+                f"{option} applies to --format trec; for the other formats use "
+                + ("--population" if option == "--trec-complete" else "--threshold N-1")
+            )
+    run = read_run(args.recommendations, max_per_query=args.trec_max)
+    return run, read_qrels(args.interactions)
+
+
+def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsError:
+    """The error, with a hint when an input that failed looks like a TREC file read as CSV."""
+    from sqlmetrics.trec import looks_like
+
+    if args.input_format == "trec" or args.connection is not None or args.spark is not None:
+        return error
+    kinds = [looks_like(path) for path in (args.recommendations, args.interactions)]
+    if not any(kinds):
+        return error
+    named = ", ".join(kind or "?" for kind in kinds)
+    return SqlmetricsError(
+        f"{str(error).rstrip('.')}. The inputs look like TREC files ({named}): add "
+        "--input-format trec to read them as a run and qrels"
+    )
+
+
+def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
+    """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
+    would change them are refused, each naming its trec_eval equivalent."""
+    from sqlmetrics.trec import trec_eval, trec_text
+
+    clashes = {
+        "--threshold (use --trec-level)": args.threshold != 0.0,
+        "--population (use --trec-complete)": args.population != "all",
+        "--ties (trec_eval's order is the profile's)": args.ties != "id",
+        "--group-by": bool(args.group_by),
+        "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
+        "--duplicates": args.duplicates != "error",
+        "column names": bool(column_names(args)),
+    }
+    for option, used in clashes.items():
+        if used:
+            raise SqlmetricsError(f"--format trec computes as trec_eval does; drop {option}")
+    metrics = metric_list(args.metrics) or None
+    frame = trec_eval(
+        run,  # type: ignore[arg-type]
+        qrels,  # type: ignore[arg-type]
+        metrics,
+        per_query=args.per_user,
+        complete=args.trec_complete,
+        level=1 if args.trec_level is None else args.trec_level,
+    )
+    return trec_text(frame)
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.format is not None:
+        return str(args.format)
+    return "json" if (args.output or "").lower().endswith(".json") else "table"
+
+
+def _with_interval(value: Any, low: Any, high: Any) -> str:
+    text = number_text(value)
+    if number_text(low) and number_text(high):
+        text += f" [{number_text(low)}, {number_text(high)}]"
+    return text
+
+
+def _interval_table(result: pd.DataFrame, metrics: Sequence[str]) -> str:
+    """The table with each metric as ``0.3110 [0.3051, 0.3169]``."""
+    import pandas as pd
+
+    labels = [label for label in result.columns if f"{label}_lo" in result.columns]
+    shown = pd.DataFrame(
+        {
+            column: [
+                _with_interval(v, lo, hi)
+                for v, lo, hi in zip(
+                    result[column], result[f"{column}_lo"], result[f"{column}_hi"], strict=True
+                )
+            ]
+            if column in labels
+            else result[column]
+            for column in result.columns
+            if not (column.endswith(("_lo", "_hi")) and column[:-3] in labels)
+        }
+    )
+    ci = result.attrs.get("ci", {})
+    footer = f"[lo, hi]: {ci.get('level', 0) * 100:g}% " + (
+        "Student's t-interval over the users"
+        if ci.get("method") == "t"
+        else f"Poisson bootstrap percentile interval, {ci.get('replicates')} replicates, "
+        f"seed {ci.get('seed')}"
+    )
+    del metrics
+    return str(shown.to_string(index=False)) + "\n" + footer + "\n"
+
+
+GATE = re.compile(r"^\s*(?P<column>\S+)\s*(?P<op><=|>=|<|>)\s*(?P<value>\S+)\s*$")
+OPERATORS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _gate(text: str) -> tuple[str, str, float, str]:
+    match = GATE.match(text)
+    value = None
+    if match:
+        try:
+            value = float(match["value"])
+        except ValueError:
+            value = None
+    if match is None or value is None or not math.isfinite(value):
+        raise SqlmetricsError(
+            f'--fail-if {text!r}: write a metric, a comparison and a number, like "ndcg@10 < 0.30"'
+        )
+    return match["column"], match["op"], value, " ".join(text.split())
+
+
+def _failed(
+    gate: tuple[str, str, float, str], result: pd.DataFrame, groups: Sequence[str]
+) -> list[str]:
+    column, op, bound, text = gate
+    lines = []
+    for _, row in result.iterrows():
+        value = float(row[column])
+        where = ", ".join(f"{name}={row[name]}" for name in groups)
+        if math.isnan(value):
+            lines.append(f"gate failed: {text} ({where or 'all'}: no value)")
+        elif OPERATORS[op](value, bound):
+            lines.append(f"gate failed: {text} ({where or 'all'}: {column} = {value:.6g})")
+    return lines

@@ -1,0 +1,77 @@
+"""What the commands print and write: tables, CSV and strict JSON, files written safely, and
+the diagnostics and notes on stderr."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.files import write_output, write_stdout
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def render(frame: pd.DataFrame, fmt: str) -> str:
+    if fmt == "csv":
+        return str(frame.to_csv(index=False, float_format="%.17g"))
+    if fmt == "json":
+        rows = [
+            {str(key): json_value(value) for key, value in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
+        return json.dumps(rows, indent=2, allow_nan=False) + "\n"
+    return str(frame.to_string(index=False, float_format=lambda value: f"{value:.6f}")) + "\n"
+
+
+def json_value(value: Any) -> Any:
+    """Strict JSON: NaN and ±infinity (not JSON numbers) as null, numpy scalars as Python
+    values, a Decimal key as its exact text."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if type(value).__name__ == "NAType":  # pandas.NA, a missing key of a nullable column
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [
+        {str(key): json_value(value) for key, value in row.items()}
+        for row in frame.to_dict(orient="records")
+    ]
+
+
+def number_text(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return "" if math.isnan(number) else f"{number:.4f}"
+
+
+def write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> None:
+    """Writes stdout, or the file by the rules of ``sqlmetrics.files`` (atomic, never an
+    input, through links and into devices)."""
+    if output is None:
+        write_stdout(text)
+        return
+    write_output(text, output, inputs)
+
+
+def show_diagnostics(frame: pd.DataFrame) -> None:
+    diagnostics = frame.attrs.get("diagnostics")
+    if diagnostics is not None and len(diagnostics):
+        sys.stderr.write("diagnostics:\n" + diagnostics.to_string(index=False) + "\n")
+
+
+def show_notes(frame: pd.DataFrame) -> None:
+    for note in frame.attrs.get("notes") or ():
+        sys.stderr.write(f"note: {note}\n")

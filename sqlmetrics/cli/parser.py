@@ -1,0 +1,366 @@
+"""The command line: every command, its options and their help (``build_parser``)."""
+
+from __future__ import annotations
+
+import argparse
+
+from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
+from sqlmetrics.profiles import PROFILES
+from sqlmetrics.reporting.data import DEFAULT_K_MAX
+from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
+from sqlmetrics.stats import CI_METHODS, TESTS
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-m",
+        "--metric",
+        action="append",
+        dest="metrics",
+        metavar="METRIC",
+        help="a metric like ndcg@10 (ndcg@1:100: every cutoff from 1 to 100); repeat or separate "
+        "with commas",
+    )
+    parser.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="evaluate each value of this column separately; repeatable",
+    )
+    parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
+    for role in ("user", "item", "score", "rank", "relevance", "rating", "category"):
+        parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
+    parser.add_argument(
+        "--no-relevance",
+        action="store_true",
+        help="every interaction has relevance 1, whatever the columns",
+    )
+    parser.add_argument(
+        "--ties",
+        choices=TIES,
+        default="id",
+        help="how equal scores are ordered (default: id = item id descending; id_text = the "
+        "id's text descending, byte order, as trec_eval)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=0.0,
+        help="relevant means relevance above this (default 0)",
+    )
+    parser.add_argument(
+        "--population",
+        choices=POPULATIONS,
+        default="all",
+        help="all users with a relevant interaction, or only those also recommended",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=list(PROFILES),
+        help="compute each metric as this library defines it (see `sqlmetrics profiles`)",
+    )
+    parser.add_argument(
+        "--duplicates",
+        choices=DUPLICATES,
+        default="error",
+        help="repeated (user, item) recommendations: fail, or keep the best-placed",
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+def _add_sources(parser: argparse.ArgumentParser) -> None:
+    """The inputs and where they are read: evaluate's and report's."""
+    parser.add_argument(
+        "recommendations",
+        help="Parquet/CSV file, glob or folder; a table with --connection/--spark",
+    )
+    parser.add_argument(
+        "interactions", help="Parquet/CSV file, glob or folder; a table with --connection/--spark"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--connection",
+        metavar="URL",
+        help="run in this database: a SQLAlchemy URL (postgresql+psycopg://user@host/db, "
+        "snowflake://..., bigquery://project/dataset, databricks://...); credentials from the "
+        "URL or the driver's environment",
+    )
+    where.add_argument(
+        "--spark",
+        nargs="?",
+        const="local[*]",
+        metavar="MASTER",
+        help="run on Spark (a new session on MASTER, default local[*]); inputs are table names",
+    )
+    parser.add_argument(
+        "--dialect", help="with --connection: the sqlglot dialect, when sqlmetrics cannot tell"
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="cancel the query after this long"
+    )
+    parser.add_argument(
+        "--items",
+        metavar="FILE",
+        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    parser.add_argument(
+        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+    )
+
+
+def _add_intervals(parser: argparse.ArgumentParser, default: float | None) -> None:
+    parser.add_argument(
+        "--ci",
+        type=float,
+        default=default,
+        metavar="LEVEL",
+        help="confidence level of the intervals, like 0.95"
+        + ("" if default is None else f" (default {default})"),
+    )
+    parser.add_argument(
+        "--ci-method",
+        choices=CI_METHODS,
+        default="t",
+        help="t: Student's t over the users; bootstrap: a Poisson bootstrap in SQL (default t)",
+    )
+    parser.add_argument(
+        "--replicates",
+        type=int,
+        default=1000,
+        help="bootstrap replicates and randomization-test flips (default 1000)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the bootstrap's and the flips' seed (default 0)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sqlmetrics",
+        description="Recommender and ranking metrics as SQL, on DuckDB or in your warehouse.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    evaluate = commands.add_parser(
+        "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
+    )
+    _add_sources(evaluate)
+    _add_common(evaluate)
+    _add_intervals(evaluate, default=None)
+    evaluate.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="GATE",
+        help='exit 1 when a group\'s value meets this, like "ndcg@10 < 0.30" (a metric or its '
+        "_lo/_hi column, then <, <=, > or >=, then a number); repeatable",
+    )
+    evaluate.add_argument(
+        "--format",
+        choices=("table", "csv", "json", "trec"),
+        help="default: json for an --output ending in .json, else table (with --ci, json "
+        "also holds the means, variances and counts that compare --against reads); trec: "
+        "trec_eval's lines (measure, qid or all, value), with --input-format trec",
+    )
+    trec = evaluate.add_argument_group("TREC files (docs/profiles.md, trec_eval)")
+    trec.add_argument(
+        "--input-format",
+        choices=("auto", "trec"),
+        default="auto",
+        help="trec: the inputs are a TREC run (qid Q0 docno rank score tag) and qrels "
+        "(qid iter docno rel), whitespace-separated, .gz too; never guessed from the content",
+    )
+    trec.add_argument(
+        "--trec-complete",
+        action="store_true",
+        help="trec_eval -c: average over every query of the qrels (no run: 0); --format trec",
+    )
+    trec.add_argument(
+        "--trec-max",
+        type=int,
+        metavar="N",
+        help="trec_eval -M: only the first N docs of each query of the run",
+    )
+    trec.add_argument(
+        "--trec-level",
+        type=int,
+        metavar="N",
+        help="trec_eval -l: relevant means rel >= N (default 1); --format trec",
+    )
+    evaluate.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
+    )
+
+    compare = commands.add_parser(
+        "compare",
+        help="compare models with a baseline (paired tests), or with an earlier result",
+    )
+    _add_sources(compare)
+    _add_common(compare)
+    _add_intervals(compare, default=0.95)
+    compare.add_argument(
+        "--baseline",
+        metavar="MODEL",
+        help="the model (a value of the first --group-by column, default model) the others are "
+        "compared with, user by user",
+    )
+    compare.add_argument(
+        "--against",
+        metavar="FILE",
+        help="an earlier result (evaluate --ci ... --output FILE.json): each group and metric "
+        "against it by Welch's test (its metrics and --group-by by default)",
+    )
+    compare.add_argument(
+        "--test",
+        choices=TESTS,
+        default="t",
+        help="the test whose p-values Holm's correction and the mark read (default t)",
+    )
+    compare.add_argument(
+        "--alpha", type=float, default=0.05, help="the significance level (default 0.05)"
+    )
+    compare.add_argument(
+        "--fail-if-worse",
+        action="store_true",
+        help="exit 1 when a model (--baseline) or a group (--against) is significantly worse",
+    )
+    compare.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    compare.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
+    )
+
+    report = commands.add_parser(
+        "report",
+        help="one self-contained HTML page: curves, segments, diagnostics (needs matplotlib)",
+    )
+    _add_sources(report)
+    _add_common(report)
+    report.add_argument(
+        "--segment", metavar="COLUMN", help="break each metric down by this column (like country)"
+    )
+    report.add_argument(
+        "--baseline", metavar="MODEL", help="compare every model with this one (a --group-by value)"
+    )
+    report.add_argument(
+        "--k-max",
+        type=int,
+        default=DEFAULT_K_MAX,
+        metavar="K",
+        help=f"the curves run k = 1..K (default {DEFAULT_K_MAX}); -m ndcg is summarised at K",
+    )
+    report.add_argument(
+        "--small-segment",
+        type=int,
+        default=DEFAULT_SMALL_SEGMENT,
+        metavar="USERS",
+        help=f"segments with fewer users are marked small (default {DEFAULT_SMALL_SEGMENT})",
+    )
+    report.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite the --output file even if it is not a page sqlmetrics wrote",
+    )
+    report.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+
+    sql = commands.add_parser("sql", help="print the SQL for your warehouse")
+    sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
+    sql.add_argument("--interactions", default="interactions", metavar="TABLE")
+    sql.add_argument(
+        "--items",
+        metavar="TABLE",
+        help="one row per item (item column, category for ild): the catalogue of coverage, gini",
+    )
+    sql.add_argument(
+        "--history", metavar="TABLE", help="what each user consumed before, for serendipity"
+    )
+    sql.add_argument(
+        "--interactions-group-by",
+        action="append",
+        metavar="COLUMN",
+        help="the --group-by columns the interactions table has too (default: all of them)",
+    )
+    sql.add_argument(
+        "--dialect",
+        default="duckdb",
+        help="target dialect: duckdb, postgres, snowflake, bigquery, databricks, spark, trino, "
+        "athena, presto, redshift, clickhouse, mysql, sqlite, tsql, oracle",
+    )
+    sql.add_argument(
+        "--all",
+        action="store_true",
+        dest="all_metrics",
+        help="every metric, at each --cutoff (instead of -m)",
+    )
+    sql.add_argument(
+        "--cutoff",
+        action="append",
+        type=int,
+        metavar="K",
+        help="with --all: the cutoff k of the metrics that take one (default 10); repeatable",
+    )
+    sql.add_argument(
+        "--checks",
+        action="store_true",
+        help="print instead the input checks and diagnostics evaluate runs for these metrics: "
+        "a row per group of counts and refused_rows (0 when the inputs are fit to evaluate)",
+    )
+    sql.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="write one query per metric, DIR/<metric>.sql, instead of one query",
+    )
+    sql.add_argument(
+        "--force",
+        action="store_true",
+        help="with --output-dir: overwrite DIR/<metric>.sql files sqlmetrics did not write",
+    )
+    _add_common(sql)
+
+    dbt = commands.add_parser("dbt", help="a dbt package, or dbt models, for scheduled tables")
+    dbt_commands = dbt.add_subparsers(dest="dbt_command", required=True)
+    export = dbt_commands.add_parser(
+        "export", help="write the sqlmetrics dbt package (one macro per metric, every adapter)"
+    )
+    export.add_argument("folder", help="where to write it, like ./dbt_packages/sqlmetrics")
+    models = dbt_commands.add_parser("models", help="write a plain SQL dbt model file")
+    models.add_argument("folder", help="the dbt models folder to write NAME.sql into")
+    models.add_argument("--name", required=True, help="the model's name (its file name)")
+    models.add_argument("--recommendations", required=True, metavar="MODEL", help="ref() name")
+    models.add_argument("--interactions", required=True, metavar="MODEL", help="ref() name")
+    models.add_argument(
+        "--items", metavar="MODEL", help="ref() name of the item table (ild; coverage, gini)"
+    )
+    models.add_argument(
+        "--history", metavar="MODEL", help="ref() name of what users consumed (serendipity)"
+    )
+    models.add_argument(
+        "--interactions-group-by",
+        action="append",
+        metavar="COLUMN",
+        help="the --group-by columns the interactions have too (default: all of them)",
+    )
+    models.add_argument("--dialect", default="duckdb", help="your warehouse's SQL dialect")
+    models.add_argument("--materialized", choices=("table", "view", "incremental"), default="table")
+    models.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite NAME.sql even if sqlmetrics did not write it",
+    )
+    _add_common(models)
+
+    listing = commands.add_parser("metrics", help="every metric with its definition")
+    listing.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+
+    profiles = commands.add_parser("profiles", help="what each definition profile changes")
+    profiles.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+
+    example = commands.add_parser("example", help="evaluate the bundled example data")
+    example.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    example.add_argument("-q", "--quiet", action="store_true")
+    example.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write the example's HTML report here (needs matplotlib: sqlmetrics[report])",
+    )
+    return parser
