@@ -59,22 +59,23 @@ def frames(rows: int) -> tuple[Any, Any]:
 
 
 def captured_sql(recs: Any, truth: Any) -> str:
-    """The query evaluate runs, taken from the call itself (sqlmetrics.run._split_diagnostics)."""
+    """The query evaluate runs, taken from the call itself (duckdb_passes.split_diagnostics,
+    which runs evaluate's query on DuckDB)."""
     import sqlmetrics
-    import sqlmetrics.run as run
+    from sqlmetrics.engines import duckdb_passes
 
     seen: list[str] = []
-    original = run._split_diagnostics
+    original = duckdb_passes.split_diagnostics
 
     def capture(connection: Any, query: str, *args: Any) -> Any:
         seen.append(query)
         return original(connection, query, *args)
 
-    run._split_diagnostics = capture  # type: ignore[assignment]
+    duckdb_passes.split_diagnostics = capture  # type: ignore[assignment]
     try:
         sqlmetrics.evaluate(recs, truth, METRICS)
     finally:
-        run._split_diagnostics = original  # type: ignore[assignment]
+        duckdb_passes.split_diagnostics = original  # type: ignore[assignment]
     assert len(seen) == 1, seen
     return seen[0]
 

@@ -46,24 +46,35 @@ def profile_sqlmetrics(recs: str, truth: str, metrics: list[str], top: int) -> N
     import duckdb
 
     import sqlmetrics
+    from sqlmetrics.engines import duckdb_passes
 
     with tempfile.TemporaryDirectory() as folder:
         connection = duckdb.connect()
-        connection.execute("SET enable_profiling = 'json'")
-        connection.execute("SET profiling_mode = 'detailed'")
         outputs: list[dict[str, Any]] = []
-        original = connection.execute
+        original = duckdb_passes.split_diagnostics
 
-        def execute(query: str, *args: Any) -> Any:  # one profile file per query
+        def profiled(cursor: Any, query: str, *args: Any) -> Any:
+            """evaluate's query (each pass's, under a memory limit) with DuckDB's profile on."""
             path = Path(folder) / f"q{len(outputs)}.json"
-            original(f"SET profiling_output = '{path}'")
-            result = original(query, *args)
-            outputs.append({"path": path, "query": query})
-            return result
+            for setting in (
+                "SET enable_profiling = 'json'",
+                "SET profiling_mode = 'detailed'",
+                f"SET profiling_output = '{path}'",
+            ):
+                cursor.execute(setting)
+            try:
+                return original(cursor, query, *args)
+            finally:
+                cursor.execute("RESET enable_profiling")
+                outputs.append({"path": path, "query": query})
 
-        start = time.perf_counter()
-        sqlmetrics.evaluate(recs, truth, metrics, connection=_Proxy(connection, execute))
-        total = time.perf_counter() - start
+        duckdb_passes.split_diagnostics = profiled  # type: ignore[assignment]
+        try:
+            start = time.perf_counter()
+            sqlmetrics.evaluate(recs, truth, metrics, connection=connection)
+            total = time.perf_counter() - start
+        finally:
+            duckdb_passes.split_diagnostics = original  # type: ignore[assignment]
         print(f"sqlmetrics.evaluate: {total:.3f} s wall")
         for number, entry in enumerate(outputs):
             try:
@@ -83,17 +94,6 @@ def profile_sqlmetrics(recs: str, truth: str, metrics: list[str], top: int) -> N
             for timing, label, rows in sorted(operators, reverse=True)[:top]:
                 print(f"    {timing:8.3f} s  {rows:>12,} rows  {label}")
         connection.close()
-
-
-class _Proxy:
-    """A DuckDB connection whose execute goes through ``execute`` (to profile each query)."""
-
-    def __init__(self, connection: Any, execute: Any) -> None:
-        self._connection = connection
-        self.execute = execute
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._connection, name)
 
 
 def _timed(label: str, frame: Any) -> float:
