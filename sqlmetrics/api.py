@@ -149,7 +149,7 @@ def to_sql(
     key = _request_key(arguments)
     if key is None:
         return _to_sql(arguments)
-    return _cached_to_sql(key, compose_module.TOP_K_DIALECTS)
+    return _cached_to_sql(key, compose_module.plan_switches())
 
 
 def _to_sql(arguments: Mapping[str, Any]) -> str:
@@ -162,11 +162,11 @@ def _to_sql(arguments: Mapping[str, Any]) -> str:
 # Composing and rendering cost 20-60 ms a call (docs/benchmark.md, "Cost per call"); tests, the
 # CLI and dbt export ask for the same SQL again and again. The cache holds finished strings
 # (nothing a caller could mutate), keyed by every argument (with its type, so that a threshold
-# of 1 and one of 1.0, which print differently, do not share an entry) and by the plans flag
-# compose.TOP_K_DIALECTS, which tests switch. Names and numbers are part of the key as given, so
+# of 1 and one of 1.0, which print differently, do not share an entry) and by the plan
+# switches tests change (compose.plan_switches). Names and numbers are part of the key as given, so
 # nothing bound in one call can reach another.
 @functools.lru_cache(maxsize=512)
-def _cached_to_sql(key: tuple[tuple[str, object], ...], plans: frozenset[str]) -> str:
+def _cached_to_sql(key: tuple[tuple[str, object], ...], plans: tuple[object, ...]) -> str:
     del plans  # read by compose itself; part of the key only
     return _to_sql({name: _unkeyed(value) for name, value in key})
 

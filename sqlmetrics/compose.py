@@ -12,7 +12,7 @@ import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import sqlglot
 from sqlglot import exp
@@ -20,6 +20,9 @@ from sqlglot import exp
 from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
+
+if TYPE_CHECKING:
+    from sqlmetrics import curves
 
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
 # The policies ordering equal scores by item id alone: a rank column or the top-k plan serves them.
@@ -487,7 +490,8 @@ def compose(
     stages). ``cross_arms``: a group column only the recommendations have is crossed into the
     interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
-    # (arms.py composes its parts with this function: imported here, not at the top)
+    # (arms.py and curves.py compose with this module: imported here, not at the top)
+    from sqlmetrics import curves
     from sqlmetrics.arms import complement_arms, complements_arms
 
     if not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable):
@@ -503,10 +507,22 @@ def compose(
             "(connection=duckdb.connect(config={'memory_limit': ...}))"
         )
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    per_user_stages, columns = _per_user_stages(
-        requests, options, population=widest_population(requests, options)
-    )
+    population = widest_population(requests, options)
+    per_user_stages, columns = _per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
+    curve = (
+        _curve_split(requests, options, population)
+        if duckdb_plans
+        and not per_user
+        and user_pass is None
+        and cutoff is not None
+        and list(per_user_stages) == ["judged"]
+        and not over_lists
+        and not cross_arms  # arms.py reads per_user's column per request
+        else None
+    )
+    if curve is not None and cutoff is not None:  # per_user_lists, then per_user per cutoff
+        per_user_stages["judged"] = curves.lists_stage(per_user_stages["judged"], curve, cutoff)
     ranking = "judged" in per_user_stages
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
@@ -639,7 +655,13 @@ def compose(
         if ranking:
             stages += [("joined", joined), ("judged", judged)]
     stages += scored_stages
-    stages += _per_user_union(per_user_stages, columns)
+    if curve is not None:
+        stages += [
+            ("per_user_lists", per_user_stages["judged"]),
+            ("per_user", curves.per_user_stage(curve, requested_cutoffs(requests))),
+        ]
+    else:
+        stages += _per_user_union(per_user_stages, columns)
     if top_k and diagnostics:  # counted by top_lists' own aggregate over the recommendations
         stages.append(("list_counts", duckdb_plan.list_counts_from("top_lists")))
     stages += diagnosis
@@ -651,14 +673,18 @@ def compose(
         if any(r.metric.needs_history for r in over_lists):
             bound.append(("input_history", bind_history(inputs)))
         stages += _lists_stages(columns, inputs, keys)
-    final = _final(
-        columns,
-        inputs,
-        per_user,
-        ordered_sums=dialect == "duckdb",
-        one_sort=one_sort and dialect == "duckdb",
-        sums=user_pass is not None,
-        population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
+    final = (
+        curves.final(curve, requests, inputs)
+        if curve is not None
+        else _final(
+            columns,
+            inputs,
+            per_user,
+            ordered_sums=dialect == "duckdb",
+            one_sort=one_sort and dialect == "duckdb",
+            sums=user_pass is not None,
+            population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
+        )
     )
     query = (
         _with_diagnostics_rows(final, inputs, columns, per_user, sums=user_pass is not None)
@@ -671,6 +697,37 @@ def compose(
             composed, interactions=hit_rows, recommendations=options.duplicates != "first"
         )
     return composed
+
+
+def plan_switches() -> tuple[object, ...]:
+    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
+    of the caches of composed SQL, so that a switched plan is composed again."""
+    from sqlmetrics import curves
+
+    return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
+
+
+def _curve_split(
+    requests: Sequence[MetricRequest], options: Options, population: str
+) -> curves.Split | None:
+    """The curve plan's parts (sqlmetrics/curves.py) when enough cutoffs are asked of metric
+    files it can take apart; None: the window plan."""
+    from sqlmetrics import curves
+
+    if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
+        return None
+    prepared = [
+        {
+            alias: _tie_averaged_sums(expression) if options.ties == "average" else expression
+            for alias, expression in request.metric.expressions().items()
+        }
+        for request in requests
+    ]
+    narrowed = [
+        population == "all" and (request.population or options.population) == "common"
+        for request in requests
+    ]
+    return curves.split(requests, prepared, narrowed)
 
 
 def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:

@@ -342,7 +342,7 @@ def _evaluate_sql(
     user_pass: UserPass | None,
     floor: float | None,
 ) -> str:
-    plans = compose_module.TOP_K_DIALECTS
+    plans = compose_module.plan_switches()
     return _query_sql(tuple(requests), inputs, options, per_user, user_pass, floor, plans)
 
 
@@ -354,12 +354,12 @@ def _query_sql(
     per_user: bool,
     user_pass: UserPass | None,
     floor: float | None,
-    plans: frozenset[str],
+    plans: tuple[object, ...],
 ) -> str:
     """evaluate's query as DuckDB SQL. Composing and rendering cost ~30 ms, more than the query
     on small inputs; the inputs keep their names from call to call (bind_source), so a repeated
-    request is served from here. ``plans`` (compose.TOP_K_DIALECTS) is part of the key because
-    tests switch plans by changing it."""
+    request is served from here. ``plans`` (compose.plan_switches) is part of the key because
+    tests switch plans by changing them."""
     del plans
     query = compose(
         requests,

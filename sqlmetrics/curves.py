@@ -1,0 +1,363 @@
+"""The curve plan: the same metrics at many cutoffs (``ndcg@1:100``) for the price of a few.
+
+The window plan gives each (metric, cutoff) its own aggregate over judged's rows, such as
+``SUM(CASE WHEN pos <= 10 THEN gain / LOG2(pos + 1) ELSE 0 END)``: 7 metrics at k = 1..100 are
+~600 aggregates over every judged row (1e7 rows: 18 CPU s, three quarters of it there and in
+the 700-column mean). Here each such aggregate is gathered once per user as a list of its
+terms in position order; one row per (user, cutoff) then sums the terms within the cutoff
+(``LIST_SUM(terms[1:n])``); the means are taken per cutoff and turned into the usual
+one-column-per-label row at the end. The work is per (user, cutoff) rather than per (judged
+row, cutoff), and the numbers have the same bits: the terms are added in the same (position)
+order as the window plan's sums, and the means over the users in the same (user) order.
+
+DuckDB only (its list functions); used for the summary of ranking metrics when at least
+``MIN_CUTOFFS`` cutoffs are asked (compose.py), and only when every metric file's aggregates
+have the shape the plan can split (``_split``): the others keep the window plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.compose import Inputs, _nulls_last, _ratio, _summary, group_key
+
+# Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
+# (user, cutoff): bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.7-2.8 / 3.0-3.1,
+# 10 cutoffs 2.9-3.0 / 3.1-3.3, 20 cutoffs 3.9 / 3.5-3.6, 100 cutoffs 18.1 / 7.5.
+MIN_CUTOFFS = 16
+POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
+CUTOFF = "k"  # the column holding the cutoff in per_user's rows (one per user and cutoff)
+CONSTANTS = ("n_relevant", "list_length")  # per_user.sql's per-user columns, kept
+
+
+@dataclass(frozen=True)
+class Family:
+    """One metric file with the same options at several cutoffs: one column (or a numerator
+    and a denominator) of per_user, one value per (user, cutoff)."""
+
+    name: str
+    indexes: tuple[int, ...]  # of its requests in the call's requests
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Per user, the positions within the deepest cutoff where ``<position> <= $k [AND
+    <condition>]`` holds, ascending (a list ``at{j}``); per (user, cutoff), how many are within
+    the cutoff (``within{j}``)."""
+
+    name: str
+    position: str
+    condition: exp.Expr | None
+
+
+@dataclass(frozen=True)
+class Terms:
+    """Per user, a metric file's terms at those positions, in position order (``terms{j}``)."""
+
+    name: str
+    term: exp.Expr
+    positions: Positions
+
+
+def families(requests: Sequence[MetricRequest]) -> list[Family]:
+    """The requests grouped by everything but their cutoff, in order of first appearance."""
+    grouped: dict[tuple[object, ...], list[int]] = {}
+    for index, request in enumerate(requests):
+        key = (request.metric.name, request.score_threshold, request.population)
+        grouped.setdefault(key, []).append(index)
+    return [
+        Family(f"f{number + 1}", tuple(indexes)) for number, indexes in enumerate(grouped.values())
+    ]
+
+
+def _cutoff_condition(condition: exp.Expr) -> tuple[str, exp.Expr | None] | None:
+    """(position, the rest) of ``<position> <= $k [AND <rest>]``; None for another shape."""
+    rest: exp.Expr | None = None
+    if isinstance(condition, exp.And) and isinstance(condition.this, exp.LTE):
+        condition, rest = condition.this, condition.expression
+    if not (
+        isinstance(condition, exp.LTE)
+        and isinstance(condition.this, exp.Column)
+        and condition.this.name in POSITIONS
+        and isinstance(condition.expression, exp.Placeholder)
+        and condition.expression.name == "k"
+    ):
+        return None
+    if rest is not None and any(True for _ in rest.find_all(exp.Placeholder)):
+        return None
+    return condition.this.name, rest
+
+
+def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr] | None:
+    """(SUM or MAX, position, condition, term) of ``SUM|MAX(CASE WHEN <position> <= $k [AND
+    <condition>] THEN <term> ELSE 0 END)``; None for an aggregate of another shape."""
+    if not isinstance(aggregate, (exp.Sum, exp.Max)) or not isinstance(aggregate.this, exp.Case):
+        return None
+    case = aggregate.this
+    ifs, default = case.args.get("ifs") or [], case.args.get("default")
+    if len(ifs) != 1 or not (isinstance(default, exp.Literal) and default.to_py() == 0):
+        return None
+    split = _cutoff_condition(ifs[0].this)
+    term = ifs[0].args.get("true")
+    if split is None or term is None or any(True for _ in term.find_all(exp.Placeholder)):
+        return None
+    position, condition = split
+    return ("SUM" if isinstance(aggregate, exp.Sum) else "MAX"), position, condition, term
+
+
+def _parsed(sql: str) -> exp.Expr:
+    return sqlglot.parse_one(sql, read="duckdb")
+
+
+# Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i in
+# position order, sequentially like the window plan's aggregate (a window's running sum adds in
+# another order and changes the last bits). Lists are a user's hits or ideal positions: short.
+_RUNNING = {
+    function: _parsed(
+        f"LIST_TRANSFORM(RANGE(1, LEN(terms) + 1), lambda i: LIST_{function}(terms[1:i]))"
+    )
+    for function in ("SUM", "MAX")
+}
+# The aggregate at the cutoff of a row, from the running list and the count of its positions
+# within the cutoff. The window plan's MAX also meets the ELSE 0 of each row outside the
+# cutoff: here, the user's judged rows its positions leave out.
+_AT_CUTOFF = {
+    "SUM": _parsed("COALESCE(running[within], 0)"),
+    "MAX": _parsed(
+        "CASE WHEN within < judged_rows THEN GREATEST(COALESCE(running[within], 0), 0)"
+        " ELSE running[within] END"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Running:
+    """Per user, the running SUM or MAX of a Terms list (``running{j}``)."""
+
+    name: str
+    function: str
+    terms: Terms
+
+
+def _renamed(template: exp.Expr, names: dict[str, str]) -> exp.Expr:
+    """A copy of a parsed template with its placeholder columns renamed."""
+    expression = template.copy()
+    for column in expression.find_all(exp.Column):
+        if column.name in names:
+            column.set("this", exp.to_identifier(names[column.name]))
+    return expression
+
+
+@dataclass
+class Split:
+    """The requests' metric files taken apart: per user, the lists of every Term and the
+    aggregates that do not depend on the cutoff (``free``); per (user, cutoff), each family's
+    value from them (``values``: column name -> expression over per_user_lists' columns)."""
+
+    families: list[Family]
+    positions: list[Positions]
+    terms: list[Terms]
+    running: list[Running]
+    free: list[tuple[str, exp.Expr]]
+    values: list[tuple[str, exp.Expr]]
+
+
+def split(
+    requests: Sequence[MetricRequest],
+    prepared: Sequence[dict[str, exp.Expr]],
+    narrowed: Sequence[bool],
+) -> Split | None:
+    """The Split of ``requests`` (``prepared``: each request's expressions as the window plan
+    reads them before its cutoff is bound; ``narrowed``: NULL for a user without a list),
+    or None when a metric file has an aggregate of another shape."""
+    grouped = families(requests)
+    positions: dict[tuple[str, str], Positions] = {}
+    terms: dict[tuple[str, str], Terms] = {}
+    running: dict[tuple[str, str], Running] = {}
+    free: dict[str, tuple[str, exp.Expr]] = {}
+    values: list[tuple[str, exp.Expr]] = []
+    for family in grouped:
+        first = family.indexes[0]
+        request = requests[first]
+        if request.metric.reads != "judged" or request.k is None:
+            return None
+        for alias, template in prepared[first].items():
+            expression = template.copy()
+            if any(p.name != "k" for p in expression.find_all(exp.Placeholder)):
+                return None  # a constant of the cutoff ($ideal_dcg_of_k): the window plan
+            for aggregate in list(expression.find_all(exp.AggFunc)):
+                if aggregate.parent and aggregate.parent.find_ancestor(exp.AggFunc):
+                    continue
+                key = aggregate.sql("duckdb")
+                if any(True for _ in aggregate.find_all(exp.Placeholder)):
+                    parts = _split(aggregate)
+                    if parts is None:
+                        return None
+                    function, position, condition, term = parts
+                    where = (position, condition.sql("duckdb") if condition else "")
+                    at = positions.setdefault(
+                        where, Positions(f"at{len(positions) + 1}", position, condition)
+                    )
+                    listed = terms.setdefault(
+                        (term.sql("duckdb"), at.name), Terms(f"terms{len(terms) + 1}", term, at)
+                    )
+                    summed = running.setdefault(
+                        (function, listed.name),
+                        Running(f"running{len(running) + 1}", function, listed),
+                    )
+                    within = f"within{at.name[2:]}"
+                    names = {"running": summed.name, "within": within}
+                    replacement = _renamed(_AT_CUTOFF[function], names)
+                else:
+                    name, _ = free.setdefault(key, (f"a{len(free) + 1}", aggregate.copy()))
+                    replacement = exp.column(name)
+                if aggregate is expression:
+                    expression = replacement
+                else:
+                    aggregate.replace(replacement)
+            for placeholder in list(expression.find_all(exp.Placeholder)):
+                placeholder.replace(exp.column(CUTOFF))
+            if request.metric.micro:
+                name = f"{family.name}_{alias}"
+            else:
+                if alias != request.metric.name:
+                    continue
+                name = family.name
+                # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0, as in the window plan
+                expression = exp.func("COALESCE", expression, exp.Literal.number(0))
+            if narrowed[first]:
+                expression = exp.Case().when(exp.column("list_length") > 0, expression)
+            values.append((name, expression))
+    return Split(
+        grouped,
+        list(positions.values()),
+        list(terms.values()),
+        list(running.values()),
+        list(free.values()),
+        values,
+    )
+
+
+def lists_stage(per_user: exp.Select, parts: Split, deepest: int) -> exp.Select:
+    """``per_user_lists``: per_user.sql's select (its population, n_relevant, list_length) with
+    the lists of positions and terms and the cutoff-free aggregates instead of a column per
+    request."""
+    kept = [p for p in per_user.expressions if p.alias_or_name in ("user_id", *CONSTANTS)]
+    per_user.set("expressions", kept)
+
+    def gathered(value: exp.Expr, positions: Positions) -> exp.Expr:
+        position = exp.column(positions.position)
+        within: exp.Expr = position <= exp.Literal.number(deepest)
+        if positions.condition is not None:
+            within = exp.and_(within, positions.condition.copy())
+        ordered = exp.Order(
+            this=value.copy(), expressions=[exp.Ordered(this=position.copy(), nulls_first=False)]
+        )
+        return exp.Filter(this=exp.ArrayAgg(this=ordered), expression=exp.Where(this=within))
+
+    for positions in parts.positions:
+        listed = gathered(exp.column(positions.position), positions)
+        per_user.select(exp.alias_(listed, positions.name), copy=False)
+    for terms in parts.terms:
+        per_user.select(exp.alias_(gathered(terms.term, terms.positions), terms.name), copy=False)
+    for name, aggregate in parts.free:
+        per_user.select(exp.alias_(aggregate.copy(), name), copy=False)
+    per_user.select(exp.alias_(exp.Count(this=exp.Star()), "judged_rows"), copy=False)
+    return per_user
+
+
+_WITHIN = _parsed("COALESCE(LEN(LIST_FILTER(at, x -> x <= k)), 0)")
+
+
+def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
+    """``per_user``: one row per user and requested cutoff, a column per family."""
+    values = exp.Array(expressions=[exp.Literal.number(k) for k in cutoffs])
+    unnested = exp.Unnest(
+        expressions=[values],
+        alias=exp.TableAlias(
+            this=exp.to_identifier("cutoffs"), columns=[exp.to_identifier(CUTOFF)]
+        ),
+    )
+    sums = exp.select("*").from_("per_user_lists")
+    for summed in parts.running:
+        value = _renamed(_RUNNING[summed.function], {"terms": summed.terms.name})
+        sums.select(exp.alias_(value, summed.name), copy=False)
+    counted = (
+        exp.select("*")
+        .from_(exp.alias_(exp.paren(sums), "per_user_sums"))
+        .join(unnested, join_type="cross")
+    )
+    for positions in parts.positions:
+        within = _renamed(_WITHIN, {"at": positions.name})
+        counted.select(exp.alias_(within, f"within{positions.name[2:]}"), copy=False)
+    return exp.select(
+        "user_id", CUTOFF, *(exp.alias_(value, name) for name, value in parts.values)
+    ).from_(exp.alias_(exp.paren(counted), "per_cutoff_lists"))
+
+
+def final(parts: Split, requests: Sequence[MetricRequest], inputs: Inputs) -> exp.Select:
+    """The summary row per group, as compose._final writes it: each family's mean (or sum, or
+    micro ratio) per cutoff, in user order, then one column per request's label."""
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+    in_user_order = [*(exp.column(key) for key in keys), exp.column("user_id")]
+
+    # Every family's mean reads one list of per_user's rows of the cutoff in user order (as
+    # compose._final's one_sort), which gives the window plan's bits with one sort per cutoff.
+    rows = exp.ArrayAgg(this=exp.Order(this=exp.column("per_user"), expressions=in_user_order))
+
+    def summed(function: str, name: str) -> exp.Expr:
+        row = exp.to_identifier("per_user_row")
+        values = exp.Transform(
+            this=rows.copy(),
+            expression=exp.Lambda(
+                this=exp.Dot(this=row.copy(), expression=exp.to_identifier(name)),
+                expressions=[row],
+            ),
+        )
+        return exp.func("LIST_AGGREGATE", values, exp.Literal.string(function.lower()))
+
+    per_cutoff = exp.select(
+        *keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users")
+    ).from_("per_user")
+    for family in parts.families:
+        metric = requests[family.indexes[0]].metric
+        value: exp.Expr
+        if metric.micro:
+            parts_of = (
+                summed("SUM", f"{family.name}_{part}") for part in ("numerator", "denominator")
+            )
+            value = _ratio(*parts_of)
+        else:
+            value = summed(_summary(requests[family.indexes[0]]), family.name)
+        per_cutoff.select(exp.alias_(value, family.name), copy=False)
+    per_cutoff = per_cutoff.group_by(*keys, CUTOFF)
+
+    labels: list[exp.Expr] = []
+    family_of = {index: family for family in parts.families for index in family.indexes}
+    for index, request in enumerate(requests):
+        at_cutoff = exp.Case().when(
+            exp.column(CUTOFF).eq(exp.Literal.number(request.k)), exp.column(family_of[index].name)
+        )
+        label: exp.Expr = exp.func("MAX", at_cutoff)
+        if request.metric.square_root:
+            label = exp.func("SQRT", label)
+        if request.metric.exponential:
+            label = exp.func("EXP", label)
+        labels.append(exp.Alias(this=label, alias=exp.to_identifier(request.label, quoted=True)))
+    groups = [
+        exp.alias_(exp.column(key), exp.to_identifier(group.name, quoted=True))
+        for key, group in zip(keys, inputs.groups, strict=True)
+    ]
+    users = exp.func("COALESCE", exp.func("MAX", exp.column("users")), exp.Literal.number(0))
+    query = exp.select(*groups, exp.alias_(users, "users"), *labels).from_(
+        exp.alias_(exp.paren(per_cutoff), "per_cutoff")
+    )
+    if keys:
+        order = [exp.column(key) for key in keys]
+        query = query.group_by(*order).order_by(*_nulls_last(order))
+    return query

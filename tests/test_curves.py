@@ -1,0 +1,135 @@
+"""The curve plan (sqlmetrics/curves.py) gives the window plans' numbers, to the bit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import sqlmetrics
+from sqlmetrics import curves
+from sqlmetrics.engines import duckdb_passes
+from tests.test_plans import tied_data
+
+# Every ranking metric whose file the curve plan can take apart.
+NAMES = (
+    "hits",
+    "hit_rate",
+    "precision",
+    "precision_listed",
+    "recall",
+    "recall_capped",
+    "f1",
+    "mrr",
+    "map",
+    "map_min",
+    "map_hits",
+    "map_listed",
+    "cg",
+    "dcg",
+    "ndcg",
+    "ndcg_clipped",
+    "dcg_exp",
+    "ndcg_exp",
+    "micro_hit_ratio",
+    "micro_mrr",
+)
+CURVES = [f"{name}@1:12" for name in NAMES]
+# ties="average" has a closed form for these only (compose._check_compatible)
+AVERAGED = [f"{name}@1:12" for name in ("hits", "precision", "recall", "f1", "dcg", "ndcg", "cg")]
+
+
+def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.DataFrame]]:
+    """Each call (evaluate's arguments) under the curve plan, DuckDB's window plans and the
+    portable window plan."""
+    results: dict[str, list[pd.DataFrame]] = {}
+    queries: list[str] = []
+    run_query = duckdb_passes.split_diagnostics
+
+    def captured(connection: Any, query: str, *args: Any) -> Any:
+        queries.append(query)
+        return run_query(connection, query, *args)
+
+    monkeypatch.setattr(duckdb_passes, "split_diagnostics", captured)
+    for plan, min_cutoffs, top_k in (
+        ("curves", 1, None),
+        ("duckdb", 10**6, None),
+        ("portable", 1, frozenset()),
+    ):
+        monkeypatch.setattr(curves, "MIN_CUTOFFS", min_cutoffs)
+        if top_k is not None:
+            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", top_k)
+        queries.clear()
+        results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
+        assert len(queries) == len(calls)
+        assert all(("per_user_lists" in query) == (plan == "curves") for query in queries), plan
+    return results
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("ties", ["id", "id_text", "optimistic", "pessimistic", "average"])
+def test_curve_plan_equals_window_plans(
+    seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tied scores across every cutoff, NULL scores, graded relevance, users without a list or
+    without a relevant item; groups, both populations, a threshold, repeated recommendations
+    kept first, a rank column. Equal to DuckDB's window plans to the bit (the same terms added
+    in the same order), to the portable plan within rounding (it adds in another order)."""
+    recs, truth = tied_data(seed)
+    # a group column in both inputs (one in the recommendations only takes arms.py's plan)
+    truth = truth.assign(segment=truth["user_id"].map(lambda user: "a" if user % 2 else "b"))
+    metrics = AVERAGED if ties == "average" else CURVES
+    repeated = pd.concat([recs, recs.iloc[::11].assign(score=lambda frame: frame["score"] / 2)])
+    ranked = recs.dropna(subset=["score"]).assign(
+        rank=lambda frame: frame.groupby("user_id")["score"].rank(method="first", ascending=False)
+    )
+    calls = [
+        ((recs, truth, metrics), {"ties": ties, "group_by": "segment"}),
+        ((recs, truth, metrics), {"ties": ties, "population": "common", "threshold": 1}),
+        ((repeated, truth, metrics), {"ties": ties, "duplicates": "first"}),
+    ]
+    if ties == "id":
+        calls.append(((ranked, truth, metrics), {"columns": {"rank": "rank", "score": None}}))
+    results = _plans(monkeypatch, *calls)
+    for with_curves, duckdb, portable in zip(*results.values(), strict=True):
+        pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
+        pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
+        assert with_curves["users"].gt(0).all()
+
+
+def test_a_profile_with_a_population_per_metric(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MS Recommenders' profile averages ndcg over every user and its other metrics over the
+    users with a list: two families of the same metric name would be wrong."""
+    recs, truth = tied_data(3)
+    metrics = [f"{name}@1:10" for name in ("ndcg", "precision", "recall", "map")]
+    results = _plans(monkeypatch, ((recs, truth, metrics), {"profile": "recommenders"}))
+    pd.testing.assert_frame_equal(results["curves"][0], results["duckdb"][0], check_exact=True)
+
+
+def test_no_relevant_interaction_gives_the_window_plans_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    recs, truth = tied_data(4)
+    nothing = truth.assign(relevance=0, segment="a")
+    calls = [
+        ((recs, nothing, ["ndcg@1:10"]), {}),
+        ((recs, nothing, ["ndcg@1:10"]), {"group_by": "segment"}),
+    ]
+    results = _plans(monkeypatch, *calls)
+    for with_curves, duckdb in zip(results["curves"], results["duckdb"], strict=True):
+        pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
+    assert results["curves"][0]["users"].tolist() == [0]
+
+
+def test_the_plan_is_chosen_by_the_number_of_cutoffs() -> None:
+    """From MIN_CUTOFFS distinct cutoffs on DuckDB; never elsewhere, never for a metric it
+    cannot take apart ($ideal_dcg_of_k), per user or under a metric over the lists."""
+    many = [f"ndcg@1:{curves.MIN_CUTOFFS}", "recall@10"]
+    few = [f"ndcg@1:{curves.MIN_CUTOFFS - 1}"]
+    assert "per_user_lists" in sqlmetrics.to_sql(many, dialect="duckdb")
+    assert "per_user_lists" not in sqlmetrics.to_sql(few, dialect="duckdb")
+    assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="postgres")
+    assert "per_user_lists" not in sqlmetrics.to_sql([*many, "ndcg_ideal_k@5"], dialect="duckdb")
+    assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="duckdb", per_user=True)
+    assert "per_user_lists" not in sqlmetrics.to_sql([*many, "coverage@10"], dialect="duckdb")
