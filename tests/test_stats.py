@@ -468,3 +468,29 @@ def test_to_sql_gives_the_statistics_in_every_dialect() -> None:
             assert ("stats_replicates" in text) == (
                 options.get("ci_method") == "bootstrap" or "baseline" in options
             )
+
+
+@pytest.mark.parametrize(
+    "metrics", [["ndcg@10", "gauc"], ["ndcg@10", "auc"], ["precision@2", "user_auc"]]
+)
+def test_users_and_values_with_intervals_equal_evaluates_when_populations_differ(
+    metrics: list[str],
+) -> None:
+    """Ranking and scored metrics in one call keep different users: user 1 has a list and a
+    relevant item (both), 2 a list with nothing relevant (scored metrics only; gauc skips it
+    for want of a positive), 3 a relevant item and no list (ranking only, scoring 0), 4 both.
+    ``users`` counts the ranking population (1, 3 and 4) with intervals as without."""
+    recs = pd.DataFrame(
+        {
+            "user_id": [1, 1, 1, 2, 2, 4, 4],
+            "item_id": [1, 2, 3, 1, 2, 1, 2],
+            "score": [0.9, 0.5, 0.1, 0.8, 0.2, 0.7, 0.3],
+        }
+    )
+    truth = pd.DataFrame(
+        {"user_id": [1, 3, 2, 4], "item_id": [2, 1, 9, 1], "relevance": [1, 1, 0, 1]}
+    )
+    plain = sqlmetrics.evaluate(recs, truth, metrics)
+    with_intervals = sqlmetrics.evaluate(recs, truth, metrics, ci=0.95)
+    assert plain["users"].tolist() == with_intervals["users"].tolist() == [3]
+    pd.testing.assert_frame_equal(plain[metrics], with_intervals[metrics], check_exact=True)
