@@ -361,3 +361,37 @@ def final(parts: Split, requests: Sequence[MetricRequest], inputs: Inputs) -> ex
         order = [exp.column(key) for key in keys]
         query = query.group_by(*order).order_by(*_nulls_last(order))
     return query
+
+
+def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
+    """The t-interval's moments (sqlmetrics/stats.py's ``stats_moments``) from the curve
+    plan's per_user: per group (``g0``..), ``users`` and per request ``n{i}`` (users with a
+    value), ``s{i}`` (their sum, in user order as the summary's) and ``q{i}`` (their sum of
+    squares). Every request is a mean (stats.has_interval), never a micro ratio."""
+    keys = [group_key(i) for i in range(groups)]
+    per_cutoff = exp.select(*keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users"))
+    per_cutoff = per_cutoff.from_("per_user").group_by(*keys, CUTOFF)
+    in_user_order = [exp.column("user_id")]
+    for family in families(requests):
+        value = exp.column(family.name)
+        summed = exp.func("SUM", exp.Order(this=value.copy(), expressions=in_user_order))
+        for slot, aggregate in (
+            ("n", exp.func("COUNT", value.copy())),
+            ("s", summed),
+            ("q", exp.func("SUM", exp.Mul(this=value.copy(), expression=value.copy()))),
+        ):
+            per_cutoff.select(exp.alias_(aggregate, f"{family.name}_{slot}"), copy=False)
+    users = exp.func("COALESCE", exp.func("MAX", exp.column("users")), exp.Literal.number(0))
+    query = exp.select(
+        *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),
+        exp.alias_(users, "users"),
+    ).from_(exp.alias_(exp.paren(per_cutoff), "per_cutoff"))
+    family_of = {index: family for family in families(requests) for index in family.indexes}
+    for index, request in enumerate(requests):
+        at_cutoff = exp.column(CUTOFF).eq(exp.Literal.number(request.k))
+        for slot in ("n", "s", "q"):
+            picked = exp.Case().when(
+                at_cutoff.copy(), exp.column(f"{family_of[index].name}_{slot}")
+            )
+            query.select(exp.alias_(exp.func("MAX", picked), f"{slot}{index}"), copy=False)
+    return query.group_by(*keys) if keys else query

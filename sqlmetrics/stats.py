@@ -185,6 +185,31 @@ def _per_user_values(
     return ctes, groups, labels
 
 
+def _curve_moments(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    dialect: str,
+    diagnostics: bool,
+    score_floor: float | None,
+) -> tuple[list[exp.CTE], list[str]] | None:
+    """The t-interval of many cutoffs (the report's curves) from the curve plan's rows per
+    (user, cutoff) (sqlmetrics/curves.py), when compose takes it for these requests: CTEs
+    ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
+    ``stats_moments``, and the group labels. None: the per-user query (_per_user_values)."""
+    from sqlmetrics import curves
+
+    query = compose(
+        requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
+    )
+    ctes, body = _hoisted(query)
+    if not any(cte.alias == "per_user_lists" for cte in ctes):
+        return None
+    moments = curves.moments(requests, len(inputs.groups))
+    ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
+    return ctes, [group.name for group in inputs.groups]
+
+
 def _cte(name: str, body: exp.Expr) -> exp.CTE:
     return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
 
@@ -448,6 +473,17 @@ def compose_ci(
     metric n (users with a value), s (their sum), q (their sum of squares)), with the
     bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), and with
     ``diagnostics`` evaluate's diagnostics rows."""
+    if resampling.method == "t":
+        curve = _curve_moments(requests, inputs, options, dialect, diagnostics, score_floor)
+        if curve is not None:
+            layout = Layout(tuple(curve[1]), len(requests), ("n", "s", "q"), diagnostics)
+            slots: dict[tuple[int, str], exp.Expr] = {
+                (i, slot): exp.column(f"{slot}{i}")
+                for i in range(len(requests))
+                for slot in ("n", "s", "q")
+            }
+            moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
+            return _result(layout, moment_rows, None, None, curve[0])
     ctes, groups, labels = _per_user_values(
         requests, inputs, options, dialect, diagnostics, score_floor
     )

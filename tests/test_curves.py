@@ -62,7 +62,8 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
             monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", top_k)
         queries.clear()
         results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
-        assert len(queries) == len(calls)
+        # (evaluate with ci= runs the statistics query instead: its own check below)
+        assert len(queries) == sum("ci" not in kwargs for _, kwargs in calls)
         assert all(("per_user_lists" in query) == (plan == "curves") for query in queries), plan
     return results
 
@@ -133,3 +134,30 @@ def test_the_plan_is_chosen_by_the_number_of_cutoffs() -> None:
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "ndcg_ideal_k@5"], dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="duckdb", per_user=True)
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "coverage@10"], dialect="duckdb")
+
+
+@pytest.mark.parametrize("group_by", [(), ("segment",)])
+def test_intervals_of_many_cutoffs_equal_the_per_user_querys(
+    group_by: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evaluate(..., ci=) of many cutoffs takes its moments from the curve plan's rows: the
+    values have the same bits and the intervals the same numbers as from the per-user query."""
+    recs, truth = tied_data(6)
+    truth = truth.assign(segment=truth["user_id"].map(lambda user: "a" if user % 2 else "b"))
+    metrics = [f"{name}@1:20" for name in ("ndcg", "map", "recall", "hit_rate")]
+    results = _plans(
+        monkeypatch, ((recs, truth, metrics), {"ci": 0.95, "group_by": list(group_by)})
+    )
+    with_curves, per_user = results["curves"][0], results["duckdb"][0]
+    labels = [column for column in per_user.columns if column.endswith(("_lo", "_hi"))]
+    pd.testing.assert_frame_equal(
+        with_curves.drop(columns=labels), per_user.drop(columns=labels), check_exact=True
+    )
+    pd.testing.assert_frame_equal(
+        with_curves[labels], per_user[labels], check_exact=False, rtol=1e-12
+    )
+    assert with_curves[labels].notna().all().all()
+    monkeypatch.setattr(curves, "MIN_CUTOFFS", 1)
+    monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset({"duckdb"}))
+    assert "per_user_lists" in sqlmetrics.to_sql(metrics, ci=0.95, dialect="duckdb")
+    assert "per_user_lists" not in sqlmetrics.to_sql(metrics, ci=0.95, ci_method="bootstrap")
