@@ -19,6 +19,7 @@ then turned into a Jinja template on the AST, never by editing SQL text:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -303,11 +304,22 @@ class _Templater:
 # rendering the macro bodies ----------------------------------------------------------------
 
 
-def _composed(requests: Sequence[MetricRequest], variant: Variant, dialect: str) -> exp.Select:
+@functools.lru_cache(maxsize=64)
+def _composed_once(
+    requests: tuple[MetricRequest, ...], variant: Variant, duckdb: bool
+) -> exp.Query:
+    """compose's portable query, which differs between adapters only for DuckDB's (its
+    ordered sums): composed once for the nine others of an export, not once per adapter."""
     options = Options(ties=variant.ties, threshold=_THRESHOLD, population=variant.population)
+    dialect = "duckdb" if duckdb else "postgres"
     query = compose(requests, _inputs(variant), options, dialect=dialect, portable=True)
     query.set("order", None)  # a model is a table: no order to keep
-    tree = portable(query, dialect)
+    return query
+
+
+def _composed(requests: Sequence[MetricRequest], variant: Variant, dialect: str) -> exp.Select:
+    # portable() rewrites a copy: the cached query stays as composed
+    tree = portable(_composed_once(tuple(requests), variant, dialect == "duckdb"), dialect)
     if not isinstance(tree, exp.Select):
         raise SqlmetricsError("the composed query is not a SELECT")
     return tree
