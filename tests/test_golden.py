@@ -177,3 +177,31 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
                 got = oracle_mean(recs, truth, name, k, **options)  # type: ignore[arg-type]
             want = expected[metric]
             assert same(got, want), (metric, got, want)
+
+
+def test_curve_fixture_against_the_oracle_and_pytrec_eval() -> None:
+    """curve_k_1_to_16.yaml's values, from tests/oracle.py at each k and from pytrec_eval's
+    P_k and recall_k (whose means over the two users are the fixture's)."""
+    import pytrec_eval
+
+    from tests.oracle import oracle_mean
+
+    case = load(Path(__file__).parent.parent / "fixtures" / "curve_k_1_to_16.yaml")
+    recs, truth = case["given"]["recommendations"], case["given"]["interactions"]
+    expected = case["expect"][0]
+    qrels = {str(row["user_id"]): {} for row in truth}
+    for row in truth:
+        qrels[str(row["user_id"])][str(row["item_id"])] = 1
+    run: dict[str, dict[str, float]] = {}
+    for row in recs:
+        run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
+    cutoffs = ",".join(str(k) for k in range(1, 17))
+    measured = pytrec_eval.RelevanceEvaluator(qrels, {f"P.{cutoffs}", f"recall.{cutoffs}"})
+    per_user = measured.evaluate(run)
+    for k in range(1, 17):
+        for metric, trec in (("precision", "P"), ("recall", "recall")):
+            trec_mean = sum(user[f"{trec}_{k}"] for user in per_user.values()) / len(per_user)
+            assert math.isclose(expected[f"{metric}@{k}"], trec_mean, abs_tol=1e-9), (metric, k)
+        for metric in ("precision", "recall", "hit_rate", "mrr"):
+            mean = oracle_mean(recs, truth, metric, k)
+            assert math.isclose(expected[f"{metric}@{k}"], mean, abs_tol=1e-9), (metric, k)
