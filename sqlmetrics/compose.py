@@ -530,8 +530,8 @@ def compose(
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
-        (source, _pruned_source(source, per_user_stages[source], counted))
-        for source in ("scored", "rated")
+        (source, _bound_source(source, per_user_stages[source], counted, options))
+        for source in ("scored", "rated", "judgements")
         if source in per_user_stages
     ]
     positives_only = duckdb_plans and duckdb_plan.sums_scored_only(requests)
@@ -630,11 +630,11 @@ def compose(
             listed = bind_placeholders(stage("listed_top_k"), cutoffs=cutoffs)
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
     else:
-        if ranking or "scored" in per_user_stages:
+        if ranking or "scored" in per_user_stages or _reads(ranked, "truth"):
             stages.append(("truth", truth))
         if top_k and (ranking or diagnostics):
             stages.append(("top_lists", top_lists))
-        if ranking or any(_reads(cte, "ranked") for _, cte in diagnosis):
+        if ranking or any(_reads(cte, "ranked") for _, cte in [*diagnosis, *scored_stages]):
             stages.append(("ranked", ranked))
         if ranking:
             stages += [("joined", joined), ("judged", judged)]
@@ -866,15 +866,19 @@ def _per_user_stages(
         having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
+    if population == "common" and "judgements" in selects:  # bpref: the users with a list
+        selects["judgements"].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
     return selects, columns
 
 
-def _pruned_source(name: str, per_user_stage: exp.Select, also: set[str]) -> exp.Select:
-    """scored.sql or rated.sql with only the columns the metrics (and ``also``) read: each of
-    their windows is a sort."""
+def _bound_source(
+    name: str, per_user_stage: exp.Select, also: set[str], options: Options
+) -> exp.Select:
+    """scored.sql, rated.sql or judgements.sql with only the columns the metrics (and ``also``)
+    read (each of their windows is a sort), and the threshold bound (judgements.sql's)."""
     source = stage(name)
     _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
-    return source
+    return bind_placeholders(source, threshold=number(options.threshold))
 
 
 def _per_user_union(

@@ -29,14 +29,15 @@ Qrels = dict[str, dict[str, int]]
 
 # pytrec_eval's measure parameters for the measures --format trec reports.
 PYTREC = {
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
-    "iprec_at_recall", "P.5,10,15,20,30,100,200,500,1000", "recall.5,10,30", "Rprec_mult",
-    "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30", "relative_P.5,10",
-    "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
+    "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
+    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
 }  # fmt: skip
 OURS = [
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "Rprec_mult",
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
+    "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
     "set_recall", "set_F",
@@ -105,19 +106,20 @@ def compare(
     qrels: Qrels | None = None,
 ) -> list[str]:
     """Per query and the 'all' line over ``queries``, to 1e-9: the mean, the sum for num_*,
-    for gm_map exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a query without a
-    run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with rel > 0."""
+    for gm_map and gm_bpref exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a
+    query without a run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with
+    rel > 0."""
     problems = []
     labels = {label for label, qid in got if qid == "all"} - {"runid", "num_q"}
     assert labels, "nothing compared"
     per_query = any(qid != "all" for _, qid in got)
     for label in sorted(labels):
-        for qid in sorted(want) if per_query and label != "gm_map" else []:
+        for qid in sorted(want) if per_query and not label.startswith("gm_") else []:
             value = got.get((label, qid))
             if value is None or abs(float(value) - want[qid][label]) > 1e-9:  # type: ignore[arg-type]
                 problems.append(f"{label} {qid}: {value} vs {want[qid][label]}")
-        if label == "gm_map":
-            logs = [want[q]["gm_map"] if q in want else math.log(1e-5) for q in queries]
+        if label.startswith("gm_"):
+            logs = [want[q][label] if q in want else math.log(1e-5) for q in queries]
             expected = math.exp(math.fsum(logs) / len(queries))
         elif label == "num_rel" and qrels is not None:
             expected = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
@@ -140,9 +142,10 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
+    assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
     got = as_dict(trec_eval(run_path, qrels_path, OURS, per_query=True, level=level))
     assert not compare(got, want, set(want))
@@ -231,8 +234,11 @@ def test_measure_names_expand_as_trec_eval_s() -> None:
         "map", "success_1", "success_5", "success_10",
     ]  # fmt: skip
     assert [label for _, label in expand_measures(["P.5", "P_5"])] == ["P_5"]
-    with pytest.raises(sqlmetrics.SqlmetricsError, match="bpref is not in sqlmetrics"):
-        expand_measures(["bpref"])
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="infap is not in sqlmetrics"):
+        expand_measures(["infAP"])
+    assert [label for _, label in expand_measures(["gm_bpref", "bpref", "map"])] == [
+        "map", "bpref", "gm_bpref",
+    ]  # fmt: skip
     with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown metric 'set_P_5'"):
         expand_measures(["set_P_5"])
 
@@ -348,7 +354,7 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
             continue
         values = [want.get(q, {}).get(keys.get(label, label)) for q in population]
         assert values[0] is not None, label
-        if label == "gm_map":
+        if label.startswith("gm_"):
             logs = [math.log(1e-5) if v is None else v for v in values]
             got = math.exp(math.fsum(logs) / 3)
         elif label == "num_rel":  # trec_eval -c (m_num_rel.c): every qrels line with rel > 0
