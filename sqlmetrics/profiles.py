@@ -558,6 +558,8 @@ GENERIC = (
     "gm_map",
     "iprec_at_recall",
     "iprec_11pt_avg",
+    "bpref",
+    "gm_bpref",
     "rprec_mult",
 )
 

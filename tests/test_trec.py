@@ -300,6 +300,58 @@ def test_negative_relevance_is_judged_non_relevant(tmp_path: Path) -> None:
     assert got[("map", "all")] == 0.5  # b at 2: 1/2
 
 
+def test_bpref_reads_a_negative_rel_as_not_judged(tmp_path: Path) -> None:
+    """bpref skips a document of rel < 0 (trec_eval: in the pool, not judged) as it skips one
+    outside the qrels, and counts rel 0 as judged non-relevant: reading -1 as 0 would give
+    another bpref, and the same everything else."""
+    run = {"1": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    qrels = {"1": {"a": -1, "b": 1, "c": 0, "d": 1, "e": 0}}
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    measures = ["bpref", "gm_bpref", "map", "ndcg", "num_rel", "P_5"]
+    got = as_dict(trec_eval(run_path, qrels_path, measures, per_query=True))
+    want = pytrec(run, qrels)
+    assert not compare(got, want, {"1"})
+    # a skipped; b: 1; c judged non-relevant; d: 1 - min(1, 2) / min(2, 2); (1 + 1/2) / 2
+    assert got[("bpref", "1")] == 0.75
+    as_zero = pytrec(run, {"1": {**qrels["1"], "a": 0}})
+    assert as_zero["1"]["bpref"] == 0.25  # a judged: b 1 - 1/2, d 1 - 2/2; 1/2 over 2
+    assert all(as_zero["1"][m] == want["1"][m] for m in ("map", "ndcg", "num_rel", "P_5"))
+
+
+def _bpref_cases(run: Run, qrels: Qrels) -> set[str]:
+    """Which of bpref's branches the data reaches, walking each list in trec_eval's order:
+    more judged non-relevant documents above a relevant one than R (min(n, R)), fewer judged
+    non-relevant documents than R (min(N, R)), a rel < 0 document above a relevant one."""
+    reached = set()
+    for qid, docs in run.items():
+        judged = qrels.get(qid, {})
+        n_rel = sum(rel >= 1 for rel in judged.values())
+        n_nonrel = sum(rel == 0 for rel in judged.values())
+        seen, negative = 0, False
+        for doc in sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True):
+            rel = judged.get(doc)
+            if rel is None or rel < 0:
+                negative = negative or rel is not None
+                continue
+            if rel == 0:
+                seen += 1
+                continue
+            reached |= {"n > R"} if seen > n_rel else set()
+            reached |= {"N < R"} if 0 < seen and n_nonrel < n_rel else set()
+            reached |= {"rel < 0 above"} if negative else set()
+    return reached
+
+
+def test_bpref_matches_pytrec_eval_on_every_branch(tmp_path: Path) -> None:
+    run, qrels = random_data(3)
+    assert _bpref_cases(run, qrels) == {"n > R", "N < R", "rel < 0 above"}
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels)
+    got = as_dict(trec_eval(run_path, qrels_path, ["bpref", "gm_bpref"], per_query=True))
+    assert not compare(got, want, set(want))
+    assert len({value for (label, _), value in got.items() if label == "bpref"}) > 4
+
+
 def test_cli_trec_format_prints_trec_eval_lines(tmp_path: Path) -> None:
     run, qrels = random_data(5)
     run_path, qrels_path = write_trec(tmp_path, run, qrels)
@@ -332,11 +384,12 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
 
 
-@pytest.mark.parametrize("name", ["trec_measures", "trec_levels"])
+@pytest.mark.parametrize("name", ["trec_measures", "trec_levels", "trec_bpref"])
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
-    fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0 (log 1e-5
-    for gm_map), and num_rel counts its relevant item."""
+    fixture's population (the users with a relevant interaction: 1, 2, 3, and 5 in
+    trec_bpref) as trec_eval -c: user 3 has no run, so 0 (log 1e-5 for gm_map and gm_bpref),
+    and num_rel counts its relevant item."""
     import yaml
 
     case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
@@ -347,7 +400,8 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     for row in case["given"]["interactions"]:
         qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
     want = pytrec(run, qrels)
-    population = ["1", "2", "3"]
+    population = sorted({user for user, docs in qrels.items() if max(docs.values()) > 0})
+    assert population == (["1", "2", "3", "5"] if name == "trec_bpref" else ["1", "2", "3"])
     keys = {"iprec_11pt_avg": "11pt_avg"}  # sqlmetrics' name -> pytrec_eval's
     for label, expected in case["expect"][0].items():
         if label == "users":
@@ -356,12 +410,12 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
         assert values[0] is not None, label
         if label.startswith("gm_"):
             logs = [math.log(1e-5) if v is None else v for v in values]
-            got = math.exp(math.fsum(logs) / 3)
+            got = math.exp(math.fsum(logs) / len(population))
         elif label == "num_rel":  # trec_eval -c (m_num_rel.c): every qrels line with rel > 0
             got = sum(rel > 0 for q in population for rel in qrels[q].values())
         else:
             total = math.fsum(0.0 if v is None else v for v in values)
-            got = total if label.startswith("num_") else total / 3
+            got = total if label.startswith("num_") else total / len(population)
         assert abs(got - expected) < 1e-12, (label, got, expected)
 
 

@@ -14,35 +14,38 @@ SELECT
   nonrelevant_so_far,
   n_relevant,
   n_nonrelevant,
-  list_length
+  MAX(pos) OVER (PARTITION BY user_id) AS list_length
 FROM (
   SELECT
     user_id,
-    MAX(pos) AS pos,
-    CASE
-      WHEN MAX(relevance) > $threshold THEN 1
-      WHEN MAX(relevance) IS NOT NULL THEN 0
-    END AS hit,
-    SUM(CASE WHEN MAX(pos) IS NOT NULL AND MAX(relevance) <= $threshold THEN 1 ELSE 0 END) OVER (
-      PARTITION BY user_id ORDER BY MAX(pos) ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+    pos,
+    hit,
+    SUM(CASE WHEN pos IS NOT NULL AND hit = 0 THEN 1 ELSE 0 END) OVER (
+      PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS nonrelevant_so_far,
-    SUM(CASE WHEN MAX(relevance) > $threshold THEN 1 ELSE 0 END) OVER (
-      PARTITION BY user_id
-    ) AS n_relevant,
-    SUM(CASE WHEN MAX(relevance) <= $threshold THEN 1 ELSE 0 END) OVER (
-      PARTITION BY user_id
-    ) AS n_nonrelevant,
-    MAX(MAX(pos)) OVER (PARTITION BY user_id) AS list_length
+    SUM(CASE WHEN hit = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_relevant,
+    SUM(CASE WHEN hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_nonrelevant
   FROM (
     SELECT
-      COALESCE(ranked.user_id, input_interactions.user_id) AS user_id,
-      COALESCE(ranked.item_id, input_interactions.item_id) AS item_id,
-      ranked.pos,
-      input_interactions.relevance
-    FROM ranked
-    FULL OUTER JOIN input_interactions
-      ON ranked.user_id = input_interactions.user_id AND ranked.item_id = input_interactions.item_id
-  ) AS listed_or_judged
-  GROUP BY user_id, item_id
+      user_id,
+      MAX(pos) AS pos,
+      CASE
+        WHEN MAX(relevance) > $threshold THEN 1
+        WHEN MAX(relevance) IS NOT NULL THEN 0
+      END AS hit
+    FROM (
+      SELECT
+        COALESCE(ranked.user_id, input_interactions.user_id) AS user_id,
+        COALESCE(ranked.item_id, input_interactions.item_id) AS item_id,
+        ranked.pos,
+        input_interactions.relevance
+      FROM ranked
+      FULL OUTER JOIN input_interactions
+        ON
+          ranked.user_id = input_interactions.user_id
+          AND ranked.item_id = input_interactions.item_id
+    ) AS listed_or_judged
+    GROUP BY user_id, item_id
+  ) AS pairs
 ) AS judged_pairs
 WHERE n_relevant > 0
