@@ -337,7 +337,7 @@ def _bpref_cases(run: Run, qrels: Qrels) -> set[str]:
                 seen += 1
                 continue
             reached |= {"n > R"} if seen > n_rel else set()
-            reached |= {"N < R"} if 0 < seen and n_nonrel < n_rel else set()
+            reached |= {"N < R"} if seen > 0 and n_nonrel < n_rel else set()
             reached |= {"rel < 0 above"} if negative else set()
     return reached
 
