@@ -1337,8 +1337,10 @@ def _final(
         # (Oracle then drops the AS, and the text no longer reads back the same).
         return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
 
-    def joined(query: exp.Select, suffix: str, on: Sequence[str]) -> exp.Select:
-        """per_user left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
+    def joined(
+        query: exp.Select, suffix: str, on: Sequence[str], left: str | None = table
+    ) -> exp.Select:
+        """``left`` (per_user) left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
         for column in over_lists:
             if suffix == "_users" and column.request.metric.group_level:
                 continue
@@ -1347,9 +1349,9 @@ def _final(
                 continue
             condition = exp.and_(
                 *(
-                    exp.column(name, table).eq(exp.column(name, other))
+                    exp.column(name, left).eq(exp.column(name, other))
                     if name == "user_id"
-                    else _same_group(exp.column(name, table), exp.column(name, other))
+                    else _same_group(exp.column(name, left), exp.column(name, other))
                     for name in on
                 )
             )
@@ -1434,11 +1436,48 @@ def _final(
             for column in columns
         ]
     counted = exp.column("in_population", table) if population else exp.Star()
+    left = table
+    if over_lists and keys:
+        # A group of lists without a population user still has its metrics over the lists:
+        # the rows are the groups of per_user and of every m{i}_groups (_list_groups).
+        counted = exp.column("in_population" if population else "user_id", table)
+        order = [exp.column(key, LIST_GROUPS) for key in keys]
+        groups = [
+            exp.alias_(column.copy(), exp.to_identifier(g.name, quoted=True))
+            for column, g in zip(order, inputs.groups, strict=True)
+        ]
+        left = LIST_GROUPS
     users = exp.alias_(exp.func("COUNT", counted), "users")
-    query = joined(exp.select(*groups, users, *aggregates).from_("per_user"), "_groups", keys)
+    query = exp.select(*groups, users, *aggregates)
+    query = (
+        _list_groups(query, keys, over_lists) if left == LIST_GROUPS else query.from_("per_user")
+    )
+    query = joined(query, "_groups", keys, left=left)
     if order:
         query = query.group_by(*order).order_by(*_nulls_last(order))
     return query
+
+
+LIST_GROUPS = "list_groups"
+
+
+def _list_groups(
+    query: exp.Select, keys: Sequence[str], over_lists: Sequence[MetricColumn]
+) -> exp.Select:
+    """``query`` from every group of per_user or of a metric over the lists (DISTINCT over a
+    UNION ALL), per_user left joined to it on the group columns."""
+    parts = [exp.select(*keys).from_("per_user")]
+    parts += [exp.select(*keys).from_(f"{column.names[0]}_groups") for column in over_lists]
+    union: exp.Query = parts[0]
+    for part in parts[1:]:
+        union = exp.union(union, part, distinct=False)
+    frame = exp.select(*keys).distinct().from_(exp.alias_(exp.paren(union), "listed_groups"))
+    on = exp.and_(
+        *(_same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
+    )
+    return query.from_(exp.alias_(exp.paren(frame), LIST_GROUPS)).join(
+        "per_user", on=on, join_type="left"
+    )
 
 
 def _summary(request: MetricRequest) -> str:
