@@ -25,7 +25,7 @@ from sqlmetrics.errors import SqlmetricsError
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
 REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
 # The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
-SOURCES = ("judged", "lists", "scored", "rated")
+SOURCES = ("judged", "lists", "scored", "rated", "judgements")
 # ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
 DEFAULT_SCORE_THRESHOLD = 0.5
 # The largest cutoff: DuckDB's top-n aggregate takes n < 1,000,000, and no list is that long.
@@ -193,10 +193,8 @@ WHOLE_LIST_SPELLINGS = {
 # error says so instead of suggesting a metric of a similar spelling but another quantity
 # (bpref is not rprec). Matched on the name without its cutoff.
 ELSEWHERE = {
-    "bpref": "needs the judged non-relevant documents, which sqlmetrics does not keep",
     "set_map": "set_map is not computed",
     "infap": "inferred AP is not computed",
-    "gm_bpref": "needs the judged non-relevant documents, as bpref",
     "num_nonrel_judged_ret": "needs the judged non-relevant documents",
     "relstring": "a string of relevance values, not a number",
     "utility": "utility is not computed",

@@ -546,8 +546,8 @@ def compose(
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
-        (source, _pruned_source(source, per_user_stages[source], counted))
-        for source in ("scored", "rated")
+        (source, _bound_source(source, per_user_stages[source], counted, options))
+        for source in ("scored", "rated", "judgements")
         if source in per_user_stages
     ]
     positives_only = duckdb_plans and duckdb_plan.sums_scored_only(requests)
@@ -646,11 +646,11 @@ def compose(
             listed = bind_placeholders(stage("listed_top_k"), cutoffs=cutoffs)
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
     else:
-        if ranking or "scored" in per_user_stages:
+        if ranking or "scored" in per_user_stages or _reads(ranked, "truth"):
             stages.append(("truth", truth))
         if top_k and (ranking or diagnostics):
             stages.append(("top_lists", top_lists))
-        if ranking or any(_reads(cte, "ranked") for _, cte in diagnosis):
+        if ranking or any(_reads(cte, "ranked") for _, cte in [*diagnosis, *scored_stages]):
             stages.append(("ranked", ranked))
         if ranking:
             stages += [("joined", joined), ("judged", judged)]
@@ -923,15 +923,19 @@ def _per_user_stages(
         having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
+    if population == "common" and "judgements" in selects:  # bpref: the users with a list
+        selects["judgements"].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
     return selects, columns
 
 
-def _pruned_source(name: str, per_user_stage: exp.Select, also: set[str]) -> exp.Select:
-    """scored.sql or rated.sql with only the columns the metrics (and ``also``) read: each of
-    their windows is a sort."""
+def _bound_source(
+    name: str, per_user_stage: exp.Select, also: set[str], options: Options
+) -> exp.Select:
+    """scored.sql, rated.sql or judgements.sql with only the columns the metrics (and ``also``)
+    read (each of their windows is a sort), and the threshold bound (judgements.sql's)."""
     source = stage(name)
     _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
-    return source
+    return bind_placeholders(source, threshold=number(options.threshold))
 
 
 def _per_user_union(
@@ -1390,8 +1394,10 @@ def _final(
         # (Oracle then drops the AS, and the text no longer reads back the same).
         return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
 
-    def joined(query: exp.Select, suffix: str, on: Sequence[str]) -> exp.Select:
-        """per_user left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
+    def joined(
+        query: exp.Select, suffix: str, on: Sequence[str], left: str | None = table
+    ) -> exp.Select:
+        """``left`` (per_user) left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
         for column in over_lists:
             if suffix == "_users" and column.request.metric.group_level:
                 continue
@@ -1400,9 +1406,9 @@ def _final(
                 continue
             condition = exp.and_(
                 *(
-                    exp.column(name, table).eq(exp.column(name, other))
+                    exp.column(name, left).eq(exp.column(name, other))
                     if name == "user_id"
-                    else _same_group(exp.column(name, table), exp.column(name, other))
+                    else _same_group(exp.column(name, left), exp.column(name, other))
                     for name in on
                 )
             )
@@ -1487,11 +1493,48 @@ def _final(
             for column in columns
         ]
     counted = exp.column("in_population", table) if population else exp.Star()
+    left = table
+    if over_lists and keys:
+        # A group of lists without a population user still has its metrics over the lists:
+        # the rows are the groups of per_user and of every m{i}_groups (_list_groups).
+        counted = exp.column("in_population" if population else "user_id", table)
+        order = [exp.column(key, LIST_GROUPS) for key in keys]
+        groups = [
+            exp.alias_(column.copy(), exp.to_identifier(g.name, quoted=True))
+            for column, g in zip(order, inputs.groups, strict=True)
+        ]
+        left = LIST_GROUPS
     users = exp.alias_(exp.func("COUNT", counted), "users")
-    query = joined(exp.select(*groups, users, *aggregates).from_("per_user"), "_groups", keys)
+    query = exp.select(*groups, users, *aggregates)
+    query = (
+        _list_groups(query, keys, over_lists) if left == LIST_GROUPS else query.from_("per_user")
+    )
+    query = joined(query, "_groups", keys, left=left)
     if order:
         query = query.group_by(*order).order_by(*_nulls_last(order))
     return query
+
+
+LIST_GROUPS = "list_groups"
+
+
+def _list_groups(
+    query: exp.Select, keys: Sequence[str], over_lists: Sequence[MetricColumn]
+) -> exp.Select:
+    """``query`` from every group of per_user or of a metric over the lists (DISTINCT over a
+    UNION ALL), per_user left joined to it on the group columns."""
+    parts = [exp.select(*keys).from_("per_user")]
+    parts += [exp.select(*keys).from_(f"{column.names[0]}_groups") for column in over_lists]
+    union: exp.Query = parts[0]
+    for part in parts[1:]:
+        union = exp.union(union, part, distinct=False)
+    frame = exp.select(*keys).distinct().from_(exp.alias_(exp.paren(union), "listed_groups"))
+    on = exp.and_(
+        *(_same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
+    )
+    return query.from_(exp.alias_(exp.paren(frame), LIST_GROUPS)).join(
+        "per_user", on=on, join_type="left"
+    )
 
 
 def _summary(request: MetricRequest) -> str:

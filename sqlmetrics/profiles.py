@@ -79,6 +79,8 @@ PROFILES: dict[str, Profile] = {
                 "iprec_at_recall": "iprec_at_recall",  # iprec_at_recall.x
                 "iprec_11pt_avg": "iprec_11pt_avg",  # 11pt_avg
                 "rprec_mult": "rprec_mult",  # Rprec_mult.x
+                "bpref": "bpref",  # bpref
+                "gm_bpref": "gm_bpref",  # gm_bpref
             },
             ties="id_text",
             notes=(
@@ -97,7 +99,9 @@ PROFILES: dict[str, Profile] = {
                 "with its query conventions: the queries of the run with judgements (-c: of "
                 "the qrels, --trec-complete), judged queries with nothing relevant as 0, "
                 "num_* summed, -M (--trec-max), -l (--trec-level; ndcg keeps every positive "
-                "rel as its gain). A negative rel in qrels reads as 0 (judged, not relevant).",
+                "rel as its gain). A qrels line with a negative rel is left out (trec_eval: in the "
+                "pool, not judged; no measure computed here tells it from a document never "
+                "judged).",
                 "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
                 "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
@@ -109,13 +113,17 @@ PROFILES: dict[str, Profile] = {
                 "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10, "
                 "ir_measures IPrec@0.1) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
                 "float parameter; iprec_11pt_avg is 11pt_avg.",
-                "Not computed: bpref (it needs the judged non-relevant documents, which the "
-                "ranking stages drop), infAP, set_map and the measures of -m all_trec listed "
+                "bpref and gm_bpref read the judged non-relevant documents, the interactions at "
+                "or below the threshold (rel 0 in qrels); a recommended item the interactions "
+                "lack is skipped, as trec_eval skips a document outside the pool. gm_bpref: "
+                "per user max(bpref, 1e-5), the summary the geometric mean.",
+                "Not computed: infAP, set_map and the measures of -m all_trec listed "
                 "in the README's trec_eval table; requesting one says so.",
             ),
             references=(
                 "usnistgov/trec_eval (v9.0.8): m_gm_map.c, m_num_ret.c, m_num_rel.c, "
-                "m_iprec_at_recall.c, m_11pt_avg.c, m_Rprec_mult.c",
+                "m_iprec_at_recall.c, m_11pt_avg.c, m_Rprec_mult.c, m_bpref.c, m_gm_bpref.c, "
+                "form_res_rels.c (rel < 0: RELVALUE_UNJUDGED)",
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
@@ -550,6 +558,8 @@ GENERIC = (
     "gm_map",
     "iprec_at_recall",
     "iprec_11pt_avg",
+    "bpref",
+    "gm_bpref",
     "rprec_mult",
 )
 

@@ -74,9 +74,11 @@ def read_run(path: str | os.PathLike[str], *, max_per_query: int | None = None) 
 
 def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
     """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
-    interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel, with
-    a negative rel read as 0 (judged, not relevant: trec_eval's gains and relevance levels
-    never count a negative judgement)."""
+    interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel. A
+    line with a negative rel is left out: trec_eval reads it as a document of the pool left
+    unjudged (RELVALUE_UNJUDGED, form_res_rels.c), which no measure sqlmetrics computes tells
+    from a document never judged (bpref skips both; every other one reads them as not
+    relevant), while a line with rel 0 is judged non-relevant (bpref counts it)."""
     return TrecFile(_existing(path, "qrels"), "qrels")
 
 
@@ -146,15 +148,17 @@ def _parsed(trec: TrecFile) -> tuple[exp.Select, exp.Expr]:
     return exp.select("*").from_(_fields(trec)).where(keep), value
 
 
-def relation(trec: TrecFile) -> exp.Expr:
+def relation(trec: TrecFile, unjudged: bool = False) -> exp.Expr:
     """The file as a relation: (user_id, item_id, score, tag) for a run, (user_id, item_id,
-    relevance) for qrels. Malformed lines are left out here; ``check`` refuses them first."""
+    relevance) for qrels, without the lines of a negative rel (read_qrels says why) unless
+    ``unjudged``. Malformed lines are left out here; ``check`` refuses them first."""
     parsed, value = _parsed(trec)
     user = exp.alias_(_field(1), "user_id")
     item = exp.alias_(_field(3), "item_id")
     if trec.kind == "qrels":
-        relevance = exp.func("GREATEST", value, exp.Literal.number(0))
-        select = parsed.select(user, item, exp.alias_(relevance, "relevance"), append=False)
+        select = parsed.select(user, item, exp.alias_(value, "relevance"), append=False)
+        if not unjudged:
+            select = select.where(exp.GTE(this=value.copy(), expression=exp.Literal.number(0)))
         return select.subquery("qrels")
     select = parsed.select(
         user, item, exp.alias_(value, "score"), exp.alias_(_field(6), "tag"), append=False
@@ -252,7 +256,7 @@ def first_bad_line(trec: TrecFile) -> tuple[int, str, str] | None:
 CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
 R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
-MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's floor (sql/gm_map.sql)
+MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's and gm_bpref's floor (sql/gm_map.sql)
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,8 @@ class Measure:
     levels: tuple[float, ...] = ()  # the defaults of a float parameter, printed as %3.2f
     summed: bool = False  # the 'all' line is the sum over queries (num_*), an integer
     graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
-    geometric: bool = False  # gm_map: exp of the mean log, no per-query line (m_gm_map.c)
+    # gm_map, gm_bpref: exp of the mean log, no per-query line (m_gm_map.c, m_gm_bpref.c)
+    geometric: bool = False
 
 
 # In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
@@ -279,10 +284,12 @@ MEASURES: dict[str, Measure] = {
         Measure("map"),
         Measure("gm_map", geometric=True),
         Measure("Rprec"),
+        Measure("bpref"),
         Measure("recip_rank"),
         Measure("iprec_at_recall", levels=RECALL_LEVELS),
         Measure("P", CUTOFFS),
         Measure("recall", CUTOFFS),
+        Measure("gm_bpref", geometric=True),
         Measure("Rprec_mult", levels=R_MULTIPLES),
         Measure("11pt_avg"),
         Measure("ndcg", graded=True),
@@ -296,10 +303,9 @@ MEASURES: dict[str, Measure] = {
         Measure("set_F"),
     )
 }
-# trec_eval's default ("official") measures; bpref, the one of them sqlmetrics does not
-# compute, is left out.
+# trec_eval's default ("official") measures.
 OFFICIAL = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P",
 )  # fmt: skip
 
@@ -351,10 +357,11 @@ def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
 
 
 def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str, int]:
-    """Each query of the file and its number of lines (a run's: num_ret, after -M)."""
+    """Each query of the file and its number of lines (a run's: num_ret, after -M; a query of
+    the qrels counts with only negative rels, as trec_eval counts it)."""
     query = (
         exp.select("user_id", exp.func("COUNT", exp.Star()))
-        .from_(relation(trec))
+        .from_(relation(trec, unjudged=True))
         .group_by("user_id")
     )
     return {str(row[0]): int(row[1]) for row in connection.execute(query.sql("duckdb")).fetchall()}
@@ -398,7 +405,7 @@ def trec_eval(
     """trec_eval's report on a run and qrels, as rows (measure, qid, value), 'all' last.
 
     ``measures``: trec_eval names (``P`` for every default cutoff, ``P_5``, ``map``...),
-    trec_eval's official set (bpref excepted) when None. ``per_query``: trec_eval -q, the
+    trec_eval's official set when None. ``per_query``: trec_eval -q, the
     per-query rows too. ``complete``: -c, the mean over every query of the qrels (a query
     without a run scores 0) instead of the queries of the run that have judgements.
     ``max_per_query``: -M n. ``level``: -l n, relevant means rel >= n (threshold n - 1);
@@ -409,8 +416,7 @@ def trec_eval(
     from sqlmetrics.engines.duckdb import _database
 
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-        # -l 0 would make rel 0 relevant, and the negative rels read as 0 with it (trec_eval
-        # keeps them apart): refused rather than wrong
+        # -l 0 would make rel 0 relevant, a threshold of -1, which evaluate refuses
         raise SqlmetricsError(
             f"level must be a whole number of at least 1 (trec_eval -l), not {level!r}"
         )
@@ -455,7 +461,7 @@ def trec_eval(
             return values[label][qid]
         if name == "num_ret":  # a judged query with nothing relevant still retrieved docs
             return float(retrieved.get(qid, 0))
-        return MIN_GEO_MEAN if name == "gm_map" else 0.0
+        return MIN_GEO_MEAN if MEASURES[name].geometric else 0.0
 
     rows: list[tuple[str, str, object]] = []
     if per_query:
@@ -510,14 +516,14 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("map", "map", "map", ""),
     ("gm_map", "gm_map", "gm_map", "geometric mean, floor 1e-5"),
     ("Rprec", "Rprec", "r_precision", ""),
-    ("bpref", "bpref", None, "not supported: needs the judged non-relevant documents"),
+    ("bpref", "bpref", "bpref", "rel 0 judged non-relevant, rel < 0 and absent not judged"),
     ("recip_rank", "recip_rank", "mrr", ""),
     ("iprec_at_recall", "iprec_at_recall_0.10", "iprec_at_recall", "@x: the recall level"),
     ("P", "P_10", "precision", "@k"),
     ("relstring", "relstring", None, "not supported: a string of relevance values"),
     ("recall", "recall_10", "recall", "@k"),
     ("infAP", "infAP", None, "not supported: needs the sampled judgements (rel -2)"),
-    ("gm_bpref", "gm_bpref", None, "not supported, as bpref"),
+    ("gm_bpref", "gm_bpref", "gm_bpref", "geometric mean, floor 1e-5"),
     ("utility", "utility", None, "not supported"),
     ("11pt_avg", "11pt_avg", "iprec_11pt_avg", ""),
     ("ndcg", "ndcg", "ndcg", "gain = rel; under -l the report keeps every positive rel"),

@@ -42,12 +42,14 @@ AVERAGE_CAPABLE = frozenset(
 # trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
-    | {"iprec_at_recall", "rprec_mult"}
+    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref"}
 )
+# trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
+JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref"})
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
 LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
 SUMMED_METRICS = frozenset({"num_ret", "num_rel", "num_rel_ret"})  # aggregated as a sum
-GEOMETRIC_METRICS = frozenset({"gm_map"})  # aggregated as exp of the mean log
+GEOMETRIC_METRICS = frozenset({"gm_map", "gm_bpref"})  # aggregated as exp of the mean log
 ALL_METRICS = frozenset(
     AVERAGE_CAPABLE | TREC_METRICS | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
 )
@@ -96,6 +98,16 @@ def _truth_by_user(interactions: Iterable[dict], threshold: float) -> dict[objec
         user: {item: rel for item, rel in items.items() if rel > threshold}
         for user, items in best.items()
     }
+
+
+def _judged_by_user(interactions: Iterable[dict]) -> dict[object, dict]:
+    """Map user -> {item: relevance} of every interaction (each a judgement), max relevance."""
+    best: dict[object, dict[object, float]] = {}
+    for row in interactions:
+        rel = float(row.get("relevance", 1))
+        items = best.setdefault(row["user_id"], {})
+        items[row["item_id"]] = max(rel, items.get(row["item_id"], rel))
+    return best
 
 
 def _recs_by_user(recommendations: Iterable[dict]) -> dict[object, list[dict]]:
@@ -323,6 +335,31 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
     raise ValueError(f"unknown trec metric {metric!r}")
 
 
+def _bpref(order: Sequence[object], judged: dict[object, float], threshold: float) -> float:
+    """trec_eval's bpref (m_bpref.c) on one ranked list of item ids: walk the list, skip what is
+    not judged; count the judged non-relevant seen so far; each relevant item scores 1 - min(seen,
+    R) / min(N, R) (1 when none was seen), R relevant and N non-relevant judgements in all; the
+    sum over R."""
+    n_rel = sum(1 for rel in judged.values() if rel > threshold)
+    n_nonrel = len(judged) - n_rel
+    seen, total = 0, 0.0
+    for item in order:
+        if item not in judged:
+            continue
+        if judged[item] > threshold:
+            total += 1.0 if seen == 0 else 1.0 - min(seen, n_rel) / min(n_nonrel, n_rel)
+        else:
+            seen += 1
+    return total / n_rel if n_rel else 0.0
+
+
+def _judgement_value(
+    metric: str, order: Sequence[object], judged: dict[object, float], threshold: float
+) -> tuple[float, float]:
+    value = _bpref(order, judged, threshold)
+    return (max(value, 1e-5) if metric == "gm_bpref" else value), 1.0
+
+
 # ----------------------------------------------------------------------------------------------
 # Tie averaging by brute force
 # ----------------------------------------------------------------------------------------------
@@ -430,7 +467,17 @@ def _per_user_num_den(
     for metric, k in specs:
         _check_args(metric, k, ties, population)
     truth = _truth_by_user(interactions, threshold)
+    judged = _judged_by_user(interactions)
     recs = _recs_by_user(recommendations)
+
+    def values(order: Sequence[object], ul: UserList, user: object) -> list[tuple[float, float]]:
+        return [
+            _judgement_value(metric, order, judged[user], threshold)
+            if metric in JUDGEMENT_METRICS
+            else _num_den(metric, ul, k)
+            for metric, k in specs
+        ]
+
     out: dict[object, list[tuple[float, float]]] = {}
     for user, relevant in truth.items():
         if not relevant:
@@ -446,7 +493,7 @@ def _per_user_num_den(
                 tuple(relevant.get(r["item_id"], 0.0) for r in ranked),
                 ideal,
             )
-            out[user] = [_num_den(metric, ul, k) for metric, k in specs]
+            out[user] = values([r["item_id"] for r in ranked], ul, user)
             continue
         groups = _order_rows(rows, relevant, ties)
         rel_groups = [[relevant.get(r["item_id"], 0.0) for r in g] for g in groups]
@@ -455,7 +502,7 @@ def _per_user_num_den(
         else:
             flat = tuple(rel for g in rel_groups for rel in g)
             ul = UserList(tuple(range(1, len(flat) + 1)), flat, ideal)
-            out[user] = [_num_den(metric, ul, k) for metric, k in specs]
+            out[user] = values([r["item_id"] for g in groups for r in g], ul, user)
     return out
 
 

@@ -146,19 +146,38 @@ def test_list_metrics_do_not_need_a_relevant_interaction() -> None:
         assert result[label].iloc[0] == pytest.approx(want[label].iloc[0], abs=TOLERANCE), label
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with group_by the groups still come from per_user (the population), so no "
-    "relevant interaction gives no row: _final needs a frame of the groups of per_user and of "
-    "m{i}_groups (issue 22, left open)",
-)
 def test_list_metrics_by_group_do_not_need_a_relevant_interaction() -> None:
+    """Issue 22: with group_by, a group of lists without a population user (here: nothing is
+    relevant) still gets its row, users 0, NaN for the ranking metrics, and the metrics over
+    the lists, as without groups; the same for a group column both tables have."""
     recs = pd.DataFrame(
         {"model": ["a", "a", "b"], "user_id": [1, 2, 1], "item_id": [10, 12, 11], "score": 0.5}
     )
     truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 12], "relevance": [0, 0]})
     result = sqlmetrics.evaluate(recs, truth, ["coverage@2"], group_by=["model"])
-    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])
+    assert list(result["model"]) == ["a", "b"] and list(result["users"]) == [0, 0]
+    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])  # of items 10, 11, 12
+    # user 2 finds item 12 relevant: the population of each model (model b lists nothing to
+    # user 2: 0), and the metrics over the lists as each model's lists alone give them
+    truth.loc[1, "relevance"] = 1
+    labels = ["coverage@2", "novelty@2", "precision@2"]
+    result = sqlmetrics.evaluate(recs, truth, labels, group_by=["model"])
+    assert list(result["users"]) == [1, 1]
+    assert list(result["precision@2"]) == pytest.approx([1 / 2, 0])
+    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])  # the same catalogue
+    for model in ("a", "b"):  # novelty reads each list and the interactions' popularity
+        alone = recs[recs["model"] == model].drop(columns="model")
+        want = sqlmetrics.evaluate(alone, truth, ["novelty@2"])["novelty@2"].iloc[0]
+        got = result.loc[result["model"] == model, "novelty@2"].iloc[0]
+        assert got == pytest.approx(want, abs=TOLERANCE), model
+    # a group column of both tables: day 2 has lists and nothing relevant
+    recs = recs.assign(day=[1, 1, 2])
+    days = pd.DataFrame({"user_id": [1, 2, 1], "item_id": [10, 12, 11], "relevance": [1, 0, 0]})
+    result = sqlmetrics.evaluate(
+        recs.drop(columns="model"), days.assign(day=[1, 1, 2]), ["coverage@2"], group_by="day"
+    )
+    assert list(result["day"]) == [1, 2] and list(result["users"]) == [1, 0]
+    assert list(result["coverage@2"]) == pytest.approx([2 / 3, 1 / 3])  # one catalogue
 
 
 def test_cutoff_is_required_and_categories_are_checked() -> None:

@@ -14,7 +14,7 @@ from sqlmetrics.compose import CUTOFF_CONSTANTS, stage
 JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
 SOURCE_COLUMNS = {
     source: {column.alias_or_name for column in stage(source).expressions}
-    for source in ("judged", "scored", "rated")
+    for source in ("judged", "scored", "rated", "judgements")
 }
 # Per-user queries over a stage; the metrics over the lists are checked apart below.
 METRICS = sorted(name for name, metric in metrics().items() if metric.reads in SOURCE_COLUMNS)
@@ -61,6 +61,18 @@ def test_scored_and_rated_offer_the_documented_columns() -> None:
     assert {"user_id", "score", "rating", "mean_rating"} == SOURCE_COLUMNS["rated"]
 
 
+def test_judgements_offers_the_documented_columns() -> None:
+    assert {
+        "user_id",
+        "pos",
+        "hit",
+        "nonrelevant_so_far",
+        "n_relevant",
+        "n_nonrelevant",
+        "list_length",
+    } == SOURCE_COLUMNS["judgements"]
+
+
 @pytest.mark.parametrize("name", METRICS)
 def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     metric = metrics()[name]
@@ -85,8 +97,9 @@ def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
         if metric.takes_score_threshold
         else set()
     )
-    # Metrics beyond the ranking ones are micro: their per-user parts add up over any users.
-    assert judged or metric.micro
+    # The metrics over scored and rated rows are micro: their per-user parts add up over any
+    # users. Those over judged and judgements are per-user values over the population.
+    assert metric.reads in ("judged", "judgements") or metric.micro
     # Never a one-argument LOG: its base differs between engines (LOG2 parses with its base).
     assert all(node.args.get("expression") is not None for node in query.find_all(exp.Log))
 
@@ -111,6 +124,11 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         " n_relevant INT, n_relevant_listed INT, list_length INT)"
     )
     connection.execute("INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3)")
+    connection.execute(
+        "CREATE TABLE judgements (user_id INT, pos INT, hit INT, nonrelevant_so_far INT,"
+        " n_relevant INT, n_nonrelevant INT, list_length INT)"
+    )
+    connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3)")
     parameters: dict[str, float] | None = {"k": 3} if "$k" in text else None
     for name, constant in CUTOFF_CONSTANTS.items():
         if f"${name}" in text:

@@ -30,7 +30,8 @@ def many_users(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
         {"user_id": user, "item_id": item, "score": np.round(rng.random(users * length), 2)}
     )
     truth = recs.sample(frac=0.08, random_state=1)[["user_id", "item_id"]]
-    truth["relevance"] = rng.integers(1, 4, len(truth))
+    # relevance 0: judged non-relevant (bpref reads them; every other metric as not relevant)
+    truth["relevance"] = rng.integers(0, 4, len(truth))
     folder: Path = tmp_path_factory.mktemp("many_users")
     recs.to_parquet(folder / "recs.parquet")
     truth.to_parquet(folder / "truth.parquet")
@@ -41,7 +42,8 @@ def test_passes_sum_and_exp_as_one_query(many_users: tuple[str, str]) -> None:
     """aggregate: sum and finish: exp (num_ret, gm_map) combine across passes as the single
     query aggregates: a sum stays a sum, a geometric mean exp of the mean log."""
     recs, truth = many_users
-    metrics = ["num_ret", "num_rel_ret", "gm_map", "iprec_at_recall@0.3", "map"]
+    metrics = ["num_ret", "num_rel_ret", "gm_map", "iprec_at_recall@0.3", "map", "bpref"]
+    metrics.append("gm_bpref")  # over sql/stages/judgements.sql, split into passes too
     free = sqlmetrics.evaluate(recs, truth, metrics)
     tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
     limited = sqlmetrics.evaluate(recs, truth, metrics, connection=tight)

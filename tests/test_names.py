@@ -83,8 +83,8 @@ def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("bpref", "judged non-relevant"),
-        ("Bpref", "judged non-relevant"),
+        ("num_nonrel_judged_ret", "judged non-relevant"),
+        ("Num_Nonrel_Judged_Ret", "judged non-relevant"),
         ("infAP", "inferred AP"),
         ("set_map", "set_map is not computed"),
     ],
@@ -104,6 +104,7 @@ def test_measures_not_computed_say_why_and_suggest_nothing(text: str, reason: st
         ("mean_average_precision@10", "map"),  # a synonym
         ("reciprocal_rank", "mrr"),
         ("set_recal", "set_recall"),  # not score_recall, the nearest metric name
+        ("brpef", "bpref"),  # two letters swapped
     ],
 )
 def test_suggestions_name_the_same_quantity(text: str, meant: str) -> None:
@@ -111,9 +112,9 @@ def test_suggestions_name_the_same_quantity(text: str, meant: str) -> None:
         parse_request(text)
 
 
-@pytest.mark.parametrize("text", ["set_ndcg", "score_prec", "brpef", "foo@10", "mpa_cut_x"])
+@pytest.mark.parametrize("text", ["set_ndcg", "score_prec", "rprecs_x", "foo@10", "mpa_cut_x"])
 def test_no_suggestion_from_a_merely_similar_spelling(text: str) -> None:
-    """The nearest spelling is often another quantity (set_ndcg is not set_f, brpef not
+    """The nearest spelling is often another quantity (set_ndcg is not set_f, rprecs_x not
     rprec): beyond a one-letter typo or a known synonym nothing is suggested."""
     with pytest.raises(SqlmetricsError, match="Run `sqlmetrics metrics`") as raised:
         parse_request(text)

@@ -257,6 +257,8 @@ TREC_MEASURES = {
     "iprec_at_recall": "iprec_at_recall",
     "iprec_11pt_avg": "11pt_avg",
     "rprec_mult": "Rprec_mult",
+    "bpref": "bpref",
+    "gm_bpref": "gm_bpref",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).
@@ -286,8 +288,8 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
             key = TREC_KEYS.get(form, measure) if k is None else f"{measure}_{k}"
             label = name if k is None else f"{name}@{k}"
             # A user without a list is not in pytrec_eval's results: 0 (trec_eval -c), but
-            # num_rel is still |R| and gm_map's value is its floor, 1e-5.
-            missing = {"gm_map": math.log(1e-5)}
+            # num_rel is still |R| and gm_map's and gm_bpref's value is the floor, 1e-5.
+            missing = {"gm_map": math.log(1e-5), "gm_bpref": math.log(1e-5)}
             out[label] = {
                 u: float(
                     results[u][key]
@@ -298,7 +300,7 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
                 )
                 for u in population
             }
-            if name == "gm_map":  # pytrec_eval's per-query value is the log of sqlmetrics'
+            if name.startswith("gm_"):  # pytrec_eval's per-query value is the log of ours
                 out[label] = {u: math.exp(v) for u, v in out[label].items()}
     return out
 
@@ -349,6 +351,7 @@ TREC_SPELLINGS = {
     "set_relative_P": "set_relative_P",
     "num_rel_ret": "num_rel_ret",
     "NumRelRet": "num_rel_ret",
+    "Bpref": "bpref",  # ir_measures' spelling (names are case-insensitive)
 }
 
 
@@ -367,7 +370,7 @@ def test_trec_eval_spellings_under_the_profile(data: str) -> None:
     measures = {
         "P.5,10", "recall.5,10", "ndcg_cut.10", "map_cut.5,10", "map", "recip_rank", "Rprec",
         "success.5,10", "set_P", "set_recall", "set_F", "relative_P.5", "set_relative_P",
-        "num_rel_ret",
+        "num_rel_ret", "bpref",
     }  # fmt: skip
     results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
     expected = {

@@ -29,14 +29,15 @@ Qrels = dict[str, dict[str, int]]
 
 # pytrec_eval's measure parameters for the measures --format trec reports.
 PYTREC = {
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
-    "iprec_at_recall", "P.5,10,15,20,30,100,200,500,1000", "recall.5,10,30", "Rprec_mult",
-    "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30", "relative_P.5,10",
-    "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
+    "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
+    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
 }  # fmt: skip
 OURS = [
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
-    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "Rprec_mult",
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
+    "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
     "set_recall", "set_F",
@@ -105,19 +106,20 @@ def compare(
     qrels: Qrels | None = None,
 ) -> list[str]:
     """Per query and the 'all' line over ``queries``, to 1e-9: the mean, the sum for num_*,
-    for gm_map exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a query without a
-    run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with rel > 0."""
+    for gm_map and gm_bpref exp of the mean of pytrec_eval's per-query logs (log 1e-5 for a
+    query without a run, as trec_eval -c); with ``qrels`` (-c) num_rel is every qrels line with
+    rel > 0."""
     problems = []
     labels = {label for label, qid in got if qid == "all"} - {"runid", "num_q"}
     assert labels, "nothing compared"
     per_query = any(qid != "all" for _, qid in got)
     for label in sorted(labels):
-        for qid in sorted(want) if per_query and label != "gm_map" else []:
+        for qid in sorted(want) if per_query and not label.startswith("gm_") else []:
             value = got.get((label, qid))
             if value is None or abs(float(value) - want[qid][label]) > 1e-9:  # type: ignore[arg-type]
                 problems.append(f"{label} {qid}: {value} vs {want[qid][label]}")
-        if label == "gm_map":
-            logs = [want[q]["gm_map"] if q in want else math.log(1e-5) for q in queries]
+        if label.startswith("gm_"):
+            logs = [want[q][label] if q in want else math.log(1e-5) for q in queries]
             expected = math.exp(math.fsum(logs) / len(queries))
         elif label == "num_rel" and qrels is not None:
             expected = sum(rel > 0 for docs in qrels.values() for rel in docs.values())
@@ -140,9 +142,10 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
+    assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
     got = as_dict(trec_eval(run_path, qrels_path, OURS, per_query=True, level=level))
     assert not compare(got, want, set(want))
@@ -231,8 +234,11 @@ def test_measure_names_expand_as_trec_eval_s() -> None:
         "map", "success_1", "success_5", "success_10",
     ]  # fmt: skip
     assert [label for _, label in expand_measures(["P.5", "P_5"])] == ["P_5"]
-    with pytest.raises(sqlmetrics.SqlmetricsError, match="bpref is not in sqlmetrics"):
-        expand_measures(["bpref"])
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="infap is not in sqlmetrics"):
+        expand_measures(["infAP"])
+    assert [label for _, label in expand_measures(["gm_bpref", "bpref", "map"])] == [
+        "map", "bpref", "gm_bpref",
+    ]  # fmt: skip
     with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown metric 'set_P_5'"):
         expand_measures(["set_P_5"])
 
@@ -294,6 +300,58 @@ def test_negative_relevance_is_judged_non_relevant(tmp_path: Path) -> None:
     assert got[("map", "all")] == 0.5  # b at 2: 1/2
 
 
+def test_bpref_reads_a_negative_rel_as_not_judged(tmp_path: Path) -> None:
+    """bpref skips a document of rel < 0 (trec_eval: in the pool, not judged) as it skips one
+    outside the qrels, and counts rel 0 as judged non-relevant: reading -1 as 0 would give
+    another bpref, and the same everything else."""
+    run = {"1": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    qrels = {"1": {"a": -1, "b": 1, "c": 0, "d": 1, "e": 0}}
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    measures = ["bpref", "gm_bpref", "map", "ndcg", "num_rel", "P_5"]
+    got = as_dict(trec_eval(run_path, qrels_path, measures, per_query=True))
+    want = pytrec(run, qrels)
+    assert not compare(got, want, {"1"})
+    # a skipped; b: 1; c judged non-relevant; d: 1 - min(1, 2) / min(2, 2); (1 + 1/2) / 2
+    assert got[("bpref", "1")] == 0.75
+    as_zero = pytrec(run, {"1": {**qrels["1"], "a": 0}})
+    assert as_zero["1"]["bpref"] == 0.25  # a judged: b 1 - 1/2, d 1 - 2/2; 1/2 over 2
+    assert all(as_zero["1"][m] == want["1"][m] for m in ("map", "ndcg", "num_rel", "P_5"))
+
+
+def _bpref_cases(run: Run, qrels: Qrels) -> set[str]:
+    """Which of bpref's branches the data reaches, walking each list in trec_eval's order:
+    more judged non-relevant documents above a relevant one than R (min(n, R)), fewer judged
+    non-relevant documents than R (min(N, R)), a rel < 0 document above a relevant one."""
+    reached = set()
+    for qid, docs in run.items():
+        judged = qrels.get(qid, {})
+        n_rel = sum(rel >= 1 for rel in judged.values())
+        n_nonrel = sum(rel == 0 for rel in judged.values())
+        seen, negative = 0, False
+        for doc in sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True):
+            rel = judged.get(doc)
+            if rel is None or rel < 0:
+                negative = negative or rel is not None
+                continue
+            if rel == 0:
+                seen += 1
+                continue
+            reached |= {"n > R"} if seen > n_rel else set()
+            reached |= {"N < R"} if seen > 0 and n_nonrel < n_rel else set()
+            reached |= {"rel < 0 above"} if negative else set()
+    return reached
+
+
+def test_bpref_matches_pytrec_eval_on_every_branch(tmp_path: Path) -> None:
+    run, qrels = random_data(3)
+    assert _bpref_cases(run, qrels) == {"n > R", "N < R", "rel < 0 above"}
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels)
+    got = as_dict(trec_eval(run_path, qrels_path, ["bpref", "gm_bpref"], per_query=True))
+    assert not compare(got, want, set(want))
+    assert len({value for (label, _), value in got.items() if label == "bpref"}) > 4
+
+
 def test_cli_trec_format_prints_trec_eval_lines(tmp_path: Path) -> None:
     run, qrels = random_data(5)
     run_path, qrels_path = write_trec(tmp_path, run, qrels)
@@ -326,11 +384,12 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
 
 
-@pytest.mark.parametrize("name", ["trec_measures", "trec_levels"])
+@pytest.mark.parametrize("name", ["trec_measures", "trec_levels", "trec_bpref"])
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
-    fixture's population (users 1, 2, 3) as trec_eval -c: user 3 has no run, so 0 (log 1e-5
-    for gm_map), and num_rel counts its relevant item."""
+    fixture's population (the users with a relevant interaction: 1, 2, 3, and 5 in
+    trec_bpref) as trec_eval -c: user 3 has no run, so 0 (log 1e-5 for gm_map and gm_bpref),
+    and num_rel counts its relevant item."""
     import yaml
 
     case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
@@ -341,21 +400,22 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     for row in case["given"]["interactions"]:
         qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
     want = pytrec(run, qrels)
-    population = ["1", "2", "3"]
+    population = sorted({user for user, docs in qrels.items() if max(docs.values()) > 0})
+    assert population == (["1", "2", "3", "5"] if name == "trec_bpref" else ["1", "2", "3"])
     keys = {"iprec_11pt_avg": "11pt_avg"}  # sqlmetrics' name -> pytrec_eval's
     for label, expected in case["expect"][0].items():
         if label == "users":
             continue
         values = [want.get(q, {}).get(keys.get(label, label)) for q in population]
         assert values[0] is not None, label
-        if label == "gm_map":
+        if label.startswith("gm_"):
             logs = [math.log(1e-5) if v is None else v for v in values]
-            got = math.exp(math.fsum(logs) / 3)
+            got = math.exp(math.fsum(logs) / len(population))
         elif label == "num_rel":  # trec_eval -c (m_num_rel.c): every qrels line with rel > 0
             got = sum(rel > 0 for q in population for rel in qrels[q].values())
         else:
             total = math.fsum(0.0 if v is None else v for v in values)
-            got = total if label.startswith("num_") else total / 3
+            got = total if label.startswith("num_") else total / len(population)
         assert abs(got - expected) < 1e-12, (label, got, expected)
 
 

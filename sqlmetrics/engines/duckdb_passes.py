@@ -111,7 +111,9 @@ def sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool
     TOP_K_MAX_CUTOFF (sorted_lists.sql) or without a cutoff (the window), and the metrics over
     scores (gauc's own sums do not sort, but its whole-list diagnostics do, and group every
     row)."""
-    reads_lists = any(request.metric.reads in ("judged", "scored") for request in requests)
+    reads_lists = any(
+        request.metric.reads in ("judged", "scored", "judgements") for request in requests
+    )
     return reads_lists and lists_stage(requests, options, "duckdb") != "top_lists"
 
 
