@@ -3,12 +3,13 @@
 The window plan gives each (metric, cutoff) its own aggregate over judged's rows, such as
 ``SUM(CASE WHEN pos <= 10 THEN gain / LOG2(pos + 1) ELSE 0 END)``: 7 metrics at k = 1..100 are
 ~600 aggregates over every judged row (1e7 rows: 18 CPU s, three quarters of it there and in
-the 700-column mean). Here each such aggregate is gathered once per user as a list of its
-terms in position order; one row per (user, cutoff) then sums the terms within the cutoff
-(``LIST_SUM(terms[1:n])``); the means are taken per cutoff and turned into the usual
-one-column-per-label row at the end. The work is per (user, cutoff) rather than per (judged
-row, cutoff), and the numbers have the same bits: the terms are added in the same (position)
-order as the window plan's sums, and the means over the users in the same (user) order.
+the 700-column mean). Here each such aggregate is gathered once per user as the list of its
+terms in position order, with their running sums; one row per (user, cutoff) then reads the
+running sum at the last of its positions within the cutoff; the means are taken per cutoff
+and turned into the usual one-column-per-label row at the end. The work is per (user, cutoff)
+rather than per (judged row, cutoff), and the numbers have the same bits: the terms are added
+one by one in position order, as the window plan's sums add them, and the means over the
+users in the same (user) order.
 
 DuckDB only (its list functions); used for the summary of ranking metrics when at least
 ``MIN_CUTOFFS`` cutoffs are asked (compose.py), and only when every metric file's aggregates
@@ -71,7 +72,8 @@ def families(requests: Sequence[MetricRequest]) -> list[Family]:
         key = (request.metric.name, request.score_threshold, request.population)
         grouped.setdefault(key, []).append(index)
     return [
-        Family(f"f{number + 1}", tuple(indexes)) for number, indexes in enumerate(grouped.values())
+        Family(f"curve{number + 1}", tuple(indexes))
+        for number, indexes in enumerate(grouped.values())
     ]
 
 
