@@ -68,8 +68,10 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
     return results
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("ties", ["id", "id_text", "optimistic", "pessimistic", "average"])
+@pytest.mark.parametrize(
+    ("seed", "ties"),
+    [(1, "id"), (2, "id_text"), (3, "optimistic"), (4, "pessimistic"), (5, "average")],
+)
 def test_curve_plan_equals_window_plans(
     seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
