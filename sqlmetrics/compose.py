@@ -4,6 +4,25 @@ The stages rank each list once (down to the deepest cutoff requested), join it t
 interactions once, and every metric is one or two aggregate expressions in ``per_user``: twenty
 metrics at five cutoffs are still one scan of each input. Everything is built on sqlglot trees;
 user-supplied names arrive as identifier nodes and values as literals, never as SQL text.
+
+The choices of plan, and where each is made:
+
+- The groups: a summary whose group columns only the recommendations have takes arms.py
+  (complements_arms): each group's listed users plus those it does not list, composed with
+  this module, instead of crossing every group into the interactions.
+- The ranking: on DuckDB with ties "id"/"id_text" and every metric with a cutoff, a top-k
+  aggregate per user (top_lists.sql) up to k = 20, each whole list sorted (sorted_lists.sql)
+  deeper (lists_stage); from them judged holds hit rows only (judged_hits.sql) when every
+  metric is in duckdb_plan.HIT_ROWS_METRICS (compose's ``hit_rows``). Anything else, every
+  other dialect and the dbt package (``portable``): windows over the rows (_ranked_stage).
+- The per-user values: with 16+ distinct cutoffs of ranking metrics, a DuckDB summary
+  without passes takes curves.py (compose's ``curve``): per-user lists of terms and a row per
+  (user, cutoff); otherwise per_user has a column per request (_per_user_stages).
+- The scores: on DuckDB, gauc and user_auc alone read scored_positives.sql instead of
+  scored.sql (duckdb_plan.sums_scored_only).
+
+Under a DuckDB memory limit too small for one query, engines/duckdb_passes.py runs the chosen
+plan per pass of users (``user_pass``) and adds the partial sums.
 """
 
 from __future__ import annotations
