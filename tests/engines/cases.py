@@ -127,7 +127,7 @@ def load_case(path: Path) -> Case:
 
 # "every" asks every metric at each cutoff of a fixture: a curve fixture's 16 cutoffs would
 # be ~900 labels (MariaDB refuses the 128 list-metric CTEs; minutes per engine), so it takes
-# its first, middle and last; its own labels are checked at every cutoff by "golden".
+# its first, middle and last, and the fixture's own labels at every cutoff.
 EVERY_MAX_CUTOFFS = 4
 
 
@@ -143,8 +143,10 @@ def every_metric(
     that the tables can feed: the metrics over scores need a score column, the rating metrics
     a rating column, those reading item categories or a history those tables."""
     cutoffs = sorted({k for k in (parse_request(label).k for label in requested) if k}) or [3]
-    if len(cutoffs) > EVERY_MAX_CUTOFFS:  # a curve fixture (its own labels check every k)
+    own: list[str] = []
+    if len(cutoffs) > EVERY_MAX_CUTOFFS:  # a curve fixture: its own labels at every k
         cutoffs = [cutoffs[0], cutoffs[len(cutoffs) // 2], cutoffs[-1]]
+        own = [f"{r.metric.name}@{r.k}" for r in map(parse_request, requested) if r.k]
     labels: list[str] = []
     for metric in metrics().values():
         if options.get("ties") == "average" and not metric.ties_average:
@@ -159,7 +161,7 @@ def every_metric(
             labels += [f"{metric.name}@{k}" for k in cutoffs]
         if not metric.requires_cutoff:
             labels.append(metric.name)
-    return labels
+    return labels + [label for label in own if label not in labels]
 
 
 def load_cases() -> list[Case]:
