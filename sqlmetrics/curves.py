@@ -77,6 +77,22 @@ def families(requests: Sequence[MetricRequest]) -> list[Family]:
     ]
 
 
+def _at_cutoff(
+    requests: Sequence[MetricRequest], grouped: Sequence[Family]
+) -> list[tuple[MetricRequest, Family, exp.Expr]]:
+    """Each request with its family and the pivot that reads its cutoff's row of a per-cutoff
+    result: ``MAX(CASE WHEN k = <its k> THEN <column> END)`` with ``column`` to fill in."""
+    family_of = {index: family for family in grouped for index in family.indexes}
+    return [
+        (request, family_of[index], exp.column(CUTOFF).eq(exp.Literal.number(request.k)))
+        for index, request in enumerate(requests)
+    ]
+
+
+def _picked(condition: exp.Expr, column: str) -> exp.Expr:
+    return exp.func("MAX", exp.Case().when(condition.copy(), exp.column(column)))
+
+
 def _cutoff_condition(condition: exp.Expr) -> tuple[str, exp.Expr | None] | None:
     """(position, the rest) of ``<position> <= $k [AND <rest>]``; None for another shape."""
     rest: exp.Expr | None = None
@@ -340,12 +356,8 @@ def final(parts: Split, requests: Sequence[MetricRequest], inputs: Inputs) -> ex
     per_cutoff = per_cutoff.group_by(*keys, CUTOFF)
 
     labels: list[exp.Expr] = []
-    family_of = {index: family for family in parts.families for index in family.indexes}
-    for index, request in enumerate(requests):
-        at_cutoff = exp.Case().when(
-            exp.column(CUTOFF).eq(exp.Literal.number(request.k)), exp.column(family_of[index].name)
-        )
-        label: exp.Expr = exp.func("MAX", at_cutoff)
+    for request, family, at_cutoff in _at_cutoff(requests, parts.families):
+        label = _picked(at_cutoff, family.name)
         if request.metric.square_root:
             label = exp.func("SQRT", label)
         if request.metric.exponential:
@@ -374,7 +386,8 @@ def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
     per_cutoff = exp.select(*keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users"))
     per_cutoff = per_cutoff.from_("per_user").group_by(*keys, CUTOFF)
     in_user_order = [exp.column("user_id")]
-    for family in families(requests):
+    grouped = families(requests)
+    for family in grouped:
         value = exp.column(family.name)
         summed = exp.func("SUM", exp.Order(this=value.copy(), expressions=in_user_order))
         for slot, aggregate in (
@@ -388,12 +401,8 @@ def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
         *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),
         exp.alias_(users, "users"),
     ).from_(exp.alias_(exp.paren(per_cutoff), "per_cutoff"))
-    family_of = {index: family for family in families(requests) for index in family.indexes}
-    for index, request in enumerate(requests):
-        at_cutoff = exp.column(CUTOFF).eq(exp.Literal.number(request.k))
+    for index, (_, family, at_cutoff) in enumerate(_at_cutoff(requests, grouped)):
         for slot in ("n", "s", "q"):
-            picked = exp.Case().when(
-                at_cutoff.copy(), exp.column(f"{family_of[index].name}_{slot}")
-            )
-            query.select(exp.alias_(exp.func("MAX", picked), f"{slot}{index}"), copy=False)
+            picked = _picked(at_cutoff, f"{family.name}_{slot}")
+            query.select(exp.alias_(picked, f"{slot}{index}"), copy=False)
     return query.group_by(*keys) if keys else query
