@@ -324,9 +324,12 @@ def final(parts: Split, requests: Sequence[MetricRequest], inputs: Inputs) -> ex
     keys = [group_key(i) for i in range(len(inputs.groups))]
     in_user_order = [*(exp.column(key) for key in keys), exp.column("user_id")]
 
-    # Every family's mean reads one list of per_user's rows of the cutoff in user order (as
+    # Every family's mean reads one list of per_user's values of the cutoff in user order (as
     # compose._final's one_sort), which gives the window plan's bits with one sort per cutoff.
-    rows = exp.ArrayAgg(this=exp.Order(this=exp.column("per_user"), expressions=in_user_order))
+    # The list holds the families' columns only: not user_id and k (k = 1..100, 1e7 rows:
+    # 5.7 against 6.1-6.5 CPU s for the query).
+    packed = exp.Struct(expressions=[exp.column(name) for name, _ in parts.values])
+    rows = exp.ArrayAgg(this=exp.Order(this=packed, expressions=in_user_order))
 
     def summed(function: str, name: str) -> exp.Expr:
         row = exp.to_identifier("per_user_row")
