@@ -672,7 +672,7 @@ def compose(
             bound.append(("input_history", bind_history(inputs)))
         stages += _lists_stages(columns, inputs, keys)
     final = (
-        curves.final(curve, requests, inputs)
+        curves.final(curve, requests, inputs, sums=user_pass is not None)
         if curve is not None
         else _final(
             columns,

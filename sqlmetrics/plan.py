@@ -21,8 +21,9 @@ judged            for the ranking metrics: ``judged_hits`` (lists + hit rows onl
                   (DuckDB's window plan keeping hit rows and each user's first), ``joined``
                   (every row); none without a ranking metric.
 per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics at
-                  ``curves.MIN_CUTOFFS`` or more distinct cutoffs, without passes, when every
-                  metric file's aggregates can be split; else ``columns``: a column per request.
+                  ``curves.MIN_CUTOFFS`` or more distinct cutoffs (in one query or per pass),
+                  when every metric file's aggregates can be split; else ``columns``: a column
+                  per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
 ordered_sums      DuckDB (any plan): sums in position order and means in user order, so that
@@ -137,7 +138,7 @@ def choose_plan(
 
     curve = None
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
-    curve_shaped = not per_user and user_pass is None and cutoff is not None
+    curve_shaped = not per_user and cutoff is not None
     curve_shaped = curve_shaped and not arms and not cross_arms
     if duckdb_own and curve_shaped and only_judged:
         population = compose.widest_population(requests, options)
