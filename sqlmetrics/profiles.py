@@ -38,6 +38,9 @@ class Profile:
     # MS Recommenders' ndcg_at_k counts every user, its other functions the common ones.
     populations: Mapping[str, str] = field(default_factory=dict)
     relevance: str = "graded"
+    # How a rank column is read (compose.RANKS): "literal" for a library that takes the rank
+    # values as positions, gaps and repeats included.
+    ranks: str = "consecutive"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
     # to do instead; requesting one is an error that says so.
     unsupported: Mapping[str, str] = field(default_factory=dict)
@@ -285,13 +288,19 @@ PROFILES: dict[str, Profile] = {
                 "ndcg@k": "ndcg_ideal_k",  # NDCG(k), divide_by_achievable=False
             },
             relevance="every_row",
+            ranks="literal",
             notes=(
                 "Every interaction row is relevant (RecTools reads no relevance); duplicate "
                 "rows count twice (MobileTeleSystems/RecTools#164): deduplicate them first.",
                 "Users are those of the interactions table; a user without recommendations "
                 "scores 0 (population all).",
                 "RecTools takes the ranks as given (the Rank column); sqlmetrics' ranking rule "
-                "(or a rank column) gives them, so tied scores are compared too.",
+                "gives them from scores, so tied scores are compared too. A rank column is read "
+                'as RecTools reads it (ranks="literal"): each rank is the position, gaps and '
+                "repeats included (ranks 9, 1, 3, 5, 7 or 1, 1, 2); k keeps the rows ranked "
+                "<= k, so Precision@k can exceed 1 and NDCG sums 1/log2(rank + 1) over every "
+                "row; MAP counts a repeated rank once: (hits ranked <= r) / r per rank r holding "
+                "a hit (a NULL, fractional or below-1 rank is refused).",
                 "NDCG(k) divides by the DCG of k relevant items (sum over i = 1..k of "
                 "1/log2(i + 1)) whatever the user's |R| (ndcg_ideal_k); NDCG(k, "
                 "divide_by_achievable=True) is sqlmetrics ndcg@k with the relevance column "
@@ -486,6 +495,7 @@ class Resolved:
     ties: str
     population: str
     columns: dict[str, str | None] | None
+    ranks: str = "consecutive"
 
 
 def resolve(
@@ -495,10 +505,11 @@ def resolve(
     ties: str,
     population: str,
     columns: Mapping[str, str | None] | None,
+    ranks: str = "consecutive",
 ) -> Resolved:
     """The requests and options for ``profile``; without one, the arguments as given."""
     if profile is None:
-        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None)
+        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None, ranks)
     chosen = get_profile(profile)
     resolved_columns = dict(columns or {})
     if chosen.relevance == "every_row":
@@ -508,6 +519,7 @@ def resolve(
         ties=_pick(chosen, "ties", ties, "id", chosen.ties),
         population=_pick(chosen, "population", population, "all", chosen.population),
         columns=resolved_columns or None,
+        ranks=_pick(chosen, "ranks", ranks, "consecutive", chosen.ranks),
     )
 
 
@@ -529,6 +541,7 @@ def describe_profiles() -> list[dict[str, str]]:
             "ties": profile.ties,
             "population": profile.population,
             "relevance": profile.relevance,
+            "ranks": profile.ranks,
             "not_reproduced": ", ".join(profile.unsupported),
             "notes": " ".join(profile.notes),
             "references": "; ".join(profile.references),
@@ -611,7 +624,7 @@ def profiles_markdown() -> str:
             for p in PROFILES.values()
         ]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    for option in ("ties", "population", "relevance"):
+    for option in ("ties", "population", "relevance", "ranks"):
         cells = [f"{getattr(p, option)}" for p in PROFILES.values()]
         lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
     lines += [
@@ -623,7 +636,10 @@ def profiles_markdown() -> str:
         "same query, and is NULL per user outside it; `users` then counts the wider one);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
-        "set of items). What the metric files compute: `sqlmetrics metrics`, and",
+        "set of items); *ranks* is how a rank column is read: `consecutive` wants 1, 2, ..., n",
+        "per list, `literal` takes each rank as the position, gaps and repeats included",
+        '([METRICS.md](METRICS.md), "A rank column", says what each metric does with a',
+        "repeated rank). What the metric files compute: `sqlmetrics metrics`, and",
         "[METRICS.md](METRICS.md). The discount is 1/log2(position + 1) everywhere; libraries",
         "with a natural-log discount (Spark) give the same NDCG, as the base cancels out.",
         "",

@@ -187,13 +187,16 @@ def _linear(rel: float) -> float:
 
 
 def _ap_sum(top: Sequence[tuple[int, float]]) -> float:
-    """Sum over hit positions of precision at that position (ranks as given)."""
+    """Sum over hit positions of precision at that position (ranks as given). A position that
+    several items share (a repeated rank read literally) is one position: its precision counts
+    the hits at it and above, once, as RecTools' MAP sums its precisions per rank."""
     total = 0.0
     hits = 0
-    for pos, rel in top:
-        if rel > 0:
-            hits += 1
-            total += hits / pos
+    for position in sorted({pos for pos, _ in top}):
+        here = sum(1 for pos, rel in top if pos == position and rel > 0)
+        if here:
+            hits += here
+            total += hits / position
     return total
 
 
@@ -462,8 +465,11 @@ def _per_user_num_den(
     threshold: float,
     population: str,
     rank_column: bool,
+    ranks: str = "consecutive",
 ) -> dict[object, list[tuple[float, float]]]:
-    """user -> [(numerator, denominator) per spec] for the population users."""
+    """user -> [(numerator, denominator) per spec] for the population users. With a rank
+    column, ``ranks="consecutive"`` wants each list ranked 1..n; "literal" takes the ranks as
+    the positions, gaps and repeats included."""
     for metric, k in specs:
         _check_args(metric, k, ties, population)
     truth = _truth_by_user(interactions, threshold)
@@ -488,6 +494,9 @@ def _per_user_num_den(
             continue
         if rank_column:
             ranked = sorted(rows, key=lambda r: r["rank"])
+            given = [r["rank"] for r in ranked]
+            if ranks == "consecutive" and given != list(range(1, len(given) + 1)):
+                raise ValueError(f"user {user!r}: ranks {given} are not 1..n")
             ul = UserList(
                 tuple(int(r["rank"]) for r in ranked),
                 tuple(relevant.get(r["item_id"], 0.0) for r in ranked),
@@ -523,6 +532,7 @@ def oracle_evaluate(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> dict[tuple[str, int | None], OracleResult]:
     """Many (metric, k) at once, sharing the input preparation and the tie enumeration.
 
@@ -537,6 +547,7 @@ def oracle_evaluate(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     results = {}
     for j, (metric, k) in enumerate(specs):
@@ -569,6 +580,7 @@ def oracle_per_user(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> dict[object, float]:
     """Per-user metric values for the population users (see METRICS.md)."""
     result = oracle_evaluate(
@@ -579,6 +591,7 @@ def oracle_per_user(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     return result[(metric, k)].per_user
 
@@ -593,6 +606,7 @@ def oracle_mean(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> float:
     """Aggregate over the population: mean of per-user values, or sum num / sum den for micro.
 
@@ -606,6 +620,7 @@ def oracle_mean(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     return result[(metric, k)].mean
 
