@@ -84,6 +84,8 @@ PROFILES: dict[str, Profile] = {
                 "rprec_mult": "rprec_mult",  # Rprec_mult.x
                 "bpref": "bpref",  # bpref
                 "gm_bpref": "gm_bpref",  # gm_bpref
+                "set_map": "set_map",  # set_map
+                "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
             },
             ties="id_text",
             notes=(
@@ -120,8 +122,11 @@ PROFILES: dict[str, Profile] = {
                 "or below the threshold (rel 0 in qrels); a recommended item the interactions "
                 "lack is skipped, as trec_eval skips a document outside the pool. gm_bpref: "
                 "per user max(bpref, 1e-5), the summary the geometric mean.",
-                "Not computed: infAP, set_map and the measures of -m all_trec listed "
-                "in the README's trec_eval table; requesting one says so.",
+                "set_map is num_rel_ret^2 / (num_ret x num_rel) over the whole list; utility is "
+                "trec_eval's with its default coefficients 1, -1, 0, 0 (2 num_rel_ret - "
+                "num_ret, averaged), other coefficients are not offered.",
+                "Not computed: infAP, Rndcg and the measures of -m all_trec listed "
+                "in the table below; requesting one says so.",
             ),
             references=(
                 "usnistgov/trec_eval (v9.0.8): m_gm_map.c, m_num_ret.c, m_num_rel.c, "
@@ -130,7 +135,7 @@ PROFILES: dict[str, Profile] = {
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
-                "m_set_rel_P.c, m_num_rel_ret.c",
+                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c",
             ),
         ),
         Profile(
@@ -574,6 +579,8 @@ GENERIC = (
     "bpref",
     "gm_bpref",
     "rprec_mult",
+    "set_map",
+    "utility",
 )
 
 

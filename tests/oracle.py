@@ -42,7 +42,7 @@ AVERAGE_CAPABLE = frozenset(
 # trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
-    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref"}
+    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref"})
@@ -329,6 +329,10 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
         return max(total / n_rel, 1e-5)
     if metric == "iprec_11pt_avg":
         return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
+    if metric == "set_map":  # m_set_map.c: set precision x set recall, 0 without a list
+        return hits * hits / (len(rels) * n_rel) if rels else 0.0
+    if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
+        return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
     x = LEVEL_METRICS[metric] if level is None else float(level)
     if metric == "iprec_at_recall":
         return _interpolated(rels, n_rel, x)

@@ -636,6 +636,8 @@ TREC_NOCUT = [
     ("recall_capped", "set_relative_P"),
     ("hits", "num_rel_ret"),
     ("bpref", "bpref"),  # every interaction is judged: those at or below the threshold as 0
+    ("set_map", "set_map"),
+    ("utility", "utility"),
 ]
 # Not compared with trec_eval: success has no uncut form there; recip_rank has no
 # cutoff, so mrr@k is compared on a run cut to the top k (below); cg/dcg/exp gains, map_min,

@@ -259,6 +259,8 @@ TREC_MEASURES = {
     "rprec_mult": "Rprec_mult",
     "bpref": "bpref",
     "gm_bpref": "gm_bpref",
+    "set_map": "set_map",
+    "utility": "utility",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).
