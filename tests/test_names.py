@@ -86,7 +86,7 @@ def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
         ("num_nonrel_judged_ret", "judged non-relevant"),
         ("Num_Nonrel_Judged_Ret", "judged non-relevant"),
         ("infAP", "inferred AP"),
-        ("set_map", "set_map is not computed"),
+        ("Rndcg", "Rndcg is not computed"),
     ],
 )
 def test_measures_not_computed_say_why_and_suggest_nothing(text: str, reason: str) -> None:

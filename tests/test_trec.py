@@ -32,15 +32,18 @@ PYTREC = {
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
-    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
+    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
+    "set_F", "utility",
 }  # fmt: skip
+# Not in OURS: utility, which --format trec leaves out until a query judged with nothing
+# relevant gets its own value (-num_ret in trec_eval) rather than the report's 0.
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
     "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
-    "set_recall", "set_F",
+    "set_recall", "set_map", "set_F",
 ]  # fmt: skip
 
 
@@ -142,8 +145,9 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "utility"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
+    assert want["005"]["utility"] == -want["005"]["num_ret"]  # why OURS leaves utility out
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
     assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
@@ -384,7 +388,9 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
 
 
-@pytest.mark.parametrize("name", ["trec_measures", "trec_levels", "trec_bpref"])
+@pytest.mark.parametrize(
+    "name", ["trec_measures", "trec_levels", "trec_bpref", "trec_set_map_utility"]
+)
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
     fixture's population (the users with a relevant interaction: 1, 2, 3, and 5 in
