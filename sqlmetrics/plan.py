@@ -38,13 +38,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from sqlmetrics import compose, duckdb_plan
+from sqlmetrics import compose, curves, duckdb_plan
+from sqlmetrics.arms import complements_arms
 from sqlmetrics.catalog import MetricRequest
-
-if TYPE_CHECKING:
-    from sqlmetrics import curves
 
 
 @dataclass(frozen=True)
@@ -79,8 +76,6 @@ def choose_plan(
     cross_arms: bool = False,
 ) -> Plan:
     """The Plan for these requests (compose()'s arguments of the same names)."""
-    from sqlmetrics.arms import complements_arms
-
     why: list[str] = []
     reads = {request.metric.reads for request in requests}
     ranking = bool(reads & {"judged", "lists"})
@@ -137,18 +132,33 @@ def choose_plan(
         )
 
     curve = None
+    distinct = len(set(compose.requested_cutoffs(requests)))
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
-    curve_shaped = not per_user and cutoff is not None
-    curve_shaped = curve_shaped and not arms and not cross_arms
-    if duckdb_own and curve_shaped and only_judged:
+    why_not = (
+        own
+        if not duckdb_own
+        else "per-user rows asked"
+        if per_user
+        else "groups by arms.py"
+        if arms or cross_arms
+        else "a metric without a cutoff"
+        if cutoff is None
+        else "metrics over scores, lists or judgements too"
+        if not only_judged
+        else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
+        if distinct < curves.MIN_CUTOFFS
+        else None
+    )
+    if why_not is None:
         population = compose.widest_population(requests, options)
         curve = compose.curve_split(requests, options, population)
-    per_user_plan = "curves" if curve is not None else "columns"
+        why_not = "a metric file whose sums the curve plan cannot split" if curve is None else ""
     why.append(
-        f"per_user: curves, {len(set(compose.requested_cutoffs(requests)))} distinct cutoffs"
+        f"per_user: curves, {distinct} distinct cutoffs"
         if curve is not None
-        else "per_user: a column per request"
+        else f"per_user: a column per request ({why_not})"
     )
+    per_user_plan = "curves" if curve is not None else "columns"
 
     scored: str | None = None
     if "scored" in reads:
