@@ -11,9 +11,10 @@ rather than per (judged row, cutoff), and the numbers have the same bits: the te
 one by one in position order, as the window plan's sums add them, and the means over the
 users in the same (user) order.
 
-DuckDB only (its list functions); used for the summary of ranking metrics when at least
-``MIN_CUTOFFS`` cutoffs are asked (compose.py), and only when every metric file's aggregates
-have the shape the plan can split (``_split``): the others keep the window plan.
+DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
+pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
+metric file's aggregates have the shape the plan can split (``_split``): the others keep the
+window plan.
 """
 
 from __future__ import annotations
