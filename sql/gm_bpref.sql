@@ -13,16 +13,20 @@ SELECT
   user_id,
   LN(
     GREATEST(
-      SUM(
-        CASE
-          WHEN pos IS NOT NULL AND hit = 1
-            THEN 1 - CASE
-              WHEN nonrelevant_so_far = 0 THEN 0
-              ELSE LEAST(nonrelevant_so_far, n_relevant) / NULLIF(LEAST(n_nonrelevant, n_relevant), 0)
-            END
-          ELSE 0
-        END
-      ) / NULLIF(MAX(n_relevant), 0),
+      -- 0 for a user judged with nothing relevant (population judged): the floor
+      COALESCE(
+        SUM(
+          CASE
+            WHEN pos IS NOT NULL AND hit = 1
+              THEN 1 - CASE
+                WHEN nonrelevant_so_far = 0 THEN 0
+                ELSE LEAST(nonrelevant_so_far, n_relevant) / NULLIF(LEAST(n_nonrelevant, n_relevant), 0)
+              END
+            ELSE 0
+          END
+        ) / NULLIF(MAX(n_relevant), 0),
+        0
+      ),
       0.00001
     )
   ) AS gm_bpref

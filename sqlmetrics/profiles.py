@@ -37,6 +37,9 @@ class Profile:
     # Forms whose mean runs over another population than the profile's (form -> population):
     # MS Recommenders' ndcg_at_k counts every user, its other functions the common ones.
     populations: Mapping[str, str] = field(default_factory=dict)
+    # Populations the caller may ask for instead of the profile's, being the library's own
+    # other conventions (trec_eval: its default "judged", and "all_judged" for -c).
+    other_populations: tuple[str, ...] = ()
     relevance: str = "graded"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
     # to do instead; requesting one is an error that says so.
@@ -81,8 +84,10 @@ PROFILES: dict[str, Profile] = {
                 "rprec_mult": "rprec_mult",  # Rprec_mult.x
                 "bpref": "bpref",  # bpref
                 "gm_bpref": "gm_bpref",  # gm_bpref
+                "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
             },
             ties="id_text",
+            other_populations=("judged", "all_judged"),
             notes=(
                 "The sqlmetrics defaults, except the order of equal scores: docno descending, "
                 "compared as strings (strcmp), which ties='id_text' reproduces (the item id's "
@@ -91,9 +96,11 @@ PROFILES: dict[str, Profile] = {
                 "integer grades; trec_eval's ndcg ignores -l, sqlmetrics' threshold also "
                 "zeroes the gains it excludes.",
                 "Population: users with a relevant interaction, 0 when not recommended "
-                "(trec_eval -c). trec_eval without -c averages over the users it was given "
-                "lists for (population='common'), and also counts users whose judged items "
-                "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "(sqlmetrics' default). trec_eval's own populations are options of the "
+                "profile: population='judged' (trec_eval's default: the users with a list "
+                "and any judgement, a user judged with nothing relevant scoring 0) and "
+                "population='all_judged' (trec_eval -c: every user with a judgement, 0 "
+                "without a list).",
                 "TREC files: read_run / read_qrels (CLI --input-format trec) read them in "
                 "place; sqlmetrics.trec_eval() (CLI --format trec) prints trec_eval's report "
                 "with its query conventions: the queries of the run with judgements (-c: of "
@@ -506,7 +513,9 @@ def resolve(
     return Resolved(
         requests=profile_requests(chosen, texts),
         ties=_pick(chosen, "ties", ties, "id", chosen.ties),
-        population=_pick(chosen, "population", population, "all", chosen.population),
+        population=population
+        if population in chosen.other_populations
+        else _pick(chosen, "population", population, "all", chosen.population),
         columns=resolved_columns or None,
     )
 

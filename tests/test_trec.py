@@ -33,6 +33,7 @@ PYTREC = {
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
     "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
+    "num_nonrel_judged_ret",
 }  # fmt: skip
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -40,7 +41,7 @@ OURS = [
     "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
-    "set_recall", "set_F",
+    "set_recall", "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 
 
@@ -142,7 +143,7 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "num_nonrel_judged_ret"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
     assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
@@ -382,6 +383,71 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
     code, _, err = cli("evaluate", "a.parquet", "b.parquet", "-m", "map", "--trec-complete", "-q")
     assert code == 2 and "--input-format trec" in err, err
+
+
+# trec_eval names evaluate takes under the trec_eval profile, each pytrec_eval's key.
+EVALUATED = {
+    "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret", "map": "map",
+    "gm_map": "gm_map", "Rprec": "Rprec", "bpref": "bpref", "recip_rank": "recip_rank",
+    "iprec_at_recall_0.00": "iprec_at_recall_0.00", "iprec_at_recall_0.10": "iprec_at_recall_0.10",
+    "P_5": "P_5", "P_30": "P_30", "recall_10": "recall_10", "gm_bpref": "gm_bpref",
+    "Rprec_mult_0.20": "Rprec_mult_0.20", "Rprec_mult_2.00": "Rprec_mult_2.00",
+    "11pt_avg": "11pt_avg", "ndcg_cut_10": "ndcg_cut_10", "map_cut_5": "map_cut_5",
+    "relative_P_5": "relative_P_5", "success_1": "success_1", "set_P": "set_P",
+    "set_relative_P": "set_relative_P", "set_recall": "set_recall", "set_F": "set_F",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+def test_evaluate_takes_trec_eval_s_populations(
+    tmp_path: Path, seed: int, population: str
+) -> None:
+    """evaluate itself, population="judged" (trec_eval's default) and "all_judged" (-c),
+    against pytrec_eval per query and on the mean, to 1e-9: query 005 is judged with nothing
+    relevant (0, num_ret its run length, the gm_ floor), query 13 has judgements and no run
+    (all_judged only: 0, num_rel its relevant documents, the gm_ floor); the mean is over
+    them too."""
+    run, qrels = random_data(seed)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels)
+    assert max(qrels["005"].values()) <= 0 and "005" in want
+    labels = list(EVALUATED)
+    options = {"profile": "trec_eval", "population": population}
+    per_user = sqlmetrics.evaluate(
+        read_run(run_path), read_qrels(qrels_path), labels, per_user=True, **options
+    )
+    summary = sqlmetrics.evaluate(read_run(run_path), read_qrels(qrels_path), labels, **options)
+    # A query judged only by lines of a negative rel (003 in seed 1) is no judged user:
+    # read_qrels leaves those lines out (trec_eval() counts it, as trec_eval does).
+    unjudged = {qid for qid, docs in qrels.items() if max(docs.values()) < 0}
+    assert unjudged == ({"003"} if seed == 1 else set())
+    queries = (set(qrels) if population == "all_judged" else set(want)) - unjudged
+    assert set(per_user["user_id"]) == queries
+    assert int(summary["users"][0]) == len(queries)
+    floor = math.log(1e-5)
+    for label, key in EVALUATED.items():
+        expected = {}
+        for qid in queries:
+            if qid in want:
+                expected[qid] = want[qid][key]
+            elif label == "num_rel":  # no run (-c): its relevant documents all the same
+                expected[qid] = sum(rel > 0 for rel in qrels[qid].values())
+            else:
+                expected[qid] = floor if label.startswith("gm_") else 0.0
+        got = dict(zip(per_user["user_id"], per_user[label], strict=True))
+        for qid in sorted(queries):
+            value = math.log(got[qid]) if label.startswith("gm_") else got[qid]
+            assert abs(value - expected[qid]) < 1e-9, (label, qid, got[qid], expected[qid])
+        values = list(expected.values())
+        if label.startswith("gm_"):
+            mean = math.exp(math.fsum(values) / len(values))
+        elif label.startswith("num_"):
+            mean = math.fsum(values)
+        else:
+            mean = math.fsum(values) / len(values)
+        assert abs(float(summary[label][0]) - mean) < 1e-9, (label, summary[label][0], mean)
 
 
 @pytest.mark.parametrize("name", ["trec_measures", "trec_levels", "trec_bpref"])
