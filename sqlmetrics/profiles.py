@@ -570,6 +570,7 @@ GENERIC = (
     "bpref",
     "gm_bpref",
     "rprec_mult",
+    "num_nonrel_judged_ret",
 )
 
 
@@ -621,7 +622,12 @@ def profiles_markdown() -> str:
         ]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     for option in ("ties", "population", "relevance"):
-        cells = [f"{getattr(p, option)}" for p in PROFILES.values()]
+        cells = [
+            f"{p.population} (or {', '.join(p.other_populations)})"
+            if option == "population" and p.other_populations
+            else f"{getattr(p, option)}"
+            for p in PROFILES.values()
+        ]
         lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -630,6 +636,8 @@ def profiles_markdown() -> str:
         "*population* `all` scores users without recommendations 0, `common` leaves them out",
         "(a metric marked *(all)* or *(common)* is averaged over that population instead, in the",
         "same query, and is NULL per user outside it; `users` then counts the wider one);",
+        "`judged` and `all_judged` are trec_eval's (the users with a list and any judgement, and",
+        "-c: every user with a judgement; a user judged with nothing relevant scores 0);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
         "set of items). What the metric files compute: `sqlmetrics metrics`, and",

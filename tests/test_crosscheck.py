@@ -386,16 +386,17 @@ def test_oracle_average_decomposition_equals_full_enumeration(
 # SQL against the oracle
 # ----------------------------------------------------------------------------------------------
 
+POPULATIONS = ("all", "common", "judged", "all_judged")
 ORACLE_CASES = [
     pytest.param(data, ties, population, threshold, id=f"{data}-{ties}-{population}-t{threshold}")
     for data in ("int-ties", "str-ties")
     for ties in ("id", "optimistic", "pessimistic", "average")
-    for population in ("all", "common")
+    for population in POPULATIONS
     for threshold in (0.0, 1.0)
 ] + [
     pytest.param(data, "id", population, threshold, id=f"{data}-id-{population}-t{threshold}")
     for data in ("int-noties", "str-noties")
-    for population in ("all", "common")
+    for population in POPULATIONS
     for threshold in (0.0, 1.0)
 ]
 
