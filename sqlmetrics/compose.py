@@ -683,7 +683,8 @@ def compose(
             stages += [("joined", joined), ("judged", judged)]
     if ranking and population in JUDGED_POPULATIONS:
         stages = [
-            (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte) for name, cte in stages
+            (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
+            for name, cte in stages
         ]
     stages += scored_stages
     if curve is not None:
@@ -997,9 +998,7 @@ def _bound_source(
     source = stage(name)
     _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
     if name == "judgements" and population in JUDGED_POPULATIONS:
-        judged = exp.or_(
-            exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False
-        )
+        judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
         source.set("where", exp.Where(this=judged))
     return bind_placeholders(source, threshold=number(options.threshold))
 
@@ -1015,15 +1014,19 @@ def _with_judged_users(judged: exp.Select) -> exp.Query:
         exp.alias_(exp.paren(judged), "judged_rows")
     )
     zero = {"hit", "gain", "exp_gain", "relevance"}
-    marks = exp.select(
-        *[
-            exp.column(name)
-            if name == "user_id"
-            else exp.alias_(exp.Literal.number(0) if name in zero else exp.Null(), name)
-            for name in names
-        ],
-        exp.alias_(exp.Literal.number(1), JUDGED_USER),
-    ).from_("input_interactions").group_by("user_id")
+    marks = (
+        exp.select(
+            *[
+                exp.column(name)
+                if name == "user_id"
+                else exp.alias_(exp.Literal.number(0) if name in zero else exp.Null(), name)
+                for name in names
+            ],
+            exp.alias_(exp.Literal.number(1), JUDGED_USER),
+        )
+        .from_("input_interactions")
+        .group_by("user_id")
+    )
     return exp.union(rows, marks, distinct=False)
 
 

@@ -555,7 +555,12 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),
     ("set_map", "set_map", None, "not supported"),
     ("set_F", "set_F", "f1", "whole list, beta 1"),
-    ("num_nonrel_judged_ret", "num_nonrel_judged_ret", "num_nonrel_judged_ret", "summed over users"),
+    (
+        "num_nonrel_judged_ret",
+        "num_nonrel_judged_ret",
+        "num_nonrel_judged_ret",
+        "summed over users",
+    ),
     ("prefs_*, *_avgjg, yaap", "", None, "not supported: preference and jg qrels formats"),
 )
 

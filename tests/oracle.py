@@ -48,7 +48,9 @@ TREC_METRICS = frozenset(
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
 LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
-SUMMED_METRICS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})  # aggregated as a sum
+SUMMED_METRICS = frozenset(
+    {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+)  # aggregated as a sum
 GEOMETRIC_METRICS = frozenset({"gm_map", "gm_bpref"})  # aggregated as exp of the mean log
 ALL_METRICS = frozenset(
     AVERAGE_CAPABLE | TREC_METRICS | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
@@ -549,7 +551,12 @@ def oracle_evaluate(
     results = {}
     for j, (metric, k) in enumerate(specs):
         pairs = {user: values[j] for user, values in num_den.items()}
-        per_user = {user: (num / den if den > 0 else 0.0) for user, (num, den) in pairs.items()}
+        # A micro metric has no per-user value where the user adds 0 / 0 to its ratio of
+        # sums (|R_u| = 0: a user judged with nothing relevant); every other 0 / 0 is 0.
+        per_user = {
+            user: num / den if den > 0 else math.nan if metric in MICRO_METRICS else 0.0
+            for user, (num, den) in pairs.items()
+        }
         mean: float
         if not pairs:
             mean = math.nan

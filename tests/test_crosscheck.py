@@ -182,7 +182,8 @@ def per_user_dict(frame: Any, column: str) -> dict[object, float]:
 
 
 def close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=0.0, abs_tol=TOL)
+    """Within TOL; both NaN (no value, as a micro metric's per-user 0 / 0) is a match."""
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=TOL) or (math.isnan(a) and math.isnan(b))
 
 
 def diff_users(

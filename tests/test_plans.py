@@ -217,12 +217,47 @@ def test_hit_rows_plan_equals_window_plan_without_groups(
             sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="common"),
             sqlmetrics.evaluate(recs, truth, metrics, per_user=True),
             sqlmetrics.evaluate(repeated, truth, metrics, duplicates="first"),
+            # trec_eval's populations: users judged with nothing relevant (threshold 1 makes
+            # many), and under all_judged those without a list too
+            sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="judged"),
+            sqlmetrics.evaluate(
+                recs, truth, metrics, threshold=1, population="all_judged", per_user=True
+            ),
         ]
     for fast, portable in zip(results["fast"], results["portable"], strict=True):
         pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
         diagnostics = sqlmetrics.read_diagnostics(fast)
         pd.testing.assert_frame_equal(diagnostics, sqlmetrics.read_diagnostics(portable))
         assert diagnostics["duplicate_interactions"].sum() > 0
+
+
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+def test_top_k_plan_equals_window_plan_over_judged_users(
+    population: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hit-rows plan's row per judged user (compose._with_judged_users over
+    judged_hits.sql), with groups in both tables, against the portable plan."""
+    recs, truth = tied_data(12)
+    truth = truth.assign(segment=np.where(truth["user_id"] % 3 == 0, "a", "b"))
+    kwargs = {"group_by": ["segment"], "threshold": 1, "population": population}
+    fast = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
+    summary = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+    portable = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
+    pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        summary,
+        sqlmetrics.evaluate(recs, truth, METRICS, **kwargs),
+        check_exact=False,
+        rtol=0,
+        atol=1e-12,
+    )
+    judged = truth.groupby(["segment", "user_id"])["relevance"].max()
+    nothing_relevant = judged[judged <= 1]
+    assert len(nothing_relevant) > 0
+    listed = set(recs["user_id"])
+    expected = {pair for pair in judged.index if population == "all_judged" or pair[1] in listed}
+    assert set(zip(fast["segment"], fast["user_id"], strict=True)) == expected
 
 
 def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:

@@ -401,9 +401,7 @@ EVALUATED = {
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("population", ["judged", "all_judged"])
-def test_evaluate_takes_trec_eval_s_populations(
-    tmp_path: Path, seed: int, population: str
-) -> None:
+def test_evaluate_takes_trec_eval_s_populations(tmp_path: Path, seed: int, population: str) -> None:
     """evaluate itself, population="judged" (trec_eval's default) and "all_judged" (-c),
     against pytrec_eval per query and on the mean, to 1e-9: query 005 is judged with nothing
     relevant (0, num_ret its run length, the gm_ floor), query 13 has judgements and no run
@@ -483,6 +481,53 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
             total = math.fsum(0.0 if v is None else v for v in values)
             got = total if label.startswith("num_") else total / len(population)
         assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+@pytest.mark.parametrize("name", ["population_judged", "population_all_judged"])
+def test_population_fixtures_match_pytrec_eval(name: str) -> None:
+    """The hand-derived means of the population fixtures, from pytrec_eval's per-query values:
+    its own queries (run and qrels: users 1, 2) for judged; every query of the qrels for
+    all_judged (-c), a query without a run 0 (log 1e-5 for gm_map), num_rel every qrels line
+    with rel > 0."""
+    import yaml
+
+    case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
+    run: Run = {}
+    for row in case["given"]["recommendations"]:
+        run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
+    qrels: Qrels = {}
+    for row in case["given"]["interactions"]:
+        qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
+    want = pytrec(run, qrels)
+    complete = case["options"]["population"] == "all_judged"
+    queries = sorted(qrels) if complete else sorted(want)
+    assert queries == (["1", "2", "4", "5"] if complete else ["1", "2"])
+    keys = {"precision@2": "P_2", "recall@2": "recall_2", "ndcg@2": "ndcg_cut_2", "mrr": "recip_rank", "r_precision": "Rprec"}  # fmt: skip
+    extra = pytrec_eval_cut_2(run, qrels)
+    expect = case["expect"][0]
+    assert expect["users"] == len(queries)
+    for label, expected in expect.items():
+        if label == "users":
+            continue
+        key = keys.get(label, label)
+        values = [extra.get(q, {}).get(key, want.get(q, {}).get(key)) for q in queries]
+        if label.startswith("gm_"):
+            logs = [math.log(1e-5) if v is None else v for v in values]
+            got = math.exp(math.fsum(logs) / len(queries))
+        elif label == "num_rel" and complete:
+            got = sum(rel > 0 for q in queries for rel in qrels[q].values())
+        else:
+            total = math.fsum(0.0 if v is None else v for v in values)
+            got = total if label.startswith("num_") else total / len(queries)
+        assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+def pytrec_eval_cut_2(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
+    """pytrec_eval's P, recall and ndcg_cut at 2 (not among PYTREC's cutoffs)."""
+    import pytrec_eval
+
+    measures = {"P.2", "recall.2", "ndcg_cut.2"}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)  # type: ignore[no-any-return]
 
 
 # trec_eval 9.0.8's -m all_trec (measures.c, trec_names), as trec_eval lists it.
