@@ -502,7 +502,10 @@ def test_population_fixtures_match_pytrec_eval(name: str) -> None:
     complete = case["options"]["population"] == "all_judged"
     queries = sorted(qrels) if complete else sorted(want)
     assert queries == (["1", "2", "4", "5"] if complete else ["1", "2"])
-    keys = {"precision@2": "P_2", "recall@2": "recall_2", "ndcg@2": "ndcg_cut_2", "mrr": "recip_rank", "r_precision": "Rprec"}  # fmt: skip
+    keys = {
+        "precision@2": "P_2", "recall@2": "recall_2", "ndcg@2": "ndcg_cut_2",
+        "mrr": "recip_rank", "r_precision": "Rprec",
+    }  # fmt: skip
     extra = pytrec_eval_cut_2(run, qrels)
     expect = case["expect"][0]
     assert expect["users"] == len(queries)
