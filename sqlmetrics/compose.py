@@ -763,9 +763,10 @@ def _curve_split(
 
 
 def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:
-    """The population per_user keeps: "all" when any request asks for it. A request with a
-    narrower one gets NULL for the users outside it, so its mean skips them (_per_user_stages):
-    each request is averaged over its own population (MetricRequest.population)."""
+    """The population per_user keeps: the narrowest holding every one asked ("all" holds
+    "common"; "judged" holds "common"; "all_judged" holds them all). A request with a narrower
+    one gets NULL for the users outside it, so its mean skips them (_per_user_stages): each
+    request is averaged over its own population (MetricRequest.population)."""
     for request in requests:
         if request.population is not None:
             _check_choice(f"the population of {request.label}", request.population, POPULATIONS)
@@ -789,7 +790,7 @@ def _needs_list(population: str) -> bool:
     return population in ("common", "judged")
 
 
-def in_population(population: str, within: str | None = None) -> exp.Expr:
+def population_condition(population: str, within: str | None = None) -> exp.Expr:
     """The condition on per_user's aggregates over judged for a user of ``population``; with
     ``within`` (a wider population per_user already keeps), only the parts it does not imply.
     A relevant item: MAX(n_relevant) > 0; a list: list_length > 0; a judgement: the row
@@ -961,7 +962,7 @@ def _per_user_stages(
             """NULL for a user of per_user outside the request's own, narrower population."""
             if not narrowed:
                 return value
-            return exp.Case().when(in_population(own, within=population), value)
+            return exp.Case().when(population_condition(own, within=population), value)
 
         name = f"m{index + 1}"
         names: tuple[str, ...]
@@ -982,7 +983,7 @@ def _per_user_stages(
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
     if population in JUDGED_POPULATIONS and "judged" in selects:
-        selects["judged"].args["having"].set("this", in_population(population))
+        selects["judged"].args["having"].set("this", population_condition(population))
     if _needs_list(population) and "judgements" in selects:  # bpref: the users with a list
         selects["judgements"].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
     return selects, columns
