@@ -1,6 +1,6 @@
 -- name: gm_bpref
 -- title: Geometric mean bpref (trec_eval)
--- definition: the geometric mean over users of max(bpref, 0.00001), bpref as its own file defines it: the file computes ln(max(bpref, 0.00001)) per user, and the summary is exp of its mean (per user exp of the log: max(bpref, 0.00001)).
+-- definition: the geometric mean over users of max(bpref, 0.00001), bpref as its own file defines it (0 without a relevant item): the file computes ln(max(bpref, 0.00001)) per user, and the summary is exp of its mean (per user exp of the log: max(bpref, 0.00001)).
 -- cutoff: none
 -- reads: judgements
 -- reads_whole_list: yes
@@ -13,7 +13,6 @@ SELECT
   user_id,
   LN(
     GREATEST(
-      -- 0 for a user judged with nothing relevant (population judged): the floor
       COALESCE(
         SUM(
           CASE

@@ -13,7 +13,6 @@ SELECT
   user_id,
   LN(
     GREATEST(
-      -- 0 for a user judged with nothing relevant (population judged): no AP, the floor
       COALESCE(
         SUM(CASE WHEN pos IS NOT NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / n_relevant,
         0
