@@ -255,8 +255,8 @@ def test_top_k_plan_equals_window_plan_over_judged_users(
     judged = truth.groupby(["segment", "user_id"])["relevance"].max()
     nothing_relevant = judged[judged <= 1]
     assert len(nothing_relevant) > 0
-    listed = set(recs["user_id"])
-    expected = {pair for pair in judged.index if population == "all_judged" or pair[1] in listed}
+    listed = set(zip(recs["segment"], recs["user_id"], strict=True))
+    expected = {pair for pair in judged.index if population == "all_judged" or pair in listed}
     assert set(zip(fast["segment"], fast["user_id"], strict=True)) == expected
 
 
@@ -559,3 +559,17 @@ def test_repeats_and_ties_across_cutoffs_match_their_definitions(
         counts = dict(zip(names, result.fetchall()[0], strict=True))
         found = (counts["duplicate_recommendations"], counts["tied_score_groups"])
         assert found == expected, plan
+
+
+def test_many_cutoffs_over_judged_users_take_the_window_plan() -> None:
+    """The curve plan (sqlmetrics/curves.py, 16+ cutoffs) has no row per judged user: under
+    population="judged" compose keeps the window plan, whose values are each cutoff's own."""
+    recs, truth = tied_data(13)
+    labels = [f"ndcg@{k}" for k in range(1, 21)]
+    curve = sqlmetrics.evaluate(recs, truth, labels, threshold=1, population="judged")
+    for k in (1, 7, 20):
+        alone = sqlmetrics.evaluate(recs, truth, [f"ndcg@{k}"], threshold=1, population="judged")
+        assert curve["users"][0] == alone["users"][0]
+        assert abs(curve[f"ndcg@{k}"][0] - alone[f"ndcg@{k}"][0]) < 1e-12
+    assert "per_user_lists" not in sqlmetrics.to_sql(labels, population="judged")
+    assert "per_user_lists" in sqlmetrics.to_sql(labels)
