@@ -114,8 +114,8 @@ PROFILES: dict[str, Profile] = {
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
                 "num_rel_ret), and so are ir_measures' (P@5, nDCG@10, AP, AP@10, R@100, RR, "
                 "Success@10, NumRelRet).",
-                "num_ret, num_rel and num_rel_ret are summed over users, as trec_eval's 'all' "
-                "line (hits is the same count per user, averaged).",
+                "num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret are summed over "
+                "users, as trec_eval's 'all' line (hits is num_rel_ret per user, averaged).",
                 "gm_map: per user max(AP, 1e-5) (pytrec_eval reports its log), the summary the "
                 "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10, "
                 "ir_measures IPrec@0.1) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
