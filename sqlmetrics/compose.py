@@ -5,24 +5,9 @@ interactions once, and every metric is one or two aggregate expressions in ``per
 metrics at five cutoffs are still one scan of each input. Everything is built on sqlglot trees;
 user-supplied names arrive as identifier nodes and values as literals, never as SQL text.
 
-The choices of plan, and where each is made:
-
-- The groups: a summary whose group columns only the recommendations have takes arms.py
-  (complements_arms): each group's listed users plus those it does not list, composed with
-  this module, instead of crossing every group into the interactions.
-- The ranking: on DuckDB with ties "id"/"id_text" and every metric with a cutoff, a top-k
-  aggregate per user (top_lists.sql) up to k = 20, each whole list sorted (sorted_lists.sql)
-  deeper (lists_stage); from them judged holds hit rows only (judged_hits.sql) when every
-  metric is in duckdb_plan.HIT_ROWS_METRICS (compose's ``hit_rows``). Anything else, every
-  other dialect and the dbt package (``portable``): windows over the rows (_ranked_stage).
-- The per-user values: with 16+ distinct cutoffs of ranking metrics, a DuckDB summary
-  without passes takes curves.py (compose's ``curve``): per-user lists of terms and a row per
-  (user, cutoff); otherwise per_user has a column per request (_per_user_stages).
-- The scores: on DuckDB, gauc and user_auc alone read scored_positives.sql instead of
-  scored.sql (duckdb_plan.sums_scored_only).
-
-Under a DuckDB memory limit too small for one query, engines/duckdb_passes.py runs the chosen
-plan per pass of users (``user_pass``) and adds the partial sums.
+Which plan runs (DuckDB's per-user lists, hit rows only, the curve plan, the windows of every
+other dialect, arms.py's groups) is chosen once, in plan.py (``choose_plan``, with a table of
+the conditions); compose() assembles the chosen plan's stages.
 """
 
 from __future__ import annotations
@@ -516,15 +501,25 @@ def compose(
     stages). ``cross_arms``: a group column only the recommendations have is crossed into the
     interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
-    # (arms.py and curves.py compose with this module: imported here, not at the top)
+    # (arms.py, curves.py and plan.py compose with this module: imported here, not at the top)
     from sqlmetrics import curves
-    from sqlmetrics.arms import complement_arms, complements_arms
+    from sqlmetrics.arms import complement_arms
+    from sqlmetrics.plan import choose_plan
 
-    if not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable):
+    plan = choose_plan(
+        requests,
+        inputs,
+        options,
+        dialect,
+        per_user=per_user,
+        user_pass=user_pass,
+        portable=portable,
+        cross_arms=cross_arms,
+    )
+    if plan.groups == "arms":
         return complement_arms(
             requests, inputs, options, dialect, diagnostics=diagnostics, score_floor=score_floor
         )
-    duckdb_plans = dialect in TOP_K_DIALECTS and not portable
     over_lists = [r for r in requests if r.metric.reads == "lists"]
     if over_lists and user_pass is not None:
         raise SqlmetricsError(
@@ -536,18 +531,7 @@ def compose(
     population = widest_population(requests, options)
     per_user_stages, columns = _per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
-    curve = (
-        _curve_split(requests, options, population)
-        if duckdb_plans
-        and not per_user
-        and user_pass is None
-        and cutoff is not None
-        and list(per_user_stages) == ["judged"]
-        and not over_lists
-        and not cross_arms  # arms.py reads per_user's column per request
-        and population not in JUDGED_POPULATIONS  # its per_user_lists has no judged_user
-        else None
-    )
+    curve = plan.curve
     if curve is not None and cutoff is not None:  # per_user_lists, then per_user per cutoff
         per_user_stages["judged"] = curves.lists_stage(per_user_stages["judged"], curve, cutoff)
     ranking = "judged" in per_user_stages
@@ -559,9 +543,9 @@ def compose(
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     given_ranks = inputs.rank is not None  # a rank column: ranked_given.sql
-    lists = lists_stage(requests, options, dialect) if duckdb_plans and not given_ranks else None
+    lists = plan.lists
     top_k = lists is not None
-    ranked = _ranked_stage(inputs, options, top_k=top_k)
+    ranked = _ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -577,7 +561,7 @@ def compose(
         for source in ("scored", "rated", "judgements")
         if source in per_user_stages
     ]
-    positives_only = duckdb_plans and duckdb_plan.sums_scored_only(requests)
+    positives_only = plan.scored == "scored_positives"
     if positives_only:
         scored_stages = [
             (name, stage("scored_positives") if name == "scored" else source)
@@ -585,8 +569,8 @@ def compose(
         ]
     if ranking:
         _spread_per_user_constants(judged, per_user_stages["judged"])
-        if duckdb_plans and options.ties in ID_TIES and inputs.rank is None:
-            duckdb_plan.keep_hit_rows(joined, requests)
+        if plan.judged == "joined_hits":
+            duckdb_plan.keep_hit_rows(joined)
         needed = _prune(judged, needed) | {"user_id"}
         needed = _prune(joined, needed) | {"user_id", "item_id"}
     else:
@@ -620,14 +604,8 @@ def compose(
         rows = exp.Literal.number(ranked_cutoff)
         top_lists = bind_placeholders(top_lists, cutoff=exp.Literal.number(cutoff), rows=rows)
     duckdb_plan.bind_score_floor(top_lists, score_floor)
-    hit_rows = (
-        top_k
-        and ranking
-        and list(per_user_stages) == ["judged"]
-        and not over_lists
-        and duckdb_plan.reads_hit_rows_only(requests)
-    )
-    if ranking and dialect == "duckdb" and not hit_rows:
+    hit_rows = plan.judged == "judged_hits"
+    if ranking and plan.ordered_sums and not hit_rows:
         _sum_in_position_order(per_user_stages["judged"])
 
     # The inputs already carry the group columns; the stages get them by widening.
@@ -656,7 +634,7 @@ def compose(
             _prune(list_counts, {"user_id", "list_length"})
         if dialect == "duckdb" and diagnostics:
             duckdb_plan.count_nan_by_filter(list_counts)
-        if duckdb_plans and diagnostics:
+        if plan.own and diagnostics:
             list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
         stages.append(("list_counts", list_counts))
     if hit_rows:
@@ -706,14 +684,14 @@ def compose(
             bound.append(("input_history", bind_history(inputs)))
         stages += _lists_stages(columns, inputs, keys)
     final = (
-        curves.final(curve, requests, inputs)
+        curves.final(curve, requests, inputs, sums=user_pass is not None)
         if curve is not None
         else _final(
             columns,
             inputs,
             per_user,
-            ordered_sums=dialect == "duckdb",
-            one_sort=one_sort and dialect == "duckdb",
+            ordered_sums=plan.ordered_sums,
+            one_sort=one_sort and plan.ordered_sums,
             sums=user_pass is not None,
             population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
         )
@@ -739,7 +717,7 @@ def plan_switches() -> tuple[object, ...]:
     return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
 
 
-def _curve_split(
+def curve_split(
     requests: Sequence[MetricRequest], options: Options, population: str
 ) -> curves.Split | None:
     """The curve plan's parts (sqlmetrics/curves.py) when enough cutoffs are asked of metric
@@ -1133,18 +1111,20 @@ def _sum_in_position_order(per_user: exp.Select) -> None:
             node.set("this", exp.Order(this=node.this, expressions=keys))
 
 
-def _ranked_stage(inputs: Inputs, options: Options, top_k: bool) -> exp.Select:
+def ranked_stage_name(inputs: Inputs, options: Options, top_k: bool) -> str:
+    """The stage that ranks the rows (plan.py's ``ranked``)."""
     if inputs.rank is not None:
-        return stage("ranked_given")
+        return "ranked_given"
     if options.ties in ID_TIES:
-        ranked = stage("ranked_top_k" if top_k else "ranked")
-        if options.ties == "id_text":
-            _order_ids_as_text(ranked)
-        return ranked
-    if options.ties == "average":
-        return stage("ranked_average")
-    ranked = stage("ranked_by_relevance")
-    if options.ties == "pessimistic":
+        return "ranked_top_k" if top_k else "ranked"
+    return "ranked_average" if options.ties == "average" else "ranked_by_relevance"
+
+
+def _ranked_stage(name: str, options: Options) -> exp.Select:
+    ranked = stage(name)
+    if name in ("ranked", "ranked_top_k") and options.ties == "id_text":
+        _order_ids_as_text(ranked)
+    if name == "ranked_by_relevance" and options.ties == "pessimistic":
         for ordered in ranked.find_all(exp.Ordered):
             if isinstance(ordered.this, exp.Coalesce):
                 ordered.set("desc", False)

@@ -56,14 +56,14 @@ def sums_scored_only(requests: Sequence[MetricRequest]) -> bool:
     )
 
 
-def keep_hit_rows(joined: exp.Select, requests: Sequence[MetricRequest]) -> None:
+def keep_hit_rows(joined: exp.Select) -> None:
     """joined.sql without the recommended rows that are not relevant, except each user's first
     (it carries list_length and keeps the user in per_user): at k = 100 that is 9 rows in 10 the
-    metrics would read as zeros, and hits_so_far's window would sort."""
-    if reads_hit_rows_only(requests):
-        relevant = exp.column("user_id", "truth").is_(exp.Null()).not_()
-        first = exp.EQ(this=exp.column("pos", "ranked"), expression=exp.Literal.number(1))
-        joined.where(exp.or_(relevant, first), copy=False)
+    metrics would read as zeros, and hits_so_far's window would sort. For metrics that read
+    hit rows only (reads_hit_rows_only; plan.py's judged "joined_hits")."""
+    relevant = exp.column("user_id", "truth").is_(exp.Null()).not_()
+    first = exp.EQ(this=exp.column("pos", "ranked"), expression=exp.Literal.number(1))
+    joined.where(exp.or_(relevant, first), copy=False)
 
 
 def reads_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:

@@ -198,13 +198,14 @@ def _curve_moments(
     ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
     ``stats_moments``, and the group labels. None: the per-user query (_per_user_values)."""
     from sqlmetrics import curves
+    from sqlmetrics.plan import choose_plan
 
+    if choose_plan(requests, inputs, options, dialect).per_user != "curves":
+        return None
     query = compose(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
     )
     ctes, body = _hoisted(query)
-    if not any(cte.alias == "per_user_lists" for cte in ctes):
-        return None
     moments = curves.moments(requests, len(inputs.groups))
     ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]

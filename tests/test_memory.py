@@ -81,6 +81,47 @@ def test_passes_under_a_memory_limit_give_the_same_numbers(
     )
 
 
+def test_the_curve_plan_in_passes_gives_the_one_query_numbers(
+    many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many cutoffs (the curve plan, sqlmetrics/curves.py) under a memory limit: each pass's
+    curve plan gives partial sums (a mean, a micro ratio's parts), and their total is the one
+    query's, which is the window plan's."""
+    from sqlmetrics import curves
+    from sqlmetrics.engines import duckdb_passes
+
+    recs, truth = many_users
+    metrics = ["ndcg@1:20", "recall@1:20", "micro_hit_ratio@1:20"]
+    ran: list[str] = []
+    single_pass = duckdb_passes.split_diagnostics
+
+    def recorded(connection: Any, query: str, *args: Any) -> Any:
+        ran.append(query)
+        return single_pass(connection, query, *args)
+
+    monkeypatch.setattr(duckdb_passes, "split_diagnostics", recorded)
+    free = sqlmetrics.evaluate(recs, truth, metrics)
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
+    limited = sqlmetrics.evaluate(recs, truth, metrics, connection=tight)
+    assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
+    assert len(ran) == 1 + limited.attrs["passes"]
+    assert all("per_user_lists" in query for query in ran)  # the curve plan, every time
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        sqlmetrics.read_diagnostics(limited), sqlmetrics.read_diagnostics(free)
+    )
+    # A population per metric (MS Recommenders' profile): each mean counts its own users.
+    profiled = [f"{name}@1:16" for name in ("ndcg", "precision", "map")]
+    free = sqlmetrics.evaluate(recs, truth, profiled, profile="recommenders")
+    limited = sqlmetrics.evaluate(recs, truth, profiled, profile="recommenders", connection=tight)
+    assert limited.attrs["passes"] > 1 and "per_user_lists" in ran[-1]
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    monkeypatch.setattr(curves, "MIN_CUTOFFS", 1000)  # the window plan, in passes too
+    window = sqlmetrics.evaluate(recs, truth, profiled, profile="recommenders", connection=tight)
+    assert "per_user_lists" not in ran[-1]
+    pd.testing.assert_frame_equal(window, free, check_exact=False, rtol=0, atol=1e-12)
+
+
 def test_per_user_auc_in_passes_and_global_auc_refused(
     many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,0 +1,178 @@
+"""Which SQL runs for a call, and why: every choice of plan compose() makes, made here once.
+
+``choose_plan`` reads the call (dialect, tie policy, cutoffs, a rank column, what each metric
+reads, per-user rows or a summary, passes) and returns a ``Plan``; compose() then assembles
+that plan's stages without deciding anything. The choices, in the order they are made:
+
+================  ==========================================================================
+groups            ``arms`` (arms.py) when every group column is one only the recommendations
+                  have and the call is a summary (arms.complements_arms); else ``crossed``:
+                  the groups are crossed into the interactions.
+lists             DuckDB's own plans (``TOP_K_DIALECTS``, not ``portable``), ties "id" or
+                  "id_text", no rank column, every metric with a cutoff: ``top_lists`` (a
+                  top-k aggregate per user) up to ``TOP_K_MAX_CUTOFF``, ``sorted_lists``
+                  (each whole list sorted) deeper; else none.
+ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
+                  ``ranked_top_k`` (unnests the lists above), ``ranked`` (a window; ties "id"
+                  and "id_text"), ``ranked_average`` or ``ranked_by_relevance`` (the other
+                  tie policies).
+judged            for the ranking metrics: ``judged_hits`` (lists + hit rows only, when every
+                  metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
+                  (DuckDB's window plan keeping hit rows and each user's first), ``joined``
+                  (every row); none without a ranking metric.
+per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics at
+                  ``curves.MIN_CUTOFFS`` or more distinct cutoffs (in one query or per pass),
+                  when every metric file's aggregates can be split and the population is not
+                  one of judged users (trec_eval's); else ``columns``: a column per request.
+scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
+                  scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
+ordered_sums      DuckDB (any plan): sums in position order and means in user order, so that
+                  every run and every plan gives the same bits.
+================  ==========================================================================
+
+Under a DuckDB memory limit too small for one query, engines/duckdb_passes.py runs the chosen
+plan per pass of users (compose's ``user_pass``) and adds the partial sums.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlmetrics import compose, duckdb_plan
+from sqlmetrics.catalog import MetricRequest
+
+if TYPE_CHECKING:
+    from sqlmetrics import curves
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The stages compose() assembles for a call (see the module's table), and why."""
+
+    own: bool  # DuckDB's own plans: TOP_K_DIALECTS and not portable
+    groups: str  # "crossed" | "arms"
+    lists: str | None  # "top_lists" | "sorted_lists" | None
+    ranked: str  # the ranking stage's file
+    judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
+    per_user: str  # "columns" | "curves"
+    scored: str | None  # "scored" | "scored_positives" | None
+    ordered_sums: bool
+    curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
+    why: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line per choice with its reason, as a newcomer would ask for it."""
+        return "\n".join(self.why)
+
+
+def choose_plan(
+    requests: Sequence[MetricRequest],
+    inputs: compose.Inputs,
+    options: compose.Options,
+    dialect: str = "duckdb",
+    *,
+    per_user: bool = False,
+    user_pass: compose.UserPass | None = None,
+    portable: bool = False,
+    cross_arms: bool = False,
+) -> Plan:
+    """The Plan for these requests (compose()'s arguments of the same names)."""
+    from sqlmetrics.arms import complements_arms
+
+    why: list[str] = []
+    reads = {request.metric.reads for request in requests}
+    ranking = bool(reads & {"judged", "lists"})
+    cutoff = compose.deepest_cutoff(requests)
+    duckdb_own = dialect in compose.TOP_K_DIALECTS and not portable
+    own = "DuckDB's own plans" if duckdb_own else f"the portable plan ({dialect})"
+
+    arms = not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable)
+    groups = "arms" if arms else "crossed"
+    why.append(
+        "groups: arms, a summary by columns only the recommendations have"
+        if arms
+        else "groups: crossed into the interactions"
+        + (" (none asked)" if not inputs.groups else "")
+    )
+
+    lists = compose.lists_stage(requests, options, dialect) if duckdb_own else None
+    if inputs.rank is not None:
+        lists = None
+    if lists is not None:
+        why.append(
+            f"lists: {lists}, {own}, ties {options.ties!r}, deepest cutoff {cutoff} "
+            + ("<=" if lists == "top_lists" else ">")
+            + f" {compose.TOP_K_MAX_CUTOFF}"
+        )
+    else:
+        because = (
+            "a rank column"
+            if inputs.rank is not None
+            else own
+            if not duckdb_own
+            else f"ties {options.ties!r}"
+            if options.ties not in compose.ID_TIES
+            else "a metric without a cutoff"
+        )
+        why.append(f"lists: none ({because})")
+
+    ranked = compose.ranked_stage_name(inputs, options, top_k=lists is not None)
+    why.append(f"ranked: {ranked}")
+
+    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
+    only_judged = reads == {"judged"}
+    judged: str | None = None
+    if ranking:
+        if lists is not None and only_judged and hit_rows_only:
+            judged = "judged_hits"
+        elif duckdb_own and options.ties in compose.ID_TIES and inputs.rank is None:
+            judged = "joined_hits" if hit_rows_only else "joined"
+        else:
+            judged = "joined"
+        why.append(
+            f"judged: {judged}"
+            + (", every metric reads hit rows only" if judged != "joined" else "")
+        )
+
+    curve = None
+    # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
+    curve_shaped = not per_user and cutoff is not None
+    curve_shaped = curve_shaped and not arms and not cross_arms
+    population = compose.widest_population(requests, options)
+    # trec_eval's populations read a row per judged user (compose._with_judged_users), which
+    # the curve plan's per-user lists do not hold
+    judged_users = population in compose.JUDGED_POPULATIONS
+    if duckdb_own and curve_shaped and only_judged and not judged_users:
+        curve = compose.curve_split(requests, options, population)
+    per_user_plan = "curves" if curve is not None else "columns"
+    why.append(
+        f"per_user: curves, {len(set(compose.requested_cutoffs(requests)))} distinct cutoffs"
+        if curve is not None
+        else f"per_user: a column per request (population {population!r})"
+        if judged_users and ranking
+        else "per_user: a column per request"
+    )
+
+    scored: str | None = None
+    if "scored" in reads:
+        positives = duckdb_own and duckdb_plan.sums_scored_only(requests)
+        scored = "scored_positives" if positives else "scored"
+        why.append(f"scored: {scored}")
+
+    ordered_sums = dialect == "duckdb"
+    if ordered_sums:
+        why.append("sums: in position order, means in user order (DuckDB: the same bits)")
+    return Plan(
+        own=duckdb_own,
+        groups=groups,
+        lists=lists,
+        ranked=ranked,
+        judged=judged,
+        per_user=per_user_plan,
+        scored=scored,
+        ordered_sums=ordered_sums,
+        curve=curve,
+        why=tuple(why),
+    )
