@@ -1,10 +1,10 @@
-"""Time against the number of cutoffs (issue 21): the seven metrics at k = 10 alone, at
-k = 1, 5, 10, 20, 50, 100, and at every k from 1 to 100, in one ``evaluate`` call each, on the
-bench data. Each run is a fresh child process timing its second call (the first warms the
-file cache and sqlmetrics' caches), the calls alternate within a round, and the medians of
-wall seconds, CPU seconds and peak memory go to bench/results/cutoffs_<rows>.json; with
-``--plot`` (matplotlib) the ratios to k = 10 at every scale found there are drawn in
-docs/cutoffs.png.
+"""Time against the number of cutoffs (issue 21): the seven metrics at k = 10 alone, at k = 100
+alone (the depth of the calls after it), at k = 1, 5, 10, 20, 50, 100, and at every k from 1 to
+100, in one ``evaluate`` call each, on the bench data. Each run is a fresh child process timing
+its second call (the first warms the file cache and sqlmetrics' caches), the calls alternate
+within a round, and the medians of wall seconds, CPU seconds and peak memory go to
+bench/results/cutoffs_<rows>.json; with ``--plot`` (matplotlib) the ratios to k = 10 at every
+scale found there are drawn in docs/cutoffs.png.
 
     python bench/cutoffs.py --rows 1e7 --rounds 3
     python bench/cutoffs.py --rows 1e8 --rounds 2 --plot
@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 NAMES = ["ndcg", "map", "mrr", "precision", "recall", "hit_rate", "f1"]
 CALLS = {
     "k = 10": [10],
+    "k = 100": [100],  # the depth every call below ranks to, alone
     "k = 1, 5, 10, 20, 50, 100": [1, 5, 10, 20, 50, 100],
     "k = 1..100": list(range(1, 101)),
 }
@@ -109,10 +110,14 @@ def plot(output: Path) -> None:
     for path in sorted((HERE / "results").glob("cutoffs_*.json")):
         rows = path.stem.split("_", 1)[1]
         summary = json.loads(path.read_text())
-        counts = [summary[call]["cutoffs"] for call in CALLS]
+        curve = [call for call in CALLS if call != "k = 100"]
+        counts = [summary[call]["cutoffs"] for call in curve]
         for axis, key in zip(axes, ("wall", "cpu"), strict=True):
-            ratios = [summary[call][f"{key}_ratio"] for call in CALLS]
-            axis.plot(counts, ratios, marker="o", label=f"{rows} rows")
+            ratios = [summary[call][f"{key}_ratio"] for call in curve]
+            (line,) = axis.plot(counts, ratios, marker="o", label=f"{rows} rows")
+            depth = summary["k = 100"][f"{key}_ratio"]
+            axis.plot([1], [depth], marker="x", color=line.get_color(), linestyle="none")
+            axis.annotate(f"k = 100 alone ({rows})", (1, depth), fontsize=8)
     for axis, key in zip(axes, ("wall seconds", "CPU seconds"), strict=True):
         axis.set_xscale("log")
         axis.set_xticks([1, 6, 100], labels=["1 (k = 10)", "6", "100 (k = 1..100)"])

@@ -87,6 +87,7 @@ def to_sql(
     threshold: float = 0.0,
     population: str = "all",
     duplicates: str = "error",
+    ranks: str = "consecutive",
     dialect: str = "duckdb",
     pretty: bool = True,
     checks: bool = False,
@@ -134,6 +135,7 @@ def to_sql(
         "threshold": threshold,
         "population": population,
         "duplicates": duplicates,
+        "ranks": ranks,
         "dialect": dialect,
         "pretty": pretty,
         "checks": checks,
@@ -216,6 +218,7 @@ def composed_query(
     threshold: float = 0.0,
     population: str = "all",
     duplicates: str = "error",
+    ranks: str = "consecutive",
     dialect: str = "duckdb",
     checks: bool = False,
     items: str | None = None,
@@ -229,12 +232,15 @@ def composed_query(
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
-    resolved = resolve(profile, metrics, ties=ties, population=population, columns=columns)
+    resolved = resolve(
+        profile, metrics, ties=ties, population=population, columns=columns, ranks=ranks
+    )
     options = Options(
         ties=resolved.ties,
         threshold=threshold,
         population=resolved.population,
         duplicates=duplicates,
+        ranks=resolved.ranks,
     )
     requests, names = resolved.requests, column_names(resolved.columns)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)

@@ -196,10 +196,8 @@ WHOLE_LIST_SPELLINGS = {
 # error says so instead of suggesting a metric of a similar spelling but another quantity
 # (bpref is not rprec). Matched on the name without its cutoff.
 ELSEWHERE = {
-    "set_map": "set_map is not computed",
     "infap": "inferred AP is not computed",
     "relstring": "a string of relevance values, not a number",
-    "utility": "utility is not computed",
     "ndcg_rel": "ndcg_rel is not computed",
     "rndcg": "Rndcg is not computed",
     "bing": "binG is not computed",

@@ -252,8 +252,10 @@ def refuse_bad_rows(
     inputs: Inputs,
     counted: pd.DataFrame,
     requests: Sequence[MetricRequest],
+    ranks: str = "consecutive",
 ) -> None:
-    """Raises on the first kind of bad row the query counted, saying where and what to do."""
+    """Raises on the first kind of bad row the query counted, saying where and what to do;
+    ``ranks`` is how the rank column is read (Options.ranks)."""
     total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
     user, item = exp.column(inputs.user), exp.column(inputs.item)
     order = inputs.rank if inputs.rank is not None else inputs.score
@@ -280,11 +282,19 @@ def refuse_bad_rows(
             f"{total['bad_scores']} row(s){_example(engine, recs, rec_columns, nan)}; NaN "
             "has no place in an order: use NULL (ranked last) or a number"
         )
+    if total["bad_rank_lists"] and inputs.rank is not None and ranks == "literal":
+        raise SqlmetricsError(
+            f"recommendations.{inputs.rank.name} (the rank column): the ranks of "
+            f"{total['bad_rank_lists']} user(s) hold a NULL, a rank below 1 or a fraction; "
+            'ranks="literal" reads each rank as a position 1, 2, 3, ... (gaps and repeats '
+            "allowed): fix those ranks, or leave the rank column out to rank by score"
+        )
     if total["bad_rank_lists"] and inputs.rank is not None:
         raise SqlmetricsError(
             f"recommendations.{inputs.rank.name} (the rank column): the ranks of "
             f"{total['bad_rank_lists']} user(s) are not 1, 2, 3, ... (a gap or a repeat); "
-            "renumber them, or leave the rank column out to rank by score"
+            'renumber them, read them as positions with ranks="literal" (CLI: --ranks '
+            "literal), or leave the rank column out to rank by score"
         )
     if total["bad_interaction_user_ids"]:
         raise SqlmetricsError(

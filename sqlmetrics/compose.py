@@ -54,6 +54,10 @@ CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
 }
 DUPLICATES = ("error", "first")
+# How a rank column is read: "consecutive" wants each list's ranks to be 1, 2, ..., n (a gap or
+# a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
+# (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
+RANKS = ("consecutive", "literal")
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -111,9 +115,11 @@ class Options:
     threshold: float = 0.0
     population: str = "all"
     duplicates: str = "error"  # "error": evaluate refuses them, counted by the diagnostics
+    ranks: str = "consecutive"  # how a rank column is read (RANKS); scores are ranked 1..n
 
     def __post_init__(self) -> None:
         _check_choice("ties", self.ties, TIES)
+        _check_choice("ranks", self.ranks, RANKS)
         _check_choice("population", self.population, POPULATIONS)
         _check_choice("duplicates", self.duplicates, DUPLICATES)
         threshold = self.threshold
@@ -543,6 +549,8 @@ def compose(
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     given_ranks = inputs.rank is not None  # a rank column: ranked_given.sql
+    literal = given_ranks and options.ranks == "literal"
+    _hits_so_far(judged, literal)
     lists = plan.lists
     top_k = lists is not None
     ranked = _ranked_stage(plan.ranked, options)
@@ -629,7 +637,7 @@ def compose(
     if top_k and not diagnostics:
         duckdb_plan.without_list_checks(top_lists)
     if (list_lengths or diagnostics) and not top_k:
-        list_counts = list_counts_stage(given_ranks)
+        list_counts = list_counts_stage(given_ranks, literal)
         if not diagnostics:  # only the diagnostics read more than the lengths
             _prune(list_counts, {"user_id", "list_length"})
         if dialect == "duckdb" and diagnostics:
@@ -869,6 +877,13 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
         raise SqlmetricsError(
             "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
             "rank column or ties"
+        )
+    walking = [r.label for r in requests if r.metric.reads == "judgements"]
+    if walking and inputs.rank is not None and options.ranks == "literal":
+        raise SqlmetricsError(
+            f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '
+            "item in order, which a repeated rank leaves open; give ranks 1, 2, ..., n (the "
+            'default ranks="consecutive") or a score column'
         )
 
 
@@ -1233,18 +1248,34 @@ def _without_cte(query: exp.Select, name: str, count: str) -> None:
             projection.set("this", exp.Literal.number(0))
 
 
-def list_counts_stage(given_ranks: bool) -> exp.Select:
+def list_counts_stage(given_ranks: bool, literal: bool = False) -> exp.Select:
     """list_counts.sql: with a rank column the ranks are the "scores" it counts (as in
-    ranked_given.sql); without one, lists the stages number themselves have no broken ranks."""
+    ranked_given.sql); without one, lists the stages number themselves have no broken ranks.
+    Under ranks="literal" a list's ranks are broken when one is below 1 or not whole
+    (broken_literal_ranks); otherwise when they are not 1..n (broken_ranks)."""
     counts = stage("list_counts")
     for column in list(counts.find_all(exp.Column)):
         if given_ranks and column.name == "score":
             column.set("this", exp.to_identifier("pos"))
+    projections = {projection.alias_or_name: projection for projection in counts.expressions}
+    rule = projections.pop("broken_literal_ranks")
+    if literal:
+        projections["broken_ranks"].set("this", rule.this)
     if not given_ranks:
-        for projection in counts.expressions:
-            if projection.alias_or_name == "broken_ranks":
-                projection.set("this", exp.Literal.number(0))
+        projections["broken_ranks"].set("this", exp.Literal.number(0))
+    counts.set("expressions", list(projections.values()))
     return counts
+
+
+def _hits_so_far(judged: exp.Select, literal: bool) -> None:
+    """judged.sql's hits_so_far, or under ranks="literal" its hits_through_position (the
+    relevant items at positions 1..pos, repeated positions included, carried by one relevant
+    row per position); the other is dropped."""
+    projections = {projection.alias_or_name: projection for projection in judged.expressions}
+    by_position = projections.pop("hits_through_position")
+    if literal:
+        projections["hits_so_far"].set("this", by_position.this)
+    judged.set("expressions", list(projections.values()))
 
 
 def _with_list_lengths(ranked: exp.Select) -> exp.Select:

@@ -38,13 +38,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from sqlmetrics import compose, duckdb_plan
+from sqlmetrics import compose, curves, duckdb_plan
+from sqlmetrics.arms import complements_arms
 from sqlmetrics.catalog import MetricRequest
-
-if TYPE_CHECKING:
-    from sqlmetrics import curves
 
 
 @dataclass(frozen=True)
@@ -79,8 +76,6 @@ def choose_plan(
     cross_arms: bool = False,
 ) -> Plan:
     """The Plan for these requests (compose()'s arguments of the same names)."""
-    from sqlmetrics.arms import complements_arms
-
     why: list[str] = []
     reads = {request.metric.reads for request in requests}
     ranking = bool(reads & {"judged", "lists"})
@@ -137,23 +132,36 @@ def choose_plan(
         )
 
     curve = None
-    # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
-    curve_shaped = not per_user and cutoff is not None
-    curve_shaped = curve_shaped and not arms and not cross_arms
+    distinct = len(set(compose.requested_cutoffs(requests)))
     population = compose.widest_population(requests, options)
-    # trec_eval's populations read a row per judged user (compose._with_judged_users), which
-    # the curve plan's per-user lists do not hold
-    judged_users = population in compose.JUDGED_POPULATIONS
-    if duckdb_own and curve_shaped and only_judged and not judged_users:
-        curve = compose.curve_split(requests, options, population)
-    per_user_plan = "curves" if curve is not None else "columns"
-    why.append(
-        f"per_user: curves, {len(set(compose.requested_cutoffs(requests)))} distinct cutoffs"
-        if curve is not None
-        else f"per_user: a column per request (population {population!r})"
-        if judged_users and ranking
-        else "per_user: a column per request"
+    # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
+    why_not = (
+        own
+        if not duckdb_own
+        else "per-user rows asked"
+        if per_user
+        else "groups by arms.py"
+        if arms or cross_arms
+        else "a metric without a cutoff"
+        if cutoff is None
+        else "metrics over scores, lists or judgements too"
+        if not only_judged
+        # a row per judged user (compose._with_judged_users): not in the curve plan's lists
+        else f"population {population!r}, a row per judged user"
+        if population in compose.JUDGED_POPULATIONS
+        else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
+        if distinct < curves.MIN_CUTOFFS
+        else None
     )
+    if why_not is None:
+        curve = compose.curve_split(requests, options, population)
+        why_not = "a metric file whose sums the curve plan cannot split" if curve is None else ""
+    why.append(
+        f"per_user: curves, {distinct} distinct cutoffs"
+        if curve is not None
+        else f"per_user: a column per request ({why_not})"
+    )
+    per_user_plan = "curves" if curve is not None else "columns"
 
     scored: str | None = None
     if "scored" in reads:

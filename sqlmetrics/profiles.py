@@ -41,6 +41,9 @@ class Profile:
     # other conventions (trec_eval: its default "judged", and "all_judged" for -c).
     other_populations: tuple[str, ...] = ()
     relevance: str = "graded"
+    # How a rank column is read (compose.RANKS): "literal" for a library that takes the rank
+    # values as positions, gaps and repeats included.
+    ranks: str = "consecutive"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
     # to do instead; requesting one is an error that says so.
     unsupported: Mapping[str, str] = field(default_factory=dict)
@@ -84,6 +87,8 @@ PROFILES: dict[str, Profile] = {
                 "rprec_mult": "rprec_mult",  # Rprec_mult.x
                 "bpref": "bpref",  # bpref
                 "gm_bpref": "gm_bpref",  # gm_bpref
+                "set_map": "set_map",  # set_map
+                "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
                 "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
             },
             ties="id_text",
@@ -124,8 +129,11 @@ PROFILES: dict[str, Profile] = {
                 "or below the threshold (rel 0 in qrels); a recommended item the interactions "
                 "lack is skipped, as trec_eval skips a document outside the pool. gm_bpref: "
                 "per user max(bpref, 1e-5), the summary the geometric mean.",
-                "Not computed: infAP, set_map and the measures of -m all_trec listed "
-                "in the README's trec_eval table; requesting one says so.",
+                "set_map is num_rel_ret^2 / (num_ret x num_rel) over the whole list; utility is "
+                "trec_eval's with its default coefficients 1, -1, 0, 0 (2 num_rel_ret - "
+                "num_ret, averaged), other coefficients are not offered.",
+                "Not computed: infAP, Rndcg and the measures of -m all_trec listed "
+                "in the table below; requesting one says so.",
             ),
             references=(
                 "usnistgov/trec_eval (v9.0.8): m_gm_map.c, m_num_ret.c, m_num_rel.c, "
@@ -134,7 +142,7 @@ PROFILES: dict[str, Profile] = {
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
-                "m_set_rel_P.c, m_num_rel_ret.c",
+                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c",
             ),
         ),
         Profile(
@@ -292,13 +300,19 @@ PROFILES: dict[str, Profile] = {
                 "ndcg@k": "ndcg_ideal_k",  # NDCG(k), divide_by_achievable=False
             },
             relevance="every_row",
+            ranks="literal",
             notes=(
                 "Every interaction row is relevant (RecTools reads no relevance); duplicate "
                 "rows count twice (MobileTeleSystems/RecTools#164): deduplicate them first.",
                 "Users are those of the interactions table; a user without recommendations "
                 "scores 0 (population all).",
                 "RecTools takes the ranks as given (the Rank column); sqlmetrics' ranking rule "
-                "(or a rank column) gives them, so tied scores are compared too.",
+                "gives them from scores, so tied scores are compared too. A rank column is read "
+                'as RecTools reads it (ranks="literal"): each rank is the position, gaps and '
+                "repeats included (ranks 9, 1, 3, 5, 7 or 1, 1, 2); k keeps the rows ranked "
+                "<= k, so Precision@k can exceed 1 and NDCG sums 1/log2(rank + 1) over every "
+                "row; MAP counts a repeated rank once: (hits ranked <= r) / r per rank r holding "
+                "a hit (a NULL, fractional or below-1 rank is refused).",
                 "NDCG(k) divides by the DCG of k relevant items (sum over i = 1..k of "
                 "1/log2(i + 1)) whatever the user's |R| (ndcg_ideal_k); NDCG(k, "
                 "divide_by_achievable=True) is sqlmetrics ndcg@k with the relevance column "
@@ -493,6 +507,7 @@ class Resolved:
     ties: str
     population: str
     columns: dict[str, str | None] | None
+    ranks: str = "consecutive"
 
 
 def resolve(
@@ -502,10 +517,11 @@ def resolve(
     ties: str,
     population: str,
     columns: Mapping[str, str | None] | None,
+    ranks: str = "consecutive",
 ) -> Resolved:
     """The requests and options for ``profile``; without one, the arguments as given."""
     if profile is None:
-        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None)
+        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None, ranks)
     chosen = get_profile(profile)
     resolved_columns = dict(columns or {})
     if chosen.relevance == "every_row":
@@ -517,6 +533,7 @@ def resolve(
         if population in chosen.other_populations
         else _pick(chosen, "population", population, "all", chosen.population),
         columns=resolved_columns or None,
+        ranks=_pick(chosen, "ranks", ranks, "consecutive", chosen.ranks),
     )
 
 
@@ -538,6 +555,7 @@ def describe_profiles() -> list[dict[str, str]]:
             "ties": profile.ties,
             "population": profile.population,
             "relevance": profile.relevance,
+            "ranks": profile.ranks,
             "not_reproduced": ", ".join(profile.unsupported),
             "notes": " ".join(profile.notes),
             "references": "; ".join(profile.references),
@@ -570,6 +588,8 @@ GENERIC = (
     "bpref",
     "gm_bpref",
     "rprec_mult",
+    "set_map",
+    "utility",
     "num_nonrel_judged_ret",
 )
 
@@ -621,7 +641,7 @@ def profiles_markdown() -> str:
             for p in PROFILES.values()
         ]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    for option in ("ties", "population", "relevance"):
+    for option in ("ties", "population", "relevance", "ranks"):
         cells = [
             f"{p.population} (or {', '.join(p.other_populations)})"
             if option == "population" and p.other_populations
@@ -640,7 +660,10 @@ def profiles_markdown() -> str:
         "-c: every user with a judgement; a user judged with nothing relevant scores 0);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
-        "set of items). What the metric files compute: `sqlmetrics metrics`, and",
+        "set of items); *ranks* is how a rank column is read: `consecutive` wants 1, 2, ..., n",
+        "per list, `literal` takes each rank as the position, gaps and repeats included",
+        '([METRICS.md](METRICS.md), "A rank column", says what each metric does with a',
+        "repeated rank). What the metric files compute: `sqlmetrics metrics`, and",
         "[METRICS.md](METRICS.md). The discount is 1/log2(position + 1) everywhere; libraries",
         "with a natural-log discount (Spark) give the same NDCG, as the base cancels out.",
         "",

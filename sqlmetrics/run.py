@@ -51,6 +51,7 @@ def evaluate(
     threshold: float = 0.0,
     population: str = "all",
     duplicates: str = "error",
+    ranks: str = "consecutive",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -86,6 +87,10 @@ def evaluate(
             (every user with an interaction, 0 without recommendations; trec_eval -c).
         duplicates: "error" on repeated (user, item) recommendations, or "first" to keep the
             best-placed one.
+        ranks: how a rank column is read: "consecutive" wants each list ranked 1, 2, ..., n
+            (a gap or a repeat is refused); "literal" takes each rank as the item's position,
+            gaps and repeats included (RecTools' reading; docs/METRICS.md says what each
+            metric does with a repeated rank). Scores are always ranked 1..n.
         connection: where the query runs: a DuckDB connection, a SQLAlchemy Engine or
             Connection (the dialect comes from it), a PEP 249 (DB-API) connection (with
             ``dialect=``) or a SparkSession. Only the result leaves the engine; nothing is
@@ -184,6 +189,7 @@ def evaluate(
         threshold=threshold,
         population=population,
         duplicates=duplicates,
+        ranks=ranks,
         connection=connection,
         dialect=dialect,
         timeout=timeout,
@@ -238,6 +244,7 @@ def _evaluated(
     threshold: float,
     population: str,
     duplicates: str,
+    ranks: str,
     connection: object,
     dialect: str | None,
     timeout: float | None,
@@ -248,13 +255,16 @@ def _evaluated(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
     diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
-    resolved = resolve(profile, metrics, ties=ties, population=population, columns=columns)
+    resolved = resolve(
+        profile, metrics, ties=ties, population=population, columns=columns, ranks=ranks
+    )
     requests, columns = resolved.requests, resolved.columns
     options = Options(
         ties=resolved.ties,
         threshold=threshold,
         population=resolved.population,
         duplicates=duplicates,
+        ranks=resolved.ranks,
     )
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     with open_engine(connection, dialect=dialect, timeout=timeout, progress=progress) as engine:
@@ -275,7 +285,7 @@ def _evaluated(
         check_labels(requests, group_by, inputs)
         check_items(engine, inputs, requests)
         result, diagnostics, passes = run(engine, requests, inputs, options)
-        refuse_bad_rows(engine, inputs, diagnostics, requests)
+        refuse_bad_rows(engine, inputs, diagnostics, requests, options.ranks)
         if inputs.rating is not None:
             refuse_nan_ratings(engine, inputs, inputs.rating)
         diagnostics = diagnostics.drop(columns=list(CHECKS))
@@ -310,6 +320,7 @@ def compare(
     threshold: float = 0.0,
     population: str = "all",
     duplicates: str = "error",
+    ranks: str = "consecutive",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -416,6 +427,7 @@ def compare(
         threshold=threshold,
         population=population,
         duplicates=duplicates,
+        ranks=ranks,
         connection=connection,
         dialect=dialect,
         timeout=timeout,

@@ -300,6 +300,7 @@ MEASURES: dict[str, Measure] = {
         Measure("set_P"),
         Measure("set_relative_P"),
         Measure("set_recall"),
+        Measure("set_map"),
         Measure("set_F"),
         Measure("num_nonrel_judged_ret", summed=True),
     )
@@ -538,7 +539,13 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("recall", "recall_10", "recall", "@k"),
     ("infAP", "infAP", None, "not supported: needs the sampled judgements (rel -2)"),
     ("gm_bpref", "gm_bpref", "gm_bpref", "geometric mean, floor 1e-5"),
-    ("utility", "utility", None, "not supported"),
+    (
+        "utility",
+        "utility",
+        "utility",
+        "coefficients 1, -1, 0, 0 (its default); not in --format trec yet: a query judged "
+        "with nothing relevant scores -num_ret there",
+    ),
     ("11pt_avg", "11pt_avg", "iprec_11pt_avg", ""),
     ("ndcg", "ndcg", "ndcg", "gain = rel; under -l the report keeps every positive rel"),
     ("relative_P", "relative_P_10", "recall_capped", "@k"),
@@ -553,7 +560,7 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("set_P", "set_P", "precision", "whole list"),
     ("set_recall", "set_recall", "recall", "whole list"),
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),
-    ("set_map", "set_map", None, "not supported"),
+    ("set_map", "set_map", "set_map", "whole list"),
     ("set_F", "set_F", "f1", "whole list, beta 1"),
     (
         "num_nonrel_judged_ret",

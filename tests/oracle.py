@@ -42,7 +42,8 @@ AVERAGE_CAPABLE = frozenset(
 # trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
-    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "num_nonrel_judged_ret"}
+    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
+    | {"num_nonrel_judged_ret"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
@@ -192,13 +193,16 @@ def _linear(rel: float) -> float:
 
 
 def _ap_sum(top: Sequence[tuple[int, float]]) -> float:
-    """Sum over hit positions of precision at that position (ranks as given)."""
+    """Sum over hit positions of precision at that position (ranks as given). A position that
+    several items share (a repeated rank read literally) is one position: its precision counts
+    the hits at it and above, once, as RecTools' MAP sums its precisions per rank."""
     total = 0.0
     hits = 0
-    for pos, rel in top:
-        if rel > 0:
-            hits += 1
-            total += hits / pos
+    for position in sorted({pos for pos, _ in top}):
+        here = sum(1 for pos, rel in top if pos == position and rel > 0)
+        if here:
+            hits += here
+            total += hits / position
     return total
 
 
@@ -332,6 +336,10 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
         return max(total / n_rel if n_rel else 0.0, 1e-5)
     if metric == "iprec_11pt_avg":
         return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
+    if metric == "set_map":  # m_set_map.c: set precision x set recall, 0 without a list
+        return hits * hits / (len(rels) * n_rel) if rels else 0.0
+    if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
+        return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
     x = LEVEL_METRICS[metric] if level is None else float(level)
     if metric == "iprec_at_recall":
         return _interpolated(rels, n_rel, x)
@@ -470,8 +478,11 @@ def _per_user_num_den(
     threshold: float,
     population: str,
     rank_column: bool,
+    ranks: str = "consecutive",
 ) -> dict[object, list[tuple[float, float]]]:
-    """user -> [(numerator, denominator) per spec] for the population users."""
+    """user -> [(numerator, denominator) per spec] for the population users. With a rank
+    column, ``ranks="consecutive"`` wants each list ranked 1..n; "literal" takes the ranks as
+    the positions, gaps and repeats included."""
     for metric, k in specs:
         _check_args(metric, k, ties, population)
     truth = _truth_by_user(interactions, threshold)
@@ -498,6 +509,9 @@ def _per_user_num_den(
             continue
         if rank_column:
             ranked = sorted(rows, key=lambda r: r["rank"])
+            given = [r["rank"] for r in ranked]
+            if ranks == "consecutive" and given != list(range(1, len(given) + 1)):
+                raise ValueError(f"user {user!r}: ranks {given} are not 1..n")
             ul = UserList(
                 tuple(int(r["rank"]) for r in ranked),
                 tuple(relevant.get(r["item_id"], 0.0) for r in ranked),
@@ -533,6 +547,7 @@ def oracle_evaluate(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> dict[tuple[str, int | None], OracleResult]:
     """Many (metric, k) at once, sharing the input preparation and the tie enumeration.
 
@@ -547,6 +562,7 @@ def oracle_evaluate(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     results = {}
     for j, (metric, k) in enumerate(specs):
@@ -584,6 +600,7 @@ def oracle_per_user(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> dict[object, float]:
     """Per-user metric values for the population users (see METRICS.md)."""
     result = oracle_evaluate(
@@ -594,6 +611,7 @@ def oracle_per_user(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     return result[(metric, k)].per_user
 
@@ -608,6 +626,7 @@ def oracle_mean(
     threshold: float = 0.0,
     population: str = "all",
     rank_column: bool = False,
+    ranks: str = "consecutive",
 ) -> float:
     """Aggregate over the population: mean of per-user values, or sum num / sum den for micro.
 
@@ -621,6 +640,7 @@ def oracle_mean(
         threshold=threshold,
         population=population,
         rank_column=rank_column,
+        ranks=ranks,
     )
     return result[(metric, k)].mean
 

@@ -5,7 +5,7 @@ libraries there pin their own numpy, pandas and torch, so they cannot share the 
 
     python tests/profile_runner.py LIBRARY < data.json > numbers.json
 
-data.json: {"recommendations": [{user_id, item_id, score}], "interactions": [{user_id,
+data.json: {"recommendations": [{user_id, item_id, score or rank}], "interactions": [{user_id,
 item_id, relevance}], "ks": [1, 3, ...]}, interactions already one row per (user, item).
 Output: {"per_user": {label: {str(user): value}}, "means": {label: value}} with sqlmetrics
 labels (``precision@10``) for the library's own functions; nothing here computes a metric.
@@ -69,7 +69,11 @@ def rectools(data: dict[str, Any]) -> Numbers:
     interactions = pd.DataFrame(data["interactions"]).rename(
         columns={"user_id": Columns.User, "item_id": Columns.Item}
     )[[Columns.User, Columns.Item]]
-    reco = pd.DataFrame(ranked(data["recommendations"])).rename(
+    # Rows that carry a rank keep it as it is (gaps and repeats included: RecTools reads the
+    # Rank column literally); the others are ranked by score.
+    given = data["recommendations"]
+    rows = given if given and all("rank" in row for row in given) else ranked(given)
+    reco = pd.DataFrame(rows).rename(
         columns={"user_id": Columns.User, "item_id": Columns.Item, "rank": Columns.Rank}
     )[[Columns.User, Columns.Item, Columns.Rank]]
     per_user: dict[str, dict[str, Any]] = {}

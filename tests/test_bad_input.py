@@ -93,7 +93,8 @@ CASES: dict[str, tuple[object, object, str]] = {
         pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "rank": [1, 1, 1]}),
         truth(),
         "recommendations.rank (the rank column): the ranks of 1 user(s) are not 1, 2, 3, ... "
-        "(a gap or a repeat); renumber them, or leave the rank column out to rank by score",
+        '(a gap or a repeat); renumber them, read them as positions with ranks="literal" (CLI: '
+        "--ranks literal), or leave the rank column out to rank by score",
     ),
     "empty recommendations": (
         recs().iloc[:0],

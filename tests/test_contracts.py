@@ -11,9 +11,12 @@ from sqlmetrics import to_sql
 from sqlmetrics.catalog import metrics, sql_folder
 from sqlmetrics.compose import CUTOFF_CONSTANTS, stage
 
-JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions}
+# judged.sql's hits_through_position is compose's stand-in for hits_so_far under
+# ranks="literal" (compose._hits_so_far): no metric file reads it by that name.
+STAND_INS = {"hits_through_position"}
+JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions} - STAND_INS
 SOURCE_COLUMNS = {
-    source: {column.alias_or_name for column in stage(source).expressions}
+    source: {column.alias_or_name for column in stage(source).expressions} - STAND_INS
     for source in ("judged", "scored", "rated", "judgements")
 }
 # Per-user queries over a stage; the metrics over the lists are checked apart below.

@@ -516,6 +516,57 @@ def test_sql_rank_column(sqlmetrics: Any, gaps: bool) -> None:
     report(problems)
 
 
+def _repeated_ranks(recs: Rows, seed: int) -> Rows:
+    """A rank column in the ranking-rule order with gaps and repeats: the first rank 1-3, each
+    next one 0-3 above the one before (0 repeats it)."""
+    rng = np.random.default_rng(seed)
+    by_user: dict[object, Rows] = {}
+    for r in recs:
+        by_user.setdefault(r["user_id"], []).append(r)
+    out: Rows = []
+    for user, rows in by_user.items():
+        rows = sorted(rows, key=lambda r: (r["score"], r["item_id"]), reverse=True)
+        rank = int(rng.integers(1, 4))
+        for i, r in enumerate(rows):
+            rank += int(rng.choice([0, 1, 1, 2, 3])) if i else 0
+            out.append({"user_id": user, "item_id": r["item_id"], "rank": rank})
+    return out
+
+
+@pytest.mark.parametrize("data", ["int-ties", "str-noties"])
+def test_sql_literal_ranks_match_the_oracle(sqlmetrics: Any, data: str) -> None:
+    """ranks="literal": ranks with gaps and repeats are the positions, for every metric the
+    oracle reads positions for (its trec_eval measures walk the list by index, and bpref is
+    refused), per user and on the mean, graded relevance, threshold 1."""
+    import pandas as pd
+
+    from tests.oracle import TREC_METRICS
+
+    recs, inter = DATASETS[data]()
+    ranked = _repeated_ranks(recs, seed=7)
+    specs = [spec for spec in metric_specs("id") if spec[1] not in TREC_METRICS]
+    names = [name for name, _, _ in specs]
+    recs_frame = pd.DataFrame(ranked, columns=["user_id", "item_id", "rank"])
+    truth_frame = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
+    kw: dict[str, Any] = {"threshold": 1.0, "ranks": "literal"}
+    frame = sqlmetrics.evaluate(recs_frame, truth_frame, names, per_user=True, **kw)
+    means = sqlmetrics.evaluate(recs_frame, truth_frame, names, **kw)
+    expected = oracle_evaluate(
+        ranked, inter, [(m, k) for _, m, k in specs], threshold=1.0, rank_column=True,
+        ranks="literal",
+    )  # fmt: skip
+    problems = []
+    for name, metric, k in specs:
+        want = expected[(metric, k)]
+        problems += diff_users(per_user_dict(frame, name), want.per_user, name)
+        if not close(float(means[name].iloc[0]), want.mean):
+            problems.append(f"{name}: mean {means[name].iloc[0]!r} vs {want.mean!r}")
+    repeats = {(r["user_id"], r["rank"]) for r in ranked}
+    assert len(repeats) < len(ranked)
+    assert any(name.startswith("map@") for name in names)
+    report(problems)
+
+
 def test_sql_without_relevance_column(sqlmetrics: Any) -> None:
     """No relevance column: every interaction row has relevance 1 (binary gains)."""
     import pandas as pd
@@ -587,6 +638,8 @@ TREC_NOCUT = [
     ("recall_capped", "set_relative_P"),
     ("hits", "num_rel_ret"),
     ("bpref", "bpref"),  # every interaction is judged: those at or below the threshold as 0
+    ("set_map", "set_map"),
+    ("utility", "utility"),
 ]
 # Not compared with trec_eval: success has no uncut form there; recip_rank has no
 # cutoff, so mrr@k is compared on a run cut to the top k (below); cg/dcg/exp gains, map_min,

@@ -174,7 +174,14 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
             else:
                 # a level metric's @x travels where the oracle reads a cutoff
                 k = request.score_threshold if request.metric.takes_level else request.k
-                got = oracle_mean(recs, truth, name, k, **options)  # type: ignore[arg-type]
+                got = oracle_mean(  # type: ignore[arg-type]
+                    recs,
+                    truth,
+                    name,
+                    k,
+                    rank_column=any("rank" in row and "score" not in row for row in recs),
+                    **options,
+                )
             want = expected[metric]
             assert same(got, want), (metric, got, want)
 

@@ -262,6 +262,8 @@ TREC_MEASURES = {
     "bpref": "bpref",
     "gm_bpref": "gm_bpref",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "set_map": "set_map",
+    "utility": "utility",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).
@@ -743,6 +745,75 @@ def test_rectools_profile(data: str) -> None:
         label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in achievable
     }
     problems += _compare(achievable, got, "rectools NDCG(divide_by_achievable)")
+    report(problems)
+
+
+def _literal_ranks(recs: Rows, seed: int) -> Rows:
+    """The lists as literal ranks with gaps and repeats (RecTools' own tests use ranks 9, 1,
+    3, 5, 7 and 4, 5, 6): per user, by score, each rank 0-3 above the one before (0 repeats
+    it), the first 1-3; rows without a score are left out."""
+    rng = np.random.default_rng(seed)
+    by_user: dict[Any, Rows] = {}
+    for row in recs:
+        if row["score"] is not None:
+            by_user.setdefault(row["user_id"], []).append(row)
+    out: Rows = []
+    for user, rows in by_user.items():
+        ordered = sorted(rows, key=lambda r: (r["score"], r["item_id"]), reverse=True)
+        rank = int(rng.integers(1, 4))
+        for i, row in enumerate(ordered):
+            rank += int(rng.choice([0, 1, 1, 2, 3])) if i else 0
+            out.append({"user_id": user, "item_id": row["item_id"], "rank": rank})
+    return out
+
+
+@pytest.mark.parametrize("data", ["int-ties", "str-noties"])
+def test_rectools_profile_reads_ranks_literally(data: str) -> None:
+    """A rank column with gaps and repeats, per user against RecTools itself: the profile reads
+    it as RecTools does (ranks="literal"), a cutoff k keeping the rows ranked <= k; so does
+    NDCG(divide_by_achievable=True) against ndcg with ranks="literal" and no relevance."""
+    import pandas as pd
+
+    import sqlmetrics
+
+    scored, inter = DATASETS[data]()
+    recs = _literal_ranks(scored, seed=len(data))
+    lists: dict[Any, list[int]] = {}
+    for row in recs:
+        lists.setdefault(row["user_id"], []).append(row["rank"])
+    assert sum(len(set(r)) < len(r) for r in lists.values()) > 50  # repeats
+    assert sum(max(r) > len(set(r)) for r in lists.values()) > 50  # gaps
+    assert sum(min(r) > 1 for r in lists.values()) > 50  # a first rank above 1
+    numbers = _run_library("rectools", recs, inter)["per_user"]
+    rec_df = pd.DataFrame(recs, columns=["user_id", "item_id", "rank"])
+    truth_df = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
+    expected = {
+        label.replace("ndcg_default", "ndcg"): v
+        for label, v in numbers.items()
+        if not label.startswith("ndcg_achievable")
+    }
+    frame = sqlmetrics.evaluate(
+        rec_df, truth_df, metrics=list(expected), per_user=True, profile="rectools"
+    )
+    got = {label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in expected}
+    problems = _compare(expected, got, "rectools literal ranks")
+    achievable = {
+        label.replace("ndcg_achievable", "ndcg"): v
+        for label, v in numbers.items()
+        if label.startswith("ndcg_achievable")
+    }
+    frame = sqlmetrics.evaluate(
+        rec_df,
+        truth_df,
+        metrics=list(achievable),
+        per_user=True,
+        columns={"relevance": None},
+        ranks="literal",
+    )
+    got = {
+        label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in achievable
+    }
+    problems += _compare(achievable, got, "rectools NDCG(divide_by_achievable), literal ranks")
     report(problems)
 
 

@@ -32,16 +32,18 @@ PYTREC = {
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
-    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_F",
-    "num_nonrel_judged_ret",
+    "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
+    "set_F", "utility", "num_nonrel_judged_ret",
 }  # fmt: skip
+# Not in OURS: utility, which --format trec leaves out until a query judged with nothing
+# relevant gets its own value (-num_ret in trec_eval) rather than the report's 0.
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
     "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
-    "set_recall", "set_F", "num_nonrel_judged_ret",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 
 
@@ -143,8 +145,9 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "num_nonrel_judged_ret"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "utility", "num_nonrel_judged_ret"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
+    assert want["005"]["utility"] == -want["005"]["num_ret"]  # why OURS leaves utility out
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
     assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
@@ -395,7 +398,7 @@ EVALUATED = {
     "11pt_avg": "11pt_avg", "ndcg_cut_10": "ndcg_cut_10", "map_cut_5": "map_cut_5",
     "relative_P_5": "relative_P_5", "success_1": "success_1", "set_P": "set_P",
     "set_relative_P": "set_relative_P", "set_recall": "set_recall", "set_F": "set_F",
-    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret", "set_map": "set_map", "utility": "utility",
 }  # fmt: skip
 
 
@@ -448,7 +451,9 @@ def test_evaluate_takes_trec_eval_s_populations(tmp_path: Path, seed: int, popul
         assert abs(float(summary[label][0]) - mean) < 1e-9, (label, summary[label][0], mean)
 
 
-@pytest.mark.parametrize("name", ["trec_measures", "trec_levels", "trec_bpref"])
+@pytest.mark.parametrize(
+    "name", ["trec_measures", "trec_levels", "trec_bpref", "trec_set_map_utility"]
+)
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
     fixture's population (the users with a relevant interaction: 1, 2, 3, and 5 in

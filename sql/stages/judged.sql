@@ -4,6 +4,11 @@
 -- (|R_u|, carried by the relevant rows), n_relevant_listed (the relevant items of the list read,
 -- on every row) and list_length (carried by the recommended rows);
 -- per_user takes each user's value, so a metric file may read both as per-user constants.
+-- Under ranks="literal" (a rank column read as given, repeats included) the composer puts
+-- hits_through_position in hits_so_far's place: the relevant items at positions 1..pos, a
+-- repeated position's rows all included, carried by one relevant row of each position (0 on
+-- the others), so a sum over the relevant rows counts each position once (RecTools' MAP) and a
+-- MAX over them reads each position's precision once. Otherwise it is dropped.
 -- Unused columns are pruned per query.
 SELECT
   user_id,
@@ -16,6 +21,13 @@ SELECT
   SUM(CASE WHEN relevance > 0 THEN 1 ELSE 0 END) OVER (
     PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
   ) AS hits_so_far,
+  CASE
+    WHEN ROW_NUMBER() OVER (PARTITION BY user_id, pos ORDER BY relevance DESC) = 1
+      THEN SUM(CASE WHEN relevance > 0 THEN 1 ELSE 0 END) OVER (
+        PARTITION BY user_id ORDER BY pos RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      )
+    ELSE 0
+  END AS hits_through_position,
   CASE
     WHEN pos IS NOT NULL
       THEN ROW_NUMBER() OVER (

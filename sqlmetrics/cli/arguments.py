@@ -43,6 +43,7 @@ def api_options(args: argparse.Namespace) -> dict[str, Any]:
         "threshold": args.threshold,
         "population": args.population,
         "duplicates": args.duplicates,
+        "ranks": args.ranks,
         "profile": args.profile,
     }
 

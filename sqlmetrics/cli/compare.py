@@ -144,10 +144,12 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
     group_by = list(args.group_by) or list(options["group_by"])
     current = stored_options(args)
     current["group_by"] = group_by
+    # A file written before an option existed was evaluated with its default.
+    written = {"ranks": "consecutive", **options}
     differing = [
-        f"{name} {options.get(name)!r} there, {current[name]!r} here"
+        f"{name} {written.get(name)!r} there, {current[name]!r} here"
         for name in current
-        if name != "group_by" and options.get(name) != current[name]
+        if name != "group_by" and written.get(name) != current[name]
     ]
     if group_by != list(options["group_by"]):
         differing.append(f"group_by {options['group_by']!r} there, {group_by!r} here")
@@ -173,6 +175,7 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
             threshold=args.threshold,
             population=args.population,
             duplicates=args.duplicates,
+            ranks=args.ranks,
             profile=args.profile,
             **engine_options(args),
             connection=connection,

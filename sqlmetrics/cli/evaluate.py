@@ -140,6 +140,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
         "--group-by": bool(args.group_by),
         "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
         "--duplicates": args.duplicates != "error",
+        "--ranks (a run's ranks are trec_eval's: it orders by score)": args.ranks != "consecutive",
         "column names": bool(column_names(args)),
     }
     for option, used in clashes.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sqlmetrics.compose import DUPLICATES, POPULATIONS, TIES
+from sqlmetrics.compose import DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.profiles import PROFILES
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
@@ -67,6 +67,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         choices=DUPLICATES,
         default="error",
         help="repeated (user, item) recommendations: fail, or keep the best-placed",
+    )
+    parser.add_argument(
+        "--ranks",
+        choices=RANKS,
+        default="consecutive",
+        help="how a rank column is read: 1, 2, ..., n per list (consecutive, the default), or "
+        "each rank as the position, gaps and repeats included (literal, as RecTools)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 

@@ -42,6 +42,7 @@ def stored_options(args: argparse.Namespace) -> dict[str, Any]:
         "threshold": args.threshold,
         "population": args.population,
         "duplicates": args.duplicates,
+        "ranks": args.ranks,
         "profile": args.profile,
         "columns": column_names(args),
     }

@@ -69,6 +69,7 @@ def report(
     threshold: float = 0.0,
     population: str = "all",
     duplicates: str = "error",
+    ranks: str = "consecutive",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -100,6 +101,7 @@ def report(
         "threshold": threshold,
         "population": population,
         "duplicates": duplicates,
+        "ranks": ranks,
         "connection": connection,
         "dialect": dialect,
         "timeout": timeout,
@@ -242,7 +244,13 @@ def command(
         words += ["--small-segment", str(small_segment)]
     for role, name in (options.get("columns") or {}).items():
         words += ["--no-relevance"] if name is None else [f"--{role}-column", name]
-    defaults = {"ties": "id", "threshold": 0.0, "population": "all", "duplicates": "error"}
+    defaults = {
+        "ties": "id",
+        "threshold": 0.0,
+        "population": "all",
+        "duplicates": "error",
+        "ranks": "consecutive",
+    }
     for option, default in defaults.items():
         if options.get(option, default) != default:
             words += [f"--{option}", str(options[option])]

@@ -157,6 +157,12 @@ def every_metric(
             continue
         if metric.reads == "rated" and "rating" not in interactions.names:
             continue
+        if (
+            metric.reads == "judgements"
+            and options.get("ranks") == "literal"
+            and "score" not in recommendations.names
+        ):
+            continue  # bpref's walk needs an order a repeated literal rank leaves open
         if metric.takes_cutoff:
             labels += [f"{metric.name}@{k}" for k in cutoffs]
         if not metric.requires_cutoff:
