@@ -337,7 +337,7 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
     if metric == "iprec_11pt_avg":
         return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
     if metric == "set_map":  # m_set_map.c: set precision x set recall, 0 without a list
-        return hits * hits / (len(rels) * n_rel) if rels else 0.0
+        return hits * hits / (len(rels) * n_rel) if rels and n_rel else 0.0
     if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
         return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
     x = LEVEL_METRICS[metric] if level is None else float(level)
