@@ -1,6 +1,6 @@
 -- name: gm_map
 -- title: Geometric mean average precision (trec_eval)
--- definition: the geometric mean over users of max(AP, 0.00001), AP over the whole list as map: the file computes ln(max(AP, 0.00001)) per user, and the summary is exp of its mean (per user exp of the log: max(AP, 0.00001)).
+-- definition: the geometric mean over users of max(AP, 0.00001), AP over the whole list as map (0 without a relevant item): the file computes ln(max(AP, 0.00001)) per user, and the summary is exp of its mean (per user exp of the log: max(AP, 0.00001)).
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
@@ -13,7 +13,10 @@ SELECT
   user_id,
   LN(
     GREATEST(
-      SUM(CASE WHEN pos IS NOT NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / n_relevant,
+      COALESCE(
+        SUM(CASE WHEN pos IS NOT NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / n_relevant,
+        0
+      ),
       0.00001
     )
   ) AS gm_map

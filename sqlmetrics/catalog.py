@@ -63,7 +63,8 @@ class Metric:
     takes_level: bool = False
     default_level: float = 0.0
     square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
-    # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret)
+    # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret,
+    # num_nonrel_judged_ret)
     summed: bool = False
     # finish: exp, the exponential of the mean of a per-user logarithm: a geometric mean
     # (trec_eval's gm_map, whose per-query value is already the log)
@@ -130,8 +131,10 @@ def parse_metric_file(path: Path) -> Metric:
         raise SqlmetricsError(
             f"{path.name}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
         )
-    if header["aggregate"] == "sum" and reads != "judged":
-        raise SqlmetricsError(f"{path.name}: aggregate: sum applies to a metric over judged")
+    if header["aggregate"] == "sum" and reads not in ("judged", "judgements"):
+        raise SqlmetricsError(
+            f"{path.name}: aggregate: sum applies to a metric over judged or judgements"
+        )
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = sqlglot.parse_one("\n".join(body), read="duckdb")
     if not isinstance(query, exp.Select):
@@ -194,7 +197,6 @@ WHOLE_LIST_SPELLINGS = {
 # (bpref is not rprec). Matched on the name without its cutoff.
 ELSEWHERE = {
     "infap": "inferred AP is not computed",
-    "num_nonrel_judged_ret": "needs the judged non-relevant documents",
     "relstring": "a string of relevance values, not a number",
     "ndcg_rel": "ndcg_rel is not computed",
     "rndcg": "Rndcg is not computed",

@@ -38,7 +38,14 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
-POPULATIONS = ("all", "common")
+POPULATIONS = ("all", "common", "judged", "all_judged")
+# trec_eval's populations: the users with a judgement (any interaction row, relevant or not;
+# "judged" also needs a list, as trec_eval without -c; "all_judged" does not, as -c). A user
+# judged with nothing relevant is in them and scores what the metric files give with no
+# relevant item (0, num_ret its list length, the geometric means their floor).
+JUDGED_POPULATIONS = ("judged", "all_judged")
+# The column judged holds 1 on a row per user with a judgement (_with_judged_users).
+JUDGED_USER = "judged_user"
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
 # ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|). Computed
 # in Python, so their cutoffs are bounded (a sum over k = 1e6 takes 0.1 s).
@@ -558,7 +565,7 @@ def compose(
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
-        (source, _bound_source(source, per_user_stages[source], counted, options))
+        (source, _bound_source(source, per_user_stages[source], counted, options, population))
         for source in ("scored", "rated", "judgements")
         if source in per_user_stages
     ]
@@ -660,6 +667,11 @@ def compose(
             stages.append(("ranked", ranked))
         if ranking:
             stages += [("joined", joined), ("judged", judged)]
+    if ranking and population in JUDGED_POPULATIONS:
+        stages = [
+            (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
+            for name, cte in stages
+        ]
     stages += scored_stages
     if curve is not None:
         stages += [
@@ -737,9 +749,10 @@ def curve_split(
 
 
 def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:
-    """The population per_user keeps: "all" when any request asks for it. A request with a
-    narrower one gets NULL for the users outside it, so its mean skips them (_per_user_stages):
-    each request is averaged over its own population (MetricRequest.population)."""
+    """The population per_user keeps: the narrowest holding every one asked ("all" holds
+    "common"; "judged" holds "common"; "all_judged" holds them all). A request with a narrower
+    one gets NULL for the users outside it, so its mean skips them (_per_user_stages): each
+    request is averaged over its own population (MetricRequest.population)."""
     for request in requests:
         if request.population is not None:
             _check_choice(f"the population of {request.label}", request.population, POPULATIONS)
@@ -749,7 +762,33 @@ def widest_population(requests: Sequence[MetricRequest], options: Options) -> st
                     "cannot have a population of its own"
                 )
     asked = {request.population or options.population for request in requests}
-    return "all" if "all" in asked else "common"
+    if asked <= {"all", "common"}:
+        return "all" if "all" in asked else "common"
+    # common's users are in judged too; all's (unlisted users with a relevant item) are not
+    return "judged" if asked <= {"judged", "common"} else "all_judged"
+
+
+def _needs_relevant(population: str) -> bool:
+    return population in ("all", "common")
+
+
+def _needs_list(population: str) -> bool:
+    return population in ("common", "judged")
+
+
+def population_condition(population: str, within: str | None = None) -> exp.Expr:
+    """The condition on per_user's aggregates over judged for a user of ``population``; with
+    ``within`` (a wider population per_user already keeps), only the parts it does not imply.
+    A relevant item: MAX(n_relevant) > 0; a list: list_length > 0; a judgement: the row
+    _with_judged_users adds (every user of the other populations has one too)."""
+    parts: list[exp.Expr] = []
+    if within is None and population in JUDGED_POPULATIONS:
+        parts.append(exp.func("MAX", exp.column(JUDGED_USER)) > 0)
+    if _needs_relevant(population) and (within is None or not _needs_relevant(within)):
+        parts.append(exp.func("MAX", exp.column("n_relevant")) > 0)
+    if _needs_list(population) and (within is None or not _needs_list(within)):
+        parts.append(_per_user_constants(exp.column("list_length")) > 0)
+    return exp.and_(*parts)
 
 
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
@@ -865,7 +904,10 @@ def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -
             window = exp.Window(
                 this=exp.func("MAX", exp.column(name)), partition_by=[exp.column("user_id")]
             )
-            projection.replace(exp.alias_(exp.func("COALESCE", window, 0), name))
+            # n_relevant stays NULL for a user judged with nothing relevant (a population of
+            # judged users), as per_user's MAX reads it: 0 would be a division by zero
+            spread = exp.func("COALESCE", window, 0) if name == "list_length" else window
+            projection.replace(exp.alias_(spread, name))
 
 
 def _per_user_stages(
@@ -906,17 +948,14 @@ def _per_user_stages(
             expressions = {
                 alias: _tie_averaged_sums(expression) for alias, expression in expressions.items()
             }
-        narrowed = (
-            source == "judged"
-            and population == "all"
-            and (request.population or options.population) == "common"
-        )
+        own = request.population or options.population
+        narrowed = source == "judged" and own != population
 
-        def own_population(value: exp.Expr, narrowed: bool = narrowed) -> exp.Expr:
-            """NULL for a user without recommendations when the request leaves them out."""
+        def own_population(value: exp.Expr, own: str = own, narrowed: bool = narrowed) -> exp.Expr:
+            """NULL for a user of per_user outside the request's own, narrower population."""
             if not narrowed:
                 return value
-            return exp.Case().when(_per_user_constants(exp.column("list_length")) > 0, value)
+            return exp.Case().when(population_condition(own, within=population), value)
 
         name = f"m{index + 1}"
         names: tuple[str, ...]
@@ -936,19 +975,53 @@ def _per_user_stages(
         having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
         having.set("this", exp.and_(having.this, longest > 0))
-    if population == "common" and "judgements" in selects:  # bpref: the users with a list
+    if population in JUDGED_POPULATIONS and "judged" in selects:
+        selects["judged"].args["having"].set("this", population_condition(population))
+    if _needs_list(population) and "judgements" in selects:  # bpref: the users with a list
         selects["judgements"].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
     return selects, columns
 
 
 def _bound_source(
-    name: str, per_user_stage: exp.Select, also: set[str], options: Options
+    name: str, per_user_stage: exp.Select, also: set[str], options: Options, population: str
 ) -> exp.Select:
     """scored.sql, rated.sql or judgements.sql with only the columns the metrics (and ``also``)
-    read (each of their windows is a sort), and the threshold bound (judgements.sql's)."""
+    read (each of their windows is a sort), and the threshold bound (judgements.sql's). Under
+    a population of judged users judgements.sql keeps every user with a judgement, relevant
+    or not (its WHERE: a relevant one)."""
     source = stage(name)
     _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
+    if name == "judgements" and population in JUDGED_POPULATIONS:
+        judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
+        source.set("where", exp.Where(this=judged))
     return bind_placeholders(source, threshold=number(options.threshold))
+
+
+def _with_judged_users(judged: exp.Select) -> exp.Query:
+    """judged (either plan's) under a population of judged users: its rows, then one row per
+    user of the interactions with ``judged_user`` 1 (0 on the others), which per_user's
+    population reads, and which gives a user judged with nothing relevant (and, under
+    all_judged, without a list) a row. It holds no position, no hit, no gain and no relevant
+    count, so every metric file reads it as adding nothing."""
+    names = judged.named_selects
+    rows = exp.select(*names, exp.alias_(exp.Literal.number(0), JUDGED_USER)).from_(
+        exp.alias_(exp.paren(judged), "judged_rows")
+    )
+    zero = {"hit", "gain", "exp_gain", "relevance"}
+    marks = (
+        exp.select(
+            *[
+                exp.column(name)
+                if name == "user_id"
+                else exp.alias_(exp.Literal.number(0) if name in zero else exp.Null(), name)
+                for name in names
+            ],
+            exp.alias_(exp.Literal.number(1), JUDGED_USER),
+        )
+        .from_("input_interactions")
+        .group_by("user_id")
+    )
+    return exp.union(rows, marks, distinct=False)
 
 
 def _per_user_union(

@@ -34,7 +34,16 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
 from sqlmetrics.catalog import Metric, MetricRequest, metrics
-from sqlmetrics.compose import CUTOFF_CONSTANTS, TIES, Group, Inputs, Options, compose, group_key
+from sqlmetrics.compose import (
+    CUTOFF_CONSTANTS,
+    POPULATIONS,
+    TIES,
+    Group,
+    Inputs,
+    Options,
+    compose,
+    group_key,
+)
 from sqlmetrics.dialects import RESERVED_WORDS, portable
 from sqlmetrics.errors import SqlmetricsError
 
@@ -99,7 +108,7 @@ class Variant:
 def variants() -> list[Variant]:
     found = []
     for order, ties, length, population, relevance in itertools.product(
-        ("score", "rank"), TIES, ("cutoff", "whole"), ("all", "common"), ("column", "none")
+        ("score", "rank"), TIES, ("cutoff", "whole"), POPULATIONS, ("column", "none")
     ):
         if order == "rank" and ties != "id":
             continue  # a rank column fixes the order (compose refuses the others)

@@ -21,8 +21,8 @@
   {%- if ties not in ['id', 'id_text', 'optimistic', 'pessimistic', 'average'] -%}
     {{ sqlmetrics._sqlmetrics_fail("ties must be one of id, id_text, optimistic, pessimistic, average; got " ~ ties) }}
   {%- endif -%}
-  {%- if population not in ['all', 'common'] -%}
-    {{ sqlmetrics._sqlmetrics_fail("population must be one of all, common; got " ~ population) }}
+  {%- if population not in ['all', 'common', 'judged', 'all_judged'] -%}
+    {{ sqlmetrics._sqlmetrics_fail("population must be one of all, common, judged, all_judged; got " ~ population) }}
   {%- endif -%}
   {%- if names.rank is not none and ties != 'id' -%}
     {{ sqlmetrics._sqlmetrics_fail("a rank column fixes the order, so ties must stay 'id'; drop the rank column or ties") }}

@@ -22,8 +22,8 @@ judged            for the ranking metrics: ``judged_hits`` (lists + hit rows onl
                   (every row); none without a ranking metric.
 per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics at
                   ``curves.MIN_CUTOFFS`` or more distinct cutoffs (in one query or per pass),
-                  when every metric file's aggregates can be split; else ``columns``: a column
-                  per request.
+                  when every metric file's aggregates can be split and the population is not
+                  one of judged users (trec_eval's); else ``columns``: a column per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
 ordered_sums      DuckDB (any plan): sums in position order and means in user order, so that
@@ -133,6 +133,7 @@ def choose_plan(
 
     curve = None
     distinct = len(set(compose.requested_cutoffs(requests)))
+    population = compose.widest_population(requests, options)
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
     why_not = (
         own
@@ -145,12 +146,14 @@ def choose_plan(
         if cutoff is None
         else "metrics over scores, lists or judgements too"
         if not only_judged
+        # a row per judged user (compose._with_judged_users): not in the curve plan's lists
+        else f"population {population!r}, a row per judged user"
+        if population in compose.JUDGED_POPULATIONS
         else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
         if distinct < curves.MIN_CUTOFFS
         else None
     )
     if why_not is None:
-        population = compose.widest_population(requests, options)
         curve = compose.curve_split(requests, options, population)
         why_not = "a metric file whose sums the curve plan cannot split" if curve is None else ""
     why.append(

@@ -37,6 +37,9 @@ class Profile:
     # Forms whose mean runs over another population than the profile's (form -> population):
     # MS Recommenders' ndcg_at_k counts every user, its other functions the common ones.
     populations: Mapping[str, str] = field(default_factory=dict)
+    # Populations the caller may ask for instead of the profile's, being the library's own
+    # other conventions (trec_eval: its default "judged", and "all_judged" for -c).
+    other_populations: tuple[str, ...] = ()
     relevance: str = "graded"
     # How a rank column is read (compose.RANKS): "literal" for a library that takes the rank
     # values as positions, gaps and repeats included.
@@ -86,8 +89,10 @@ PROFILES: dict[str, Profile] = {
                 "gm_bpref": "gm_bpref",  # gm_bpref
                 "set_map": "set_map",  # set_map
                 "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
+                "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
             },
             ties="id_text",
+            other_populations=("judged", "all_judged"),
             notes=(
                 "The sqlmetrics defaults, except the order of equal scores: docno descending, "
                 "compared as strings (strcmp), which ties='id_text' reproduces (the item id's "
@@ -96,9 +101,11 @@ PROFILES: dict[str, Profile] = {
                 "integer grades; trec_eval's ndcg ignores -l, sqlmetrics' threshold also "
                 "zeroes the gains it excludes.",
                 "Population: users with a relevant interaction, 0 when not recommended "
-                "(trec_eval -c). trec_eval without -c averages over the users it was given "
-                "lists for (population='common'), and also counts users whose judged items "
-                "are all non-relevant (as 0), which sqlmetrics leaves out.",
+                "(sqlmetrics' default). trec_eval's own populations are options of the "
+                "profile: population='judged' (trec_eval's default: the users with a list "
+                "and any judgement, a user judged with nothing relevant scoring 0) and "
+                "population='all_judged' (trec_eval -c: every user with a judgement, 0 "
+                "without a list).",
                 "TREC files: read_run / read_qrels (CLI --input-format trec) read them in "
                 "place; sqlmetrics.trec_eval() (CLI --format trec) prints trec_eval's report "
                 "with its query conventions: the queries of the run with judgements (-c: of "
@@ -112,8 +119,8 @@ PROFILES: dict[str, Profile] = {
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
                 "num_rel_ret), and so are ir_measures' (P@5, nDCG@10, AP, AP@10, R@100, RR, "
                 "Success@10, NumRelRet).",
-                "num_ret, num_rel and num_rel_ret are summed over users, as trec_eval's 'all' "
-                "line (hits is the same count per user, averaged).",
+                "num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret are summed over "
+                "users, as trec_eval's 'all' line (hits is num_rel_ret per user, averaged).",
                 "gm_map: per user max(AP, 1e-5) (pytrec_eval reports its log), the summary the "
                 "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10, "
                 "ir_measures IPrec@0.1) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
@@ -522,7 +529,9 @@ def resolve(
     return Resolved(
         requests=profile_requests(chosen, texts),
         ties=_pick(chosen, "ties", ties, "id", chosen.ties),
-        population=_pick(chosen, "population", population, "all", chosen.population),
+        population=population
+        if population in chosen.other_populations
+        else _pick(chosen, "population", population, "all", chosen.population),
         columns=resolved_columns or None,
         ranks=_pick(chosen, "ranks", ranks, "consecutive", chosen.ranks),
     )
@@ -581,6 +590,7 @@ GENERIC = (
     "rprec_mult",
     "set_map",
     "utility",
+    "num_nonrel_judged_ret",
 )
 
 
@@ -632,7 +642,12 @@ def profiles_markdown() -> str:
         ]
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     for option in ("ties", "population", "relevance", "ranks"):
-        cells = [f"{getattr(p, option)}" for p in PROFILES.values()]
+        cells = [
+            f"{p.population} (or {', '.join(p.other_populations)})"
+            if option == "population" and p.other_populations
+            else f"{getattr(p, option)}"
+            for p in PROFILES.values()
+        ]
         lines.append(f"| *{option}* | " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -641,6 +656,8 @@ def profiles_markdown() -> str:
         "*population* `all` scores users without recommendations 0, `common` leaves them out",
         "(a metric marked *(all)* or *(common)* is averaged over that population instead, in the",
         "same query, and is NULL per user outside it; `users` then counts the wider one);",
+        "`judged` and `all_judged` are trec_eval's (the users with a list and any judgement, and",
+        "-c: every user with a judgement; a user judged with nothing relevant scores 0);",
         "*relevance* `graded` means relevant = relevance above `threshold`, gain = relevance,",
         "`every_row` means every interaction row is relevant with gain 1 (the library takes a",
         "set of items); *ranks* is how a rank column is read: `consecutive` wants 1, 2, ..., n",

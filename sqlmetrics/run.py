@@ -81,7 +81,10 @@ def evaluate(
         ties: "id" (score desc, then item id desc), "id_text" (then the item id's text desc,
             byte order, as trec_eval), "optimistic", "pessimistic" or "average".
         threshold: an interaction is relevant when its relevance is above this.
-        population: "all" users with a relevant interaction, or "common" (also recommended).
+        population: "all" users with a relevant interaction, or "common" (also recommended);
+            trec_eval's, where any interaction is a judgement: "judged" (users recommended to
+            with any interaction; one judged with nothing relevant scores 0) and "all_judged"
+            (every user with an interaction, 0 without recommendations; trec_eval -c).
         duplicates: "error" on repeated (user, item) recommendations, or "first" to keep the
             best-placed one.
         ranks: how a rank column is read: "consecutive" wants each list ranked 1, 2, ..., n
@@ -336,8 +339,8 @@ def compare(
     ``p_randomization`` (sign-flip randomization test, ``replicates`` flips of hash buckets of
     users, ``seed``), ``p_holm`` (the p-value of ``test``, "t" or "randomization", adjusted by
     Holm-Bonferroni over every row of the result) and ``significant`` (``p_holm < alpha``).
-    ``users`` counts the pairs. Models evaluated on different users (population="common", or
-    interactions grouped by model) are compared on their common users, and
+    ``users`` counts the pairs. Models evaluated on different users (population="common" or
+    "judged", or interactions grouped by model) are compared on their common users, and
     ``result.attrs["notes"]`` says so. The other arguments are evaluate's.
     """
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)

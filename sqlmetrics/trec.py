@@ -7,10 +7,10 @@ and iter columns are ignored, as trec_eval ignores them. A file is never guessed
 ``read_run``/``read_qrels`` (CLI ``--input-format trec``) say so.
 
 ``trec_eval()`` reproduces trec_eval 9's report (``measure<TAB>qid<TAB>value``) from the
-per-query values of ``evaluate(profile="trec_eval")``, adding the conventions that are about
-which queries count rather than about a query's value: a query counts when it is in the run
-and has any judgement (``-c``: every query of the qrels, those without a run as 0), a query
-judged with nothing relevant scores 0 (sqlmetrics' population leaves it out), num_* are summed.
+per-query values of ``evaluate(profile="trec_eval")`` over trec_eval's own population:
+``population="judged"`` (the queries of the run with any judgement, a query judged with
+nothing relevant scoring 0) or, for ``-c``, ``"all_judged"`` (every query of the qrels, those
+without a run as 0). It adds the summaries: num_* summed, gm_* geometric, num_q.
 """
 
 from __future__ import annotations
@@ -302,6 +302,7 @@ MEASURES: dict[str, Measure] = {
         Measure("set_recall"),
         Measure("set_map"),
         Measure("set_F"),
+        Measure("num_nonrel_judged_ret", summed=True),
     )
 }
 # trec_eval's default ("official") measures.
@@ -376,13 +377,21 @@ def _runid(connection: duckdb.DuckDBPyConnection, run: TrecFile) -> str:
 
 
 def _per_query(
-    run: TrecFile, qrels: TrecFile, labels: list[str], threshold: float
+    run: TrecFile, qrels: TrecFile, labels: list[str], threshold: float, population: str
 ) -> dict[str, dict[str, float]]:
-    """{label: {qid: value}} from evaluate under the trec_eval profile, for the queries with a
-    relevant document at this threshold (the others are filled in by the caller)."""
+    """{label: {qid: value}} from evaluate under the trec_eval profile, for the queries of
+    ``population`` ("judged", or "all_judged" for -c)."""
     from sqlmetrics.run import evaluate
 
-    frame = evaluate(run, qrels, labels, profile="trec_eval", per_user=True, threshold=threshold)
+    frame = evaluate(
+        run,
+        qrels,
+        labels,
+        profile="trec_eval",
+        per_user=True,
+        threshold=threshold,
+        population=population,
+    )
     return {
         label: {
             str(user): float(value)
@@ -444,6 +453,7 @@ def trec_eval(
             "results and relevance info'); check that both files use the same qids"
         )
     special = {"runid", "num_q"}
+    population = "all_judged" if complete else "judged"
     values: dict[str, dict[str, float]] = {}
     for graded in (False, True):
         labels = [
@@ -453,14 +463,17 @@ def trec_eval(
         ]
         if labels:
             # The graded measures read every positive rel (threshold 0); the others rel >= level.
-            values |= _per_query(run_file, qrels_file, labels, 0.0 if graded else level - 1.0)
+            threshold = 0.0 if graded else level - 1.0
+            values |= _per_query(run_file, qrels_file, labels, threshold, population)
 
     def value(name: str, label: str, qid: str) -> float:
-        """A query's value; 0 for a query outside sqlmetrics' population (judged with nothing
-        relevant, or without a run), as trec_eval computes it there."""
+        """A query's value from evaluate. The one query trec_eval counts that evaluate cannot
+        see: one whose qrels lines all have a negative rel (read_qrels leaves such lines out,
+        so it has no interaction); it has nothing relevant and no judged document, so it
+        scores what a query judged with nothing relevant scores."""
         if qid in values[label]:
             return values[label][qid]
-        if name == "num_ret":  # a judged query with nothing relevant still retrieved docs
+        if name == "num_ret":
             return float(retrieved.get(qid, 0))
         return MIN_GEO_MEAN if MEASURES[name].geometric else 0.0
 
@@ -481,7 +494,8 @@ def trec_eval(
             summary = len(counted)
         elif name == "num_rel" and complete:
             # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
-            summary = int(sum(_per_query(run_file, qrels_file, [label], 0.0)[label].values()))
+            every = _per_query(run_file, qrels_file, [label], 0.0, population)[label]
+            summary = int(sum(every.values()))
         elif measure.geometric:
             logs = [math.log(value(name, label, qid)) for qid in counted]
             summary = math.exp(math.fsum(logs) / len(counted))
@@ -548,7 +562,12 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),
     ("set_map", "set_map", "set_map", "whole list"),
     ("set_F", "set_F", "f1", "whole list, beta 1"),
-    ("num_nonrel_judged_ret", "num_nonrel_judged_ret", None, "not supported: judged non-relevant"),
+    (
+        "num_nonrel_judged_ret",
+        "num_nonrel_judged_ret",
+        "num_nonrel_judged_ret",
+        "summed over users",
+    ),
     ("prefs_*, *_avgjg, yaap", "", None, "not supported: preference and jg qrels formats"),
 )
 

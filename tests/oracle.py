@@ -43,12 +43,15 @@ AVERAGE_CAPABLE = frozenset(
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
     | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
+    | {"num_nonrel_judged_ret"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
-JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref"})
+JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
 LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
-SUMMED_METRICS = frozenset({"num_ret", "num_rel", "num_rel_ret"})  # aggregated as a sum
+SUMMED_METRICS = frozenset(
+    {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+)  # aggregated as a sum
 GEOMETRIC_METRICS = frozenset({"gm_map", "gm_bpref"})  # aggregated as exp of the mean log
 ALL_METRICS = frozenset(
     AVERAGE_CAPABLE | TREC_METRICS | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
@@ -59,7 +62,10 @@ CUTOFF_REQUIRED = frozenset({"ndcg_ideal_k"})
 # Micro metrics aggregate as sum of numerators / sum of denominators.
 MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
 TIE_POLICIES = ("id", "id_text", "optimistic", "pessimistic", "average")
-POPULATIONS = ("all", "common")
+# all: the users with a relevant item; common: those with a list too. judged: the users with a
+# list and any interaction (trec_eval's default), all_judged: with any interaction (trec_eval -c);
+# a user judged with nothing relevant has |R_u| = 0: every division by it is 0 here.
+POPULATIONS = ("all", "common", "judged", "all_judged")
 
 # Above this many joint orderings of a user's tie groups, the expectation is taken group by group
 # (valid because every average-capable metric is affine in per-position terms).
@@ -226,7 +232,7 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
     elif metric in ("precision", "recall", "f1"):
         p_den = k if k is not None else n_list
         precision = hits / p_den if p_den > 0 else 0.0
-        recall = hits / n_rel
+        recall = hits / n_rel if n_rel else 0.0
         if metric == "precision":
             value = precision
         elif metric == "recall":
@@ -252,7 +258,8 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         listed = sum(1 for _, rel in pairs if rel > 0)
         value = hits / listed if listed > 0 else 0.0
     elif metric == "r_precision":
-        value = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0) / n_rel
+        within = sum(1 for pos, rel in pairs if pos <= n_rel and rel > 0)
+        value = within / n_rel if n_rel else 0.0
     elif metric == "r_precision_scored":
         listed = sum(1 for _, rel in pairs if rel > 0)
         within = sum(1 for pos, rel in pairs if pos <= listed and rel > 0)
@@ -265,7 +272,7 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         first = min((pos for pos, rel in top if rel > 0), default=None)
         value = 0.0 if first is None else 1.0 / first
     elif metric == "map":
-        value = _ap_sum(top) / n_rel
+        value = _ap_sum(top) / n_rel if n_rel else 0.0
     elif metric == "map_min":
         den = min(n_rel, k if k is not None else n_list)
         value = _ap_sum(top) / den if den > 0 else 0.0
@@ -326,11 +333,11 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
             if rel > 0:
                 found += 1
                 total += found / i
-        return max(total / n_rel, 1e-5)
+        return max(total / n_rel if n_rel else 0.0, 1e-5)
     if metric == "iprec_11pt_avg":
         return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
     if metric == "set_map":  # m_set_map.c: set precision x set recall, 0 without a list
-        return hits * hits / (len(rels) * n_rel) if rels else 0.0
+        return hits * hits / (len(rels) * n_rel) if rels and n_rel else 0.0
     if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
         return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
     x = LEVEL_METRICS[metric] if level is None else float(level)
@@ -363,6 +370,8 @@ def _bpref(order: Sequence[object], judged: dict[object, float], threshold: floa
 def _judgement_value(
     metric: str, order: Sequence[object], judged: dict[object, float], threshold: float
 ) -> tuple[float, float]:
+    if metric == "num_nonrel_judged_ret":  # the listed items judged at or below the threshold
+        return float(sum(1 for item in order if item in judged and judged[item] <= threshold)), 1.0
     value = _bpref(order, judged, threshold)
     return (max(value, 1e-5) if metric == "gm_bpref" else value), 1.0
 
@@ -489,12 +498,14 @@ def _per_user_num_den(
         ]
 
     out: dict[object, list[tuple[float, float]]] = {}
-    for user, relevant in truth.items():
-        if not relevant:
+    judged_population = population in ("judged", "all_judged")
+    for user in judged if judged_population else truth:
+        relevant = truth.get(user, {})
+        if not relevant and not judged_population:
             continue  # not in the population
         ideal = tuple(sorted(relevant.values(), reverse=True))
         rows = recs.get(user, [])
-        if not rows and population == "common":
+        if not rows and population in ("common", "judged"):
             continue
         if rank_column:
             ranked = sorted(rows, key=lambda r: r["rank"])
@@ -556,7 +567,12 @@ def oracle_evaluate(
     results = {}
     for j, (metric, k) in enumerate(specs):
         pairs = {user: values[j] for user, values in num_den.items()}
-        per_user = {user: (num / den if den > 0 else 0.0) for user, (num, den) in pairs.items()}
+        # A micro metric has no per-user value where the user adds 0 / 0 to its ratio of
+        # sums (|R_u| = 0: a user judged with nothing relevant); every other 0 / 0 is 0.
+        per_user = {
+            user: num / den if den > 0 else math.nan if metric in MICRO_METRICS else 0.0
+            for user, (num, den) in pairs.items()
+        }
         mean: float
         if not pairs:
             mean = math.nan

@@ -69,7 +69,7 @@ def both_plans(
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-@pytest.mark.parametrize("population", ["all", "common"])
+@pytest.mark.parametrize("population", ["all", "common", "judged", "all_judged"])
 @pytest.mark.parametrize("ties", ["id", "optimistic", "average"])
 def test_same_numbers_as_crossing(
     monkeypatch: pytest.MonkeyPatch, seed: int, population: str, ties: str
@@ -123,7 +123,7 @@ def test_every_ranking_metric_scores_a_user_without_a_list_0() -> None:
     count, and could change the last bits of a mean."""
     recs = pd.DataFrame({"user_id": [1, 1], "item_id": [10, 11], "score": [0.9, 0.5]})
     truth = pd.DataFrame(
-        {"user_id": [1, 2, 2, 2], "item_id": [10, 20, 21, 22], "relevance": [1, 2, 1, 3]}
+        {"user_id": [1, 2, 2, 2, 3], "item_id": [10, 20, 21, 22, 30], "relevance": [1, 2, 1, 3, 0]}
     )
     checked = 0
     for name, metric in sorted(catalogue().items()):
@@ -133,6 +133,11 @@ def test_every_ranking_metric_scores_a_user_without_a_list_0() -> None:
         frame = sqlmetrics.evaluate(recs, truth, [label], per_user=True)
         (value,) = frame.loc[frame.user_id == 2, label].tolist()
         assert value == 0 and not math.isnan(value), (label, value)
+        # all_judged: user 3, judged with nothing relevant and no list, scores 0 too (a micro
+        # metric has no per-user value there: 0 / 0, nothing in its sums)
+        frame = sqlmetrics.evaluate(recs, truth, [label], per_user=True, population="all_judged")
+        (value,) = frame.loc[frame.user_id == 3, label].tolist()
+        assert math.isnan(value) if metric.micro else value == 0, (label, value)
         checked += 1
     assert checked >= 20
 

@@ -182,7 +182,8 @@ def per_user_dict(frame: Any, column: str) -> dict[object, float]:
 
 
 def close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=0.0, abs_tol=TOL)
+    """Within TOL; both NaN (no value, as a micro metric's per-user 0 / 0) is a match."""
+    return math.isclose(a, b, rel_tol=0.0, abs_tol=TOL) or (math.isnan(a) and math.isnan(b))
 
 
 def diff_users(
@@ -386,16 +387,17 @@ def test_oracle_average_decomposition_equals_full_enumeration(
 # SQL against the oracle
 # ----------------------------------------------------------------------------------------------
 
+POPULATIONS = ("all", "common", "judged", "all_judged")
 ORACLE_CASES = [
     pytest.param(data, ties, population, threshold, id=f"{data}-{ties}-{population}-t{threshold}")
     for data in ("int-ties", "str-ties")
     for ties in ("id", "optimistic", "pessimistic", "average")
-    for population in ("all", "common")
+    for population in POPULATIONS
     for threshold in (0.0, 1.0)
 ] + [
     pytest.param(data, "id", population, threshold, id=f"{data}-id-{population}-t{threshold}")
     for data in ("int-noties", "str-noties")
-    for population in ("all", "common")
+    for population in POPULATIONS
     for threshold in (0.0, 1.0)
 ]
 

@@ -48,6 +48,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "rank_column_duplicates_first": {"columns": {"rank": "rank"}, "duplicates": "first"},
     "no_relevance": {"columns": {"relevance": None}},
     "threshold_common": {"threshold": 1.5, "population": "common"},
+    "population_judged": {"population": "judged"},
+    "population_all_judged_groups": {"population": "all_judged", "group_by": ["day"]},
     "renamed_columns": {
         "columns": {
             "user": "customer_id",

@@ -52,6 +52,20 @@ def test_passes_sum_and_exp_as_one_query(many_users: tuple[str, str]) -> None:
     assert free["num_ret"][0] == 20 * free["users"][0]  # a sum: 20 items per user
 
 
+def test_passes_over_judged_users_as_one_query(many_users: tuple[str, str]) -> None:
+    """population="judged" (trec_eval's): the users judged with nothing relevant (relevance 0
+    only) count in every pass as in the single query, sums and geometric means included."""
+    recs, truth = many_users
+    metrics = ["ndcg@10", "num_ret", "num_nonrel_judged_ret", "gm_map", "bpref", "map"]
+    free = sqlmetrics.evaluate(recs, truth, metrics, population="judged")
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
+    limited = sqlmetrics.evaluate(recs, truth, metrics, connection=tight, population="judged")
+    assert free.attrs["passes"] == 1 and limited.attrs["passes"] > 1
+    pd.testing.assert_frame_equal(limited, free, check_exact=False, rtol=0, atol=1e-12)
+    judged = pd.read_parquet(truth).groupby("user_id")["relevance"].max()
+    assert free["users"][0] == len(judged) > (judged > 0).sum()
+
+
 @pytest.mark.parametrize("per_user", [False, True])
 def test_passes_under_a_memory_limit_give_the_same_numbers(
     many_users: tuple[str, str], per_user: bool

@@ -217,12 +217,47 @@ def test_hit_rows_plan_equals_window_plan_without_groups(
             sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="common"),
             sqlmetrics.evaluate(recs, truth, metrics, per_user=True),
             sqlmetrics.evaluate(repeated, truth, metrics, duplicates="first"),
+            # trec_eval's populations: users judged with nothing relevant (threshold 1 makes
+            # many), and under all_judged those without a list too
+            sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="judged"),
+            sqlmetrics.evaluate(
+                recs, truth, metrics, threshold=1, population="all_judged", per_user=True
+            ),
         ]
     for fast, portable in zip(results["fast"], results["portable"], strict=True):
         pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
         diagnostics = sqlmetrics.read_diagnostics(fast)
         pd.testing.assert_frame_equal(diagnostics, sqlmetrics.read_diagnostics(portable))
         assert diagnostics["duplicate_interactions"].sum() > 0
+
+
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+def test_top_k_plan_equals_window_plan_over_judged_users(
+    population: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hit-rows plan's row per judged user (compose._with_judged_users over
+    judged_hits.sql), with groups in both tables, against the portable plan."""
+    recs, truth = tied_data(12)
+    truth = truth.assign(segment=np.where(truth["user_id"] % 3 == 0, "a", "b"))
+    kwargs = {"group_by": ["segment"], "threshold": 1, "population": population}
+    fast = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
+    summary = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
+    monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+    portable = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
+    pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        summary,
+        sqlmetrics.evaluate(recs, truth, METRICS, **kwargs),
+        check_exact=False,
+        rtol=0,
+        atol=1e-12,
+    )
+    judged = truth.groupby(["segment", "user_id"])["relevance"].max()
+    nothing_relevant = judged[judged <= 1]
+    assert len(nothing_relevant) > 0
+    listed = set(zip(recs["segment"], recs["user_id"], strict=True))
+    expected = {pair for pair in judged.index if population == "all_judged" or pair in listed}
+    assert set(zip(fast["segment"], fast["user_id"], strict=True)) == expected
 
 
 def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
@@ -524,3 +559,17 @@ def test_repeats_and_ties_across_cutoffs_match_their_definitions(
         counts = dict(zip(names, result.fetchall()[0], strict=True))
         found = (counts["duplicate_recommendations"], counts["tied_score_groups"])
         assert found == expected, plan
+
+
+def test_many_cutoffs_over_judged_users_take_the_window_plan() -> None:
+    """The curve plan (sqlmetrics/curves.py, 16+ cutoffs) has no row per judged user: under
+    population="judged" compose keeps the window plan, whose values are each cutoff's own."""
+    recs, truth = tied_data(13)
+    labels = [f"ndcg@{k}" for k in range(1, 21)]
+    curve = sqlmetrics.evaluate(recs, truth, labels, threshold=1, population="judged")
+    for k in (1, 7, 20):
+        alone = sqlmetrics.evaluate(recs, truth, [f"ndcg@{k}"], threshold=1, population="judged")
+        assert curve["users"][0] == alone["users"][0]
+        assert abs(curve[f"ndcg@{k}"][0] - alone[f"ndcg@{k}"][0]) < 1e-12
+    assert "per_user_lists" not in sqlmetrics.to_sql(labels, population="judged")
+    assert "per_user_lists" in sqlmetrics.to_sql(labels)

@@ -202,12 +202,14 @@ def test_cli_profile_and_listing(
 
 
 def _sql_per_user(
-    recs: Rows, inter: Rows, labels: list[str], profile: str
+    recs: Rows, inter: Rows, labels: list[str], profile: str, population: str = "all"
 ) -> dict[str, dict[str, float]]:
     import sqlmetrics
 
     rec_df, truth_df = to_frames(recs, inter)
-    frame = sqlmetrics.evaluate(rec_df, truth_df, metrics=labels, per_user=True, profile=profile)
+    frame = sqlmetrics.evaluate(
+        rec_df, truth_df, metrics=labels, per_user=True, profile=profile, population=population
+    )
     return {label: {str(u): v for u, v in per_user_dict(frame, label).items()} for label in labels}
 
 
@@ -259,6 +261,7 @@ TREC_MEASURES = {
     "rprec_mult": "Rprec_mult",
     "bpref": "bpref",
     "gm_bpref": "gm_bpref",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "set_map": "set_map",
     "utility": "utility",
 }
@@ -267,11 +270,12 @@ TREC_MEASURES = {
 TREC_KEYS = {"iprec_at_recall": "iprec_at_recall_0.00", "rprec_mult": "Rprec_mult_1.00"}
 
 
-def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
-    """pytrec_eval per user; 0 for population users without a list (trec_eval -c)."""
+def _trec_eval(recs: Rows, inter: Rows, population: str = "all") -> dict[str, dict[str, float]]:
+    """pytrec_eval per user of sqlmetrics' ``population``: all, the users with a relevant
+    interaction; judged, pytrec_eval's own (the users with a list and any interaction);
+    all_judged, every user with an interaction. 0 for a user without a list (trec_eval -c)."""
     import pytrec_eval
 
-    population = {str(u) for u in _population(inter, 0.0)}
     qrels: dict[str, dict[str, int]] = {}
     for (user, item), rel in _max_relevance(inter).items():
         qrels.setdefault(str(user), {})[str(item)] = rel
@@ -279,9 +283,14 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
     cuts = ",".join(map(str, LIB_KS))
     measures = {f"{m}.{cuts}" if f.endswith("@k") else m for f, m in TREC_MEASURES.items()}
     results = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+    users = {
+        "all": {str(u) for u in _population(inter, 0.0)},
+        "judged": set(results),
+        "all_judged": set(qrels),
+    }[population]
     relevant = {
         u: sum(1 for (v, _), rel in _max_relevance(inter).items() if str(v) == u and rel > 0)
-        for u in population
+        for u in users
     }
     out: dict[str, dict[str, float]] = {}
     for form, measure in TREC_MEASURES.items():
@@ -300,7 +309,7 @@ def _trec_eval(recs: Rows, inter: Rows) -> dict[str, dict[str, float]]:
                     if name == "num_rel"
                     else missing.get(name, 0.0)
                 )
-                for u in population
+                for u in users
             }
             if name.startswith("gm_"):  # pytrec_eval's per-query value is the log of ours
                 out[label] = {u: math.exp(v) for u, v in out[label].items()}
@@ -327,6 +336,19 @@ def test_trec_eval_profile(data: str) -> None:
         by_number = sqlmetrics.evaluate(*to_frames(recs, inter), metrics=["mrr"], per_user=True)
         got = {str(u): v for u, v in per_user_dict(by_number, "mrr").items()}
         assert diff_users(got, expected["mrr"], "ties='id'"), "no tie where 9 vs 10 matters"
+
+
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+@pytest.mark.parametrize("data", ["int-ties", "str-noties"])
+def test_trec_eval_profile_populations(data: str, population: str) -> None:
+    """trec_eval's own populations under the profile: users with only non-relevant
+    interactions (a tenth of the data) score as pytrec_eval scores them."""
+    recs, inter = DATASETS[data]()
+    expected = _trec_eval(recs, inter, population)
+    got = _sql_per_user(recs, inter, list(expected), "trec_eval", population=population)
+    report(_compare(expected, got, "trec"))
+    judged_only = set(expected["num_rel"]) - {str(u) for u in _population(inter, 0.0)}
+    assert judged_only and all(expected["num_rel"][u] == 0 for u in judged_only)
 
 
 # trec_eval's own names (pytrec_eval's keys) and ir_measures' names for them, as typed.

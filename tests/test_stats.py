@@ -452,6 +452,27 @@ def test_models_on_different_users_are_compared_on_the_common_ones() -> None:
     assert f"({users['two_tower']} and {users['popularity']} users)" in result.attrs["notes"][0]
 
 
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+def test_compare_pairs_the_users_of_trec_eval_s_populations(population: str) -> None:
+    """Under population="judged" a model without a list for a judged user has no value for it
+    (compared on the common users); under "all_judged" it scores 0 there (every pair)."""
+    recs = pd.read_parquet(RECS)
+    dropped = recs["user_id"].drop_duplicates().iloc[::3]
+    recs = recs[~((recs["model"] == "popularity") & recs["user_id"].isin(dropped))]
+    options = {"group_by": "model", "population": population}
+    result = sqlmetrics.compare(recs, TRUTH, ["ndcg@10"], baseline="popularity", **options)
+    counts = sqlmetrics.evaluate(recs, TRUTH, ["ndcg@10"], **options)
+    users = dict(zip(counts["model"], counts["users"], strict=True))
+    if population == "judged":
+        assert result["users"].iloc[0] == users["popularity"] < users["two_tower"]
+    else:
+        assert result["users"].iloc[0] == users["popularity"] == users["two_tower"]
+    values = dict(zip(counts["model"], counts["ndcg@10"], strict=True))
+    if population == "all_judged":
+        assert result["value"].iloc[0] == pytest.approx(values["two_tower"], abs=1e-12)
+        assert result["baseline"].iloc[0] == pytest.approx(values["popularity"], abs=1e-12)
+
+
 def test_to_sql_gives_the_statistics_in_every_dialect() -> None:
     from sqlmetrics.dialects import DIALECTS
 
@@ -471,15 +492,23 @@ def test_to_sql_gives_the_statistics_in_every_dialect() -> None:
 
 
 @pytest.mark.parametrize(
-    "metrics", [["ndcg@10", "gauc"], ["ndcg@10", "auc"], ["precision@2", "user_auc"]]
+    ("metrics", "population", "users"),
+    [
+        (["ndcg@10", "gauc"], "all", 3),
+        (["ndcg@10", "auc"], "all", 3),
+        (["precision@2", "user_auc"], "all", 3),
+        (["ndcg@10", "gauc", "num_ret"], "judged", 3),
+        (["precision@2", "user_auc", "gm_map"], "all_judged", 4),
+    ],
 )
 def test_users_and_values_with_intervals_equal_evaluates_when_populations_differ(
-    metrics: list[str],
+    metrics: list[str], population: str, users: int
 ) -> None:
     """Ranking and scored metrics in one call keep different users: user 1 has a list and a
     relevant item (both), 2 a list with nothing relevant (scored metrics only; gauc skips it
     for want of a positive), 3 a relevant item and no list (ranking only, scoring 0), 4 both.
-    ``users`` counts the ranking population (1, 3 and 4) with intervals as without."""
+    ``users`` counts the ranking population (1, 3 and 4) with intervals as without; under
+    population="judged" 1, 2 (judged with nothing relevant: 0) and 4, "all_judged" all four."""
     recs = pd.DataFrame(
         {
             "user_id": [1, 1, 1, 2, 2, 4, 4],
@@ -490,7 +519,7 @@ def test_users_and_values_with_intervals_equal_evaluates_when_populations_differ
     truth = pd.DataFrame(
         {"user_id": [1, 3, 2, 4], "item_id": [2, 1, 9, 1], "relevance": [1, 1, 0, 1]}
     )
-    plain = sqlmetrics.evaluate(recs, truth, metrics)
-    with_intervals = sqlmetrics.evaluate(recs, truth, metrics, ci=0.95)
-    assert plain["users"].tolist() == with_intervals["users"].tolist() == [3]
+    plain = sqlmetrics.evaluate(recs, truth, metrics, population=population)
+    with_intervals = sqlmetrics.evaluate(recs, truth, metrics, ci=0.95, population=population)
+    assert plain["users"].tolist() == with_intervals["users"].tolist() == [users]
     pd.testing.assert_frame_equal(plain[metrics], with_intervals[metrics], check_exact=True)

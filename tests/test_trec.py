@@ -33,7 +33,7 @@ PYTREC = {
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
     "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
-    "set_F", "utility",
+    "set_F", "utility", "num_nonrel_judged_ret",
 }  # fmt: skip
 # Not in OURS: utility, which --format trec leaves out until a query judged with nothing
 # relevant gets its own value (-num_ret in trec_eval) rather than the report's 0.
@@ -43,7 +43,7 @@ OURS = [
     "Rprec_mult",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 
 
@@ -145,7 +145,7 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     run_path, qrels_path = write_trec(tmp_path, run, qrels, gz=seed == 1)
     want = pytrec(run, qrels, level)
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
-    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "utility"}
+    nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "utility", "num_nonrel_judged_ret"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
     assert want["005"]["utility"] == -want["005"]["num_ret"]  # why OURS leaves utility out
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
@@ -388,6 +388,69 @@ def test_cli_refuses_trec_options_without_trec_files(tmp_path: Path) -> None:
     assert code == 2 and "--input-format trec" in err, err
 
 
+# trec_eval names evaluate takes under the trec_eval profile, each pytrec_eval's key.
+EVALUATED = {
+    "num_ret": "num_ret", "num_rel": "num_rel", "num_rel_ret": "num_rel_ret", "map": "map",
+    "gm_map": "gm_map", "Rprec": "Rprec", "bpref": "bpref", "recip_rank": "recip_rank",
+    "iprec_at_recall_0.00": "iprec_at_recall_0.00", "iprec_at_recall_0.10": "iprec_at_recall_0.10",
+    "P_5": "P_5", "P_30": "P_30", "recall_10": "recall_10", "gm_bpref": "gm_bpref",
+    "Rprec_mult_0.20": "Rprec_mult_0.20", "Rprec_mult_2.00": "Rprec_mult_2.00",
+    "11pt_avg": "11pt_avg", "ndcg_cut_10": "ndcg_cut_10", "map_cut_5": "map_cut_5",
+    "relative_P_5": "relative_P_5", "success_1": "success_1", "set_P": "set_P",
+    "set_relative_P": "set_relative_P", "set_recall": "set_recall", "set_F": "set_F",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret", "set_map": "set_map", "utility": "utility",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("population", ["judged", "all_judged"])
+def test_evaluate_takes_trec_eval_s_populations(tmp_path: Path, seed: int, population: str) -> None:
+    """evaluate itself, population="judged" (trec_eval's default) and "all_judged" (-c),
+    against pytrec_eval per query and on the mean, to 1e-9: query 005 is judged with nothing
+    relevant (0, num_ret its run length, the gm_ floor), query 13 has judgements and no run
+    (all_judged only: 0, num_rel its relevant documents, the gm_ floor); the mean is over
+    them too."""
+    run, qrels = random_data(seed)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels)
+    assert max(qrels["005"].values()) <= 0 and "005" in want
+    labels = list(EVALUATED)
+    options = {"profile": "trec_eval", "population": population}
+    per_user = sqlmetrics.evaluate(
+        read_run(run_path), read_qrels(qrels_path), labels, per_user=True, **options
+    )
+    summary = sqlmetrics.evaluate(read_run(run_path), read_qrels(qrels_path), labels, **options)
+    # A query judged only by lines of a negative rel (003 in seed 1) is no judged user:
+    # read_qrels leaves those lines out (trec_eval() counts it, as trec_eval does).
+    unjudged = {qid for qid, docs in qrels.items() if max(docs.values()) < 0}
+    assert unjudged == ({"003"} if seed == 1 else set())
+    queries = (set(qrels) if population == "all_judged" else set(want)) - unjudged
+    assert set(per_user["user_id"]) == queries
+    assert int(summary["users"][0]) == len(queries)
+    floor = math.log(1e-5)
+    for label, key in EVALUATED.items():
+        expected = {}
+        for qid in queries:
+            if qid in want:
+                expected[qid] = want[qid][key]
+            elif label == "num_rel":  # no run (-c): its relevant documents all the same
+                expected[qid] = sum(rel > 0 for rel in qrels[qid].values())
+            else:
+                expected[qid] = floor if label.startswith("gm_") else 0.0
+        got = dict(zip(per_user["user_id"], per_user[label], strict=True))
+        for qid in sorted(queries):
+            value = math.log(got[qid]) if label.startswith("gm_") else got[qid]
+            assert abs(value - expected[qid]) < 1e-9, (label, qid, got[qid], expected[qid])
+        values = list(expected.values())
+        if label.startswith("gm_"):
+            mean = math.exp(math.fsum(values) / len(values))
+        elif label.startswith("num_"):
+            mean = math.fsum(values)
+        else:
+            mean = math.fsum(values) / len(values)
+        assert abs(float(summary[label][0]) - mean) < 1e-9, (label, summary[label][0], mean)
+
+
 @pytest.mark.parametrize(
     "name", ["trec_measures", "trec_levels", "trec_bpref", "trec_set_map_utility"]
 )
@@ -423,6 +486,56 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
             total = math.fsum(0.0 if v is None else v for v in values)
             got = total if label.startswith("num_") else total / len(population)
         assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+@pytest.mark.parametrize("name", ["population_judged", "population_all_judged"])
+def test_population_fixtures_match_pytrec_eval(name: str) -> None:
+    """The hand-derived means of the population fixtures, from pytrec_eval's per-query values:
+    its own queries (run and qrels: users 1, 2) for judged; every query of the qrels for
+    all_judged (-c), a query without a run 0 (log 1e-5 for gm_map), num_rel every qrels line
+    with rel > 0."""
+    import yaml
+
+    case = yaml.safe_load((Path(__file__).parent.parent / f"fixtures/{name}.yaml").read_text())
+    run: Run = {}
+    for row in case["given"]["recommendations"]:
+        run.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["score"]
+    qrels: Qrels = {}
+    for row in case["given"]["interactions"]:
+        qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
+    want = pytrec(run, qrels)
+    complete = case["options"]["population"] == "all_judged"
+    queries = sorted(qrels) if complete else sorted(want)
+    assert queries == (["1", "2", "4", "5"] if complete else ["1", "2"])
+    keys = {
+        "precision@2": "P_2", "recall@2": "recall_2", "ndcg@2": "ndcg_cut_2",
+        "mrr": "recip_rank", "r_precision": "Rprec",
+    }  # fmt: skip
+    extra = pytrec_eval_cut_2(run, qrels)
+    expect = case["expect"][0]
+    assert expect["users"] == len(queries)
+    for label, expected in expect.items():
+        if label == "users":
+            continue
+        key = keys.get(label, label)
+        values = [extra.get(q, {}).get(key, want.get(q, {}).get(key)) for q in queries]
+        if label.startswith("gm_"):
+            logs = [math.log(1e-5) if v is None else v for v in values]
+            got = math.exp(math.fsum(logs) / len(queries))
+        elif label == "num_rel" and complete:
+            got = sum(rel > 0 for q in queries for rel in qrels[q].values())
+        else:
+            total = math.fsum(0.0 if v is None else v for v in values)
+            got = total if label.startswith("num_") else total / len(queries)
+        assert abs(got - expected) < 1e-12, (label, got, expected)
+
+
+def pytrec_eval_cut_2(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
+    """pytrec_eval's P, recall and ndcg_cut at 2 (not among PYTREC's cutoffs)."""
+    import pytrec_eval
+
+    measures = {"P.2", "recall.2", "ndcg_cut.2"}
+    return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)  # type: ignore[no-any-return]
 
 
 # trec_eval 9.0.8's -m all_trec (measures.c, trec_names), as trec_eval lists it.

@@ -53,7 +53,9 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         "--population",
         choices=POPULATIONS,
         default="all",
-        help="all users with a relevant interaction, or only those also recommended",
+        help="all: users with a relevant interaction; common: those also recommended; "
+        "judged (trec_eval's default): users recommended to with any interaction; all_judged "
+        "(trec_eval -c): every user with an interaction",
     )
     parser.add_argument(
         "--profile",

@@ -478,21 +478,28 @@ def _meanings(the_plan: Plan, options: Mapping[str, Any]) -> dict[str, tuple[str
         "pessimistic": "relevant items last",
         "average": "as the average over every order",
     }.get(str(ties), str(ties))
+    judged = population in ("judged", "all_judged")  # trec_eval's: every interaction counts
     return {
         "users_in_interactions": (
             "users in the interactions",
-            "any relevance; the population is those with a relevant one",
+            f"any relevance; with population='{population}' the population is those with "
+            + ("a list too" if population == "judged" else "any interaction")
+            if judged
+            else "any relevance; the population is those with a relevant one",
         ),
         "users_with_recommendations": ("users with a list", "users the model recommended to"),
         "population_without_recommendations": (
             "users with relevant items and no recommendations",
-            "they score 0 on every ranking metric because population='all'"
-            if population == "all"
-            else "they are left out of the means because population='common'",
+            f"they score 0 on every ranking metric because population='{population}'"
+            if population in ("all", "all_judged")
+            else f"they are left out of the means because population='{population}'",
         ),
         "recommended_without_relevant": (
             "users recommended to with nothing relevant",
-            "not in the population: their lists count in no mean",
+            f"those with an interaction (judged) are in the population ('{population}') and "
+            "score 0; the others count in no mean"
+            if judged
+            else "not in the population: their lists count in no mean",
         ),
         "lists_shorter_than_k": (
             f"lists shorter than k = {the_plan.k_max}",

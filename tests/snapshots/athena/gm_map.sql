@@ -79,7 +79,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS DOUBLE) / NULLIF(MAX(judged.n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

@@ -83,7 +83,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS FLOAT64) / NULLIF(MAX(judged.n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

@@ -84,7 +84,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS Nullable(Float64)) / nullIf(MAX(n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

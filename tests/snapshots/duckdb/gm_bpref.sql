@@ -61,17 +61,20 @@ WITH input_recommendations AS (
     COALESCE(
       LN(
         GREATEST(
-          SUM(
-            CASE
-              WHEN NOT pos IS NULL AND hit = 1
-              THEN 1 - CASE
-                WHEN nonrelevant_so_far = 0
-                THEN 0
-                ELSE LEAST(nonrelevant_so_far, n_relevant) / NULLIF(LEAST(n_nonrelevant, n_relevant), 0)
+          COALESCE(
+            SUM(
+              CASE
+                WHEN NOT pos IS NULL AND hit = 1
+                THEN 1 - CASE
+                  WHEN nonrelevant_so_far = 0
+                  THEN 0
+                  ELSE LEAST(nonrelevant_so_far, n_relevant) / NULLIF(LEAST(n_nonrelevant, n_relevant), 0)
+                END
+                ELSE 0
               END
-              ELSE 0
-            END
-          ) / NULLIF(MAX(n_relevant), 0),
+            ) / NULLIF(MAX(n_relevant), 0),
+            0
+          ),
           0.00001
         )
       ),

@@ -71,9 +71,12 @@ WITH input_recommendations AS (
     COALESCE(
       LN(
         GREATEST(
-          SUM(
-            CASE WHEN NOT pos IS NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END ORDER BY pos
-          ) / MAX(n_relevant),
+          COALESCE(
+            SUM(
+              CASE WHEN NOT pos IS NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END ORDER BY pos
+            ) / MAX(n_relevant),
+            0
+          ),
           0.00001
         )
       ),

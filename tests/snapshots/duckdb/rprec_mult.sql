@@ -59,7 +59,7 @@ WITH input_recommendations AS (
     user_id,
     pos,
     CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
-    COALESCE(MAX(n_relevant) OVER (PARTITION BY user_id), 0) AS n_relevant,
+    MAX(n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
     list_length
   FROM joined
 ), per_user AS (

@@ -76,7 +76,7 @@ WITH input_recommendations AS (
       ORDER BY CASE WHEN pos IS NULL THEN 1 ELSE 0 END, pos
       ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS hits_so_far,
-    COALESCE(MAX(joined.n_relevant) OVER (PARTITION BY user_id), 0) AS n_relevant,
+    MAX(joined.n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
     list_length AS list_length
   FROM joined
 ), per_user AS (

@@ -73,7 +73,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS DOUBLE PRECISION) / NULLIF(MAX(n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

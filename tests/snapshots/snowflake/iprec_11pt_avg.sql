@@ -60,7 +60,7 @@ WITH input_recommendations AS (
     pos AS pos,
     CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
     SUM(CASE WHEN relevance > 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS hits_so_far,
-    COALESCE(MAX(joined.n_relevant) OVER (PARTITION BY user_id), 0) AS n_relevant,
+    MAX(joined.n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
     list_length AS list_length
   FROM joined
 ), per_user AS (

@@ -77,7 +77,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS DOUBLE) / NULLIF(MAX(n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

@@ -59,7 +59,7 @@ WITH input_recommendations AS (
     user_id AS user_id,
     pos AS pos,
     CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
-    COALESCE(MAX(joined.n_relevant) OVER (PARTITION BY user_id), 0) AS n_relevant,
+    MAX(joined.n_relevant) OVER (PARTITION BY user_id) AS n_relevant,
     list_length AS list_length
   FROM joined
 ), per_user AS (

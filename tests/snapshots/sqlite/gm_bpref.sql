@@ -89,7 +89,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS REAL) / NULLIF(MAX(n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

@@ -95,7 +95,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS REAL) / NULLIF(MAX(judged.n_relevant), 0),
-            0.00001
+            0
           ),
           0.00001
         )

@@ -88,7 +88,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS FLOAT) / NULLIF(MAX(n_relevant), 0),
-            0.00001
+            0
           ) >= 0.00001
           THEN COALESCE(
             CAST(SUM(
@@ -113,7 +113,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS FLOAT) / NULLIF(MAX(n_relevant), 0),
-            0.00001
+            0
           )
           ELSE 0.00001
         END

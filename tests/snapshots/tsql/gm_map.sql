@@ -83,7 +83,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS FLOAT) / NULLIF(MAX(judged.n_relevant), 0),
-            0.00001
+            0
           ) >= 0.00001
           THEN COALESCE(
             CAST(SUM(
@@ -93,7 +93,7 @@ WITH input_recommendations AS (
                 ELSE 0
               END
             ) AS FLOAT) / NULLIF(MAX(judged.n_relevant), 0),
-            0.00001
+            0
           )
           ELSE 0.00001
         END
