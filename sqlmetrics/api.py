@@ -170,9 +170,12 @@ def _to_sql(arguments: Mapping[str, Any]) -> str:
 # for all of them that take the portable plan, and each gets a copy (about a third of
 # composing's cost). The key is the request without its dialect, the names as the dialect read
 # them (``"User"`` and ``User`` differ, and so may one name in two dialects) and the plan
-# switches; a few whole trees are kept, the last asked for.
-_SHARED_TREES = 8
-_shared_trees: collections.OrderedDict[tuple[object, ...], exp.Query] = collections.OrderedDict()
+# switches. The trees last asked for are kept, up to _SHARED_NODES nodes in all (every metric
+# in one query is ~9,000 nodes, 3.4 MB; one metric ~300).
+_SHARED_NODES = 50_000
+_shared_trees: collections.OrderedDict[tuple[object, ...], tuple[exp.Query, int]] = (
+    collections.OrderedDict()
+)
 _shared_lock = threading.Lock()
 
 
@@ -188,15 +191,18 @@ def _shared_composition(
         return build()
     key = (request, repr(inputs), compose_module.plan_switches())
     with _shared_lock:
-        tree = _shared_trees.get(key)
-        if tree is not None:
+        kept = _shared_trees.get(key)
+        if kept is not None:
             _shared_trees.move_to_end(key)
-    if tree is None:
-        tree = build()
-        with _shared_lock:
-            _shared_trees[key] = tree
-            while len(_shared_trees) > _SHARED_TREES:
-                _shared_trees.popitem(last=False)
+    if kept is not None:
+        return kept[0].copy()
+    tree = build()
+    nodes = sum(1 for _ in tree.walk())
+    with _shared_lock:
+        _shared_trees[key] = (tree, nodes)
+        total = sum(size for _, size in _shared_trees.values())
+        while total > _SHARED_NODES and len(_shared_trees) > 1:
+            total -= _shared_trees.popitem(last=False)[1][1]
     return tree.copy()
 
 
