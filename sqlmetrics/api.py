@@ -170,12 +170,15 @@ def _to_sql(arguments: Mapping[str, Any]) -> str:
 # for all of them that take the portable plan, and each gets a copy (about a third of
 # composing's cost). The key is the request without its dialect, the names as the dialect read
 # them (``"User"`` and ``User`` differ, and so may one name in two dialects) and the plan
-# switches. The trees last asked for are kept, up to _SHARED_NODES nodes in all (every metric
-# in one query is ~9,000 nodes, 3.4 MB; one metric ~300).
+# switches. A request is kept from its second dialect on (the first renders its own tree, so a
+# single call pays no copy); the trees last asked for are kept, up to _SHARED_NODES nodes in all
+# (every metric in one query is ~9,000 nodes, 3.4 MB; one metric ~300).
 _SHARED_NODES = 50_000
 _shared_trees: collections.OrderedDict[tuple[object, ...], tuple[exp.Query, int]] = (
     collections.OrderedDict()
 )
+_seen_once: collections.OrderedDict[tuple[object, ...], None] = collections.OrderedDict()
+_SEEN_ONCE = 1024
 _shared_lock = threading.Lock()
 
 
@@ -194,8 +197,15 @@ def _shared_composition(
         kept = _shared_trees.get(key)
         if kept is not None:
             _shared_trees.move_to_end(key)
+        first = kept is None and key not in _seen_once
+        if first:
+            _seen_once[key] = None
+            if len(_seen_once) > _SEEN_ONCE:
+                _seen_once.popitem(last=False)
     if kept is not None:
         return kept[0].copy()
+    if first:
+        return build()  # asked of one dialect so far: rendered without a copy, not kept
     tree = build()
     nodes = sum(1 for _ in tree.walk())
     with _shared_lock:

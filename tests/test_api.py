@@ -455,12 +455,15 @@ def test_a_shared_composition_keeps_each_dialects_names() -> None:
 def test_a_shared_composition_is_not_changed_by_its_users() -> None:
     """Each dialect renders its own copy of the shared tree: rendering one dialect (which
     rewrites its tree in place) leaves the next dialect's SQL as it is when composed alone."""
-    from sqlmetrics.api import _cached_to_sql, _shared_trees
+    from sqlmetrics.api import _cached_to_sql, _seen_once, _shared_trees
 
     metrics = ["ndcg@10", "precision@5", "gini@10"]
-    first = {d: sqlmetrics.to_sql(metrics, "x", "y", dialect=d) for d in ("mysql", "tsql")}
-    for order in (("tsql", "mysql"), ("mysql", "tsql")):
+    first = {
+        d: sqlmetrics.to_sql(metrics, "x", "y", dialect=d) for d in ("mysql", "tsql", "oracle")
+    }
+    for order in (("tsql", "mysql", "oracle"), ("oracle", "mysql", "tsql")):
         _shared_trees.clear()
+        _seen_once.clear()
         _cached_to_sql.cache_clear()
-        for dialect in order:
+        for dialect in order:  # composed alone, then kept, then a copy of the kept tree
             assert sqlmetrics.to_sql(metrics, "x", "y", dialect=dialect) == first[dialect]
