@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import collections
 import functools
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from sqlglot import exp
@@ -13,7 +15,7 @@ from sqlglot.errors import SqlglotError
 from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import metrics
 from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, compose_checks
-from sqlmetrics.dialects import get_dialect, render
+from sqlmetrics.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.profiles import resolve
 from sqlmetrics.stats import Resampling, compose_ci, compose_compare
@@ -157,8 +159,63 @@ def to_sql(
 def _to_sql(arguments: Mapping[str, Any]) -> str:
     options = dict(arguments)
     pretty, dialect = options.pop("pretty"), options["dialect"]
-    # The tree is composed for this call alone: render rewrites it in place, without a copy.
-    return render(composed_query(**options), dialect, pretty=pretty, copy=False)
+    inputs, build = _prepared(**options)
+    # The tree is this call's own (composed for it, or a copy of a shared one): render rewrites
+    # it in place, without another copy.
+    return render(_shared_composition(options, inputs, build), dialect, pretty=pretty, copy=False)
+
+
+# Compose reads the dialect only to choose a plan: DuckDB's own plans (``dialect == "duckdb"``,
+# compose.TOP_K_DIALECTS) or the portable one, which every other dialect gets and ``render``
+# then writes in its own SQL (tests/test_api.py checks that they compose the same tree). So a
+# request asked of several dialects (tests, dbt export, the CLI's --dialect) is composed once
+# for all of them that take the portable plan, and each gets a copy (about a third of
+# composing's cost). The key is the request without its dialect, the names as the dialect read
+# them (``"User"`` and ``User`` differ, and so may one name in two dialects) and the plan
+# switches. A request is kept from its second dialect on (the first renders its own tree, so a
+# single call pays no copy); the trees last asked for are kept, up to _SHARED_NODES nodes in all
+# (every metric in one query is ~9,000 nodes, 3.4 MB; one metric ~300).
+_SHARED_NODES = 50_000
+_shared_trees: collections.OrderedDict[tuple[object, ...], tuple[exp.Query, int]] = (
+    collections.OrderedDict()
+)
+_seen_once: collections.OrderedDict[tuple[object, ...], None] = collections.OrderedDict()
+_SEEN_ONCE = 1024
+_shared_lock = threading.Lock()
+
+
+def _shared_composition(
+    options: Mapping[str, Any], inputs: Inputs, build: Callable[[], exp.Query]
+) -> exp.Query:
+    """``build()``, or a copy of the tree another dialect's call composed for the same request."""
+    dialect = options["dialect"]
+    if dialect == CANONICAL or dialect in compose_module.TOP_K_DIALECTS:
+        return build()  # a plan of DuckDB's own: not shared
+    request = _request_key({name: value for name, value in options.items() if name != "dialect"})
+    if request is None:
+        return build()
+    key = (request, repr(inputs), compose_module.plan_switches())
+    with _shared_lock:
+        kept = _shared_trees.get(key)
+        if kept is not None:
+            _shared_trees.move_to_end(key)
+        first = kept is None and key not in _seen_once
+        if first:
+            _seen_once[key] = None
+            if len(_seen_once) > _SEEN_ONCE:
+                _seen_once.popitem(last=False)
+    if kept is not None:
+        return kept[0].copy()
+    if first:
+        return build()  # asked of one dialect so far: rendered without a copy, not kept
+    tree = build()
+    nodes = sum(1 for _ in tree.walk())
+    with _shared_lock:
+        _shared_trees[key] = (tree, nodes)
+        total = sum(size for _, size in _shared_trees.values())
+        while total > _SHARED_NODES and len(_shared_trees) > 1:
+            total -= _shared_trees.popitem(last=False)[1][1]
+    return tree.copy()
 
 
 # Composing and rendering cost 20-60 ms a call (docs/benchmark.md, "Cost per call"); tests, the
@@ -231,6 +288,57 @@ def composed_query(
     baseline: str | None = None,
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
+    return _prepared(
+        metrics,
+        recommendations,
+        interactions,
+        group_by=group_by,
+        interactions_group_by=interactions_group_by,
+        per_user=per_user,
+        columns=columns,
+        ties=ties,
+        threshold=threshold,
+        population=population,
+        duplicates=duplicates,
+        dialect=dialect,
+        checks=checks,
+        items=items,
+        history=history,
+        profile=profile,
+        ci=ci,
+        ci_method=ci_method,
+        replicates=replicates,
+        seed=seed,
+        baseline=baseline,
+    )[1]()
+
+
+def _prepared(
+    metrics: Sequence[str] | str,
+    recommendations: str = "recommendations",
+    interactions: str = "interactions",
+    *,
+    group_by: Sequence[str] | str = (),
+    interactions_group_by: Sequence[str] | None = None,
+    per_user: bool = False,
+    columns: Mapping[str, str | None] | None = None,
+    ties: str = "id",
+    threshold: float = 0.0,
+    population: str = "all",
+    duplicates: str = "error",
+    dialect: str = "duckdb",
+    checks: bool = False,
+    items: str | None = None,
+    history: str | None = None,
+    profile: str | None = None,
+    ci: float | None = None,
+    ci_method: str = "t",
+    replicates: int = 1000,
+    seed: int = 0,
+    baseline: str | None = None,
+) -> tuple[Inputs, Callable[[], exp.Query]]:
+    """composed_query's arguments checked and every name read in ``dialect``: the inputs as
+    read, and a function composing the query (a new tree on each call)."""
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
     resolved = resolve(
         profile, metrics, ties=ties, population=population, columns=columns, ranks=ranks
@@ -277,17 +385,23 @@ def composed_query(
     if checks:
         if per_user:
             raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
-        return compose_checks(requests, inputs, options, dialect=dialect)
+        return inputs, functools.partial(compose_checks, requests, inputs, options, dialect=dialect)
     if ci is not None or baseline is not None:
         if per_user:
             raise SqlmetricsError("ci and baseline summarise groups; per_user does not apply")
         resampling = Resampling(0.95 if ci is None else ci, ci_method, replicates, seed)
         if baseline is None:
-            return compose_ci(requests, inputs, options, resampling, dialect=dialect)
+            return inputs, functools.partial(
+                compose_ci, requests, inputs, options, resampling, dialect=dialect
+            )
         if not group_by:
             raise SqlmetricsError("baseline names a model: give its column as group_by")
-        return compose_compare(requests, inputs, options, resampling, 0, baseline, dialect)
-    return compose(requests, inputs, options, per_user=per_user, dialect=dialect)
+        return inputs, functools.partial(
+            compose_compare, requests, inputs, options, resampling, 0, baseline, dialect
+        )
+    return inputs, functools.partial(
+        compose, requests, inputs, options, per_user=per_user, dialect=dialect
+    )
 
 
 def describe_metrics() -> list[dict[str, str]]:

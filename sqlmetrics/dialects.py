@@ -167,13 +167,8 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
         _distinct_cte_names,
         _qualify_clause,
         _full_outer_join,
-        _log_base,
-        _is_nan,
         _distinct_per_user,
-        _division,
-        _float_power,
-        _float_average,
-        _least_greatest,
+        _functions,
         _null_order,
         _byte_order_text,
         _aliases,
@@ -309,13 +304,34 @@ def _full_join_as_union(select: exp.Select, target: Dialect) -> exp.Expr:
 # functions and operators --------------------------------------------------------------------
 
 
-def _log_base(tree: exp.Expr, target: Dialect) -> exp.Expr:
-    """One-argument LOG (base 10 in DuckDB, natural elsewhere) gets its base written out."""
-    for log in reversed(list(tree.find_all(exp.Log))):
-        if log.args.get("expression") is None:
-            log.set("expression", log.this)
-            log.set("this", exp.Literal.number(10))
+def _functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """The rewrites of single functions and operators (LOG, ISNAN, ``/``, POWER, AVG, LEAST and
+    GREATEST), in one walk of the tree: each reads and rewrites only its node and the node's
+    arguments, and every node comes after its descendants (the walk's order reversed), so each
+    sees its arguments as rewritten, as it would if each rewrite walked the tree in turn."""
+    is_nan = _is_nan_rewrite(target)
+    two_argument_case = _is_dialect(target, "tsql")
+    for node in reversed(list(tree.walk())):
+        if isinstance(node, exp.Log):
+            _log_base(node)
+        elif isinstance(node, exp.IsNan):
+            is_nan(node)
+        elif isinstance(node, exp.Div):
+            _division(node)
+        elif isinstance(node, exp.Pow):
+            _float_power(node)
+        elif isinstance(node, exp.Avg):
+            _float_average(node)
+        elif isinstance(node, (exp.Least, exp.Greatest)):
+            _least_greatest(node, two_argument_case)
     return tree
+
+
+def _log_base(log: exp.Log) -> None:
+    """One-argument LOG (base 10 in DuckDB, natural elsewhere) gets its base written out."""
+    if log.args.get("expression") is None:
+        log.set("expression", log.this)
+        log.set("this", exp.Literal.number(10))
 
 
 # Engines whose doubles cannot hold NaN (it arrives as NULL or is refused on insert).
@@ -324,17 +340,22 @@ _NO_NAN = ("mysql", "sqlite", "tsql")
 _NAN_EQUALS_ITSELF = ("postgres", "snowflake", "oracle")  # Redshift reads as PostgreSQL
 
 
-def _is_nan(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def _is_nan_rewrite(target: Dialect) -> Callable[[exp.IsNan], None]:
     """ISNAN(x) (the input checks) where the engine has no such function."""
-    for node in reversed(list(tree.find_all(exp.IsNan))):
-        if _is_dialect(target, *_NO_NAN):
+    no_nan = _is_dialect(target, *_NO_NAN)
+    equals_itself = _is_dialect(target, *_NAN_EQUALS_ITSELF)
+    oracle = _is_dialect(target, "oracle")
+
+    def rewrite(node: exp.IsNan) -> None:
+        if no_nan:
             node.replace(exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0)))
-        elif _is_dialect(target, *_NAN_EQUALS_ITSELF):
+        elif equals_itself:
             nan: exp.Expr = exp.Cast(this=exp.Literal.string("NaN"), to=_DOUBLE.copy())
-            if _is_dialect(target, "oracle"):  # its DOUBLE PRECISION is a NUMBER, without NaN
+            if oracle:  # its DOUBLE PRECISION is a NUMBER, without NaN
                 nan = exp.func("TO_BINARY_DOUBLE", exp.Literal.string("NaN"))
             node.replace(exp.EQ(this=node.this, expression=nan))
-    return tree
+
+    return rewrite
 
 
 def _distinct_per_user(tree: exp.Expr, target: Dialect) -> exp.Expr:
@@ -361,66 +382,58 @@ def _distinct_per_user(tree: exp.Expr, target: Dialect) -> exp.Expr:
     return tree
 
 
-def _division(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def _division(div: exp.Div) -> None:
     """Float division with a NULL (never an error, inf or a truncation) for a zero divisor."""
-    for div in reversed(list(tree.find_all(exp.Div))):
-        numerator, denominator = div.this, div.expression
-        inner = denominator.unnest() if isinstance(denominator, exp.Paren) else denominator
-        guarded = isinstance(inner, exp.Nullif) or (
-            isinstance(inner, exp.Literal) and inner.is_number and float(inner.name) != 0
-        )
-        if not guarded:
-            div.set("expression", exp.Nullif(this=inner, expression=exp.Literal.number(0)))
-        div.set("this", _to_double(numerator))
-    return tree
+    numerator, denominator = div.this, div.expression
+    inner = denominator.unnest() if isinstance(denominator, exp.Paren) else denominator
+    guarded = isinstance(inner, exp.Nullif) or (
+        isinstance(inner, exp.Literal) and inner.is_number and float(inner.name) != 0
+    )
+    if not guarded:
+        div.set("expression", exp.Nullif(this=inner, expression=exp.Literal.number(0)))
+    div.set("this", _to_double(numerator))
 
 
-def _float_power(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def _float_power(power: exp.Pow) -> None:
     """POWER of a DOUBLE base: SQL Server gives POWER the type of its first argument."""
-    for power in reversed(list(tree.find_all(exp.Pow))):
-        power.set("this", _to_double(power.this))
-    return tree
+    power.set("this", _to_double(power.this))
 
 
-def _float_average(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def _float_average(average: exp.Avg) -> None:
     """AVG of DOUBLE values: SQL Server averages integers into an integer."""
-    for average in reversed(list(tree.find_all(exp.Avg))):
-        if not isinstance(average.this, exp.Order):
-            average.set("this", _to_double(average.this))
-    return tree
+    if not isinstance(average.this, exp.Order):
+        average.set("this", _to_double(average.this))
 
 
-def _least_greatest(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def _least_greatest(node: exp.Least | exp.Greatest, two_argument_case: bool) -> None:
     """LEAST/GREATEST skipping NULLs as DuckDB does, with no engine's NULL rule involved.
 
     Each argument that may be NULL is coalesced with the others, so the result is NULL only
-    when every argument is. SQL Server before 2022 has neither function: there two arguments
-    become a CASE.
+    when every argument is. SQL Server before 2022 has neither function: there
+    (``two_argument_case``) two arguments become a CASE.
     """
-    for node in reversed(list(tree.find_all(exp.Least, exp.Greatest))):
-        arguments = [node.this, *node.expressions]
-        guarded = [
-            argument.copy()
-            if _never_null(argument)
-            else exp.Coalesce(
-                this=argument.copy(),
-                expressions=[other.copy() for other in arguments if other is not argument],
-            )
-            for argument in arguments
-        ]
-        if _is_dialect(target, "tsql") and len(guarded) == 2:
-            first, second = guarded
-            keep_first: exp.Expr = (
-                exp.LTE(this=first.copy(), expression=second.copy())
-                if isinstance(node, exp.Least)
-                else exp.GTE(this=first.copy(), expression=second.copy())
-            )
-            node.replace(exp.case().when(keep_first, first.copy()).else_(second.copy()))
-            continue
-        node.set("this", guarded[0])
-        node.set("expressions", guarded[1:])
-        node.set("ignore_nulls", None)
-    return tree
+    arguments = [node.this, *node.expressions]
+    guarded = [
+        argument.copy()
+        if _never_null(argument)
+        else exp.Coalesce(
+            this=argument.copy(),
+            expressions=[other.copy() for other in arguments if other is not argument],
+        )
+        for argument in arguments
+    ]
+    if two_argument_case and len(guarded) == 2:
+        first, second = guarded
+        keep_first: exp.Expr = (
+            exp.LTE(this=first.copy(), expression=second.copy())
+            if isinstance(node, exp.Least)
+            else exp.GTE(this=first.copy(), expression=second.copy())
+        )
+        node.replace(exp.case().when(keep_first, first.copy()).else_(second.copy()))
+        return
+    node.set("this", guarded[0])
+    node.set("expressions", guarded[1:])
+    node.set("ignore_nulls", None)
 
 
 def _null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
@@ -488,20 +501,24 @@ def _byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
 
 def _aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """An alias on every column projection and every subquery in FROM or JOIN."""
-    for select in tree.find_all(exp.Select):
-        for projection in list(select.expressions):
-            if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
-                alias = exp.Alias(alias=projection.this.copy())
-                projection.replace(alias)
-                alias.set("this", projection)
-    # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias: written as
-    # one, Oracle gets it without the AS it refuses there.
-    for source in list(tree.find_all(exp.From, exp.Join)):
-        aliased = source.this
-        if isinstance(aliased, exp.Alias) and isinstance(aliased.this, (exp.Paren, exp.Subquery)):
-            query = aliased.this.unnest()
-            name = exp.TableAlias(this=aliased.args["alias"])
-            source.set("this", exp.Subquery(this=query, alias=name))
+    # One walk for both (neither adds a node the other looks for).
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Select):
+            for projection in list(node.expressions):
+                if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
+                    alias = exp.Alias(alias=projection.this.copy())
+                    projection.replace(alias)
+                    alias.set("this", projection)
+        elif isinstance(node, (exp.From, exp.Join)):
+            # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias:
+            # written as one, Oracle gets it without the AS it refuses there.
+            aliased = node.this
+            if isinstance(aliased, exp.Alias) and isinstance(
+                aliased.this, (exp.Paren, exp.Subquery)
+            ):
+                query = aliased.this.unnest()
+                name = exp.TableAlias(this=aliased.args["alias"])
+                node.set("this", exp.Subquery(this=query, alias=name))
     for index, subquery in enumerate(tree.find_all(exp.Subquery)):
         if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
             subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{index}")))
@@ -513,8 +530,14 @@ def _unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
     reads the inner ``relevance`` as the column, Spark and ClickHouse as the alias (an aggregate
     of an aggregate). Such a column is qualified with its CTE's name, which no engine reads as
     an alias; only where the CTE has the column, so a lateral alias reference stays one."""
-    ctes = {cte.alias_or_name: cte.this for cte in tree.find_all(exp.CTE)}
-    for select in list(tree.find_all(exp.Select)):
+    ctes: dict[str, exp.Expr] = {}
+    selects: list[exp.Select] = []
+    for node in tree.walk():  # one walk for both
+        if isinstance(node, exp.CTE):
+            ctes[node.alias_or_name] = node.this
+        elif isinstance(node, exp.Select):
+            selects.append(node)
+    for select in selects:
         source = select.args.get("from_")
         if source is None or select.args.get("joins") or not isinstance(source.this, exp.Table):
             continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -402,3 +403,67 @@ def test_evaluate_leaves_your_duckdb_connection_as_it_was(
                 recs, truth.drop(columns="item_id"), ["ndcg@2"], connection=connection
             )
     assert state() == before
+
+
+# to_sql composes a request once for every dialect that takes the portable plan (api.py,
+# _shared_composition): that is right only while compose reads the dialect to choose a plan and
+# for nothing else, which this checks on each kind of query compose builds.
+SHARED_REQUESTS: dict[str, dict[str, Any]] = {
+    "metrics": {"group_by": ["model"]},
+    "per_user": {"per_user": True, "ties": "optimistic"},
+    "checks": {"checks": True, "duplicates": "first"},
+    "ci": {"ci": 0.9, "ci_method": "bootstrap", "replicates": 20},
+    "compare": {"group_by": ["model"], "baseline": "pop"},
+    "profile": {"profile": "rectools"},
+}
+
+
+@pytest.mark.parametrize("request_name", list(SHARED_REQUESTS))
+def test_every_portable_dialect_composes_the_same_tree(request_name: str) -> None:
+    from sqlmetrics.api import composed_query
+    from sqlmetrics.compose import TOP_K_DIALECTS
+    from sqlmetrics.dialects import CANONICAL, DIALECTS
+
+    metrics = ["ndcg@10", "map@5", "mrr", "recall@20", "auc", "coverage@10", "novelty@10"]
+    if request_name == "profile":
+        metrics = ["ndcg@10", "map@5", "recall@20"]
+    portable = [d for d in DIALECTS if d != CANONICAL and d not in TOP_K_DIALECTS]
+    trees = {
+        dialect: composed_query(
+            metrics, "r", "i", dialect=dialect, items="c", **SHARED_REQUESTS[request_name]
+        ).sql("duckdb")
+        for dialect in portable
+    }
+    assert len(set(trees.values())) == 1, sorted(trees)
+
+
+def test_a_shared_composition_keeps_each_dialects_names() -> None:
+    """Dialects share a composed tree only where they read the names alike: a name quoted in
+    one dialect's way is a request of its own."""
+
+    def sql(user: str, dialect: str) -> str:
+        return sqlmetrics.to_sql(["ndcg@10"], "a.recs", columns={"user": user}, dialect=dialect)
+
+    quoted = sql('"UserId"', "trino")
+    plain = sql("UserId", "oracle")
+    ticked = sql("`UserId`", "spark")
+    assert '"UserId" AS user_id' in quoted
+    assert "UserId AS user_id" in plain and '"UserId"' not in plain
+    assert "`UserId` AS user_id" in ticked
+
+
+def test_a_shared_composition_is_not_changed_by_its_users() -> None:
+    """Each dialect renders its own copy of the shared tree: rendering one dialect (which
+    rewrites its tree in place) leaves the next dialect's SQL as it is when composed alone."""
+    from sqlmetrics.api import _cached_to_sql, _seen_once, _shared_trees
+
+    metrics = ["ndcg@10", "precision@5", "gini@10"]
+    first = {
+        d: sqlmetrics.to_sql(metrics, "x", "y", dialect=d) for d in ("mysql", "tsql", "oracle")
+    }
+    for order in (("tsql", "mysql", "oracle"), ("oracle", "mysql", "tsql")):
+        _shared_trees.clear()
+        _seen_once.clear()
+        _cached_to_sql.cache_clear()
+        for dialect in order:  # composed alone, then kept, then a copy of the kept tree
+            assert sqlmetrics.to_sql(metrics, "x", "y", dialect=dialect) == first[dialect]

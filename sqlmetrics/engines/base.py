@@ -228,9 +228,10 @@ class Engine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def sql(self, query: exp.Expr) -> str:
-        """A query in DuckDB's semantics as this engine's SQL."""
-        return render(query, self.dialect, pretty=False)
+    def sql(self, query: exp.Expr, copy: bool = True) -> str:
+        """A query in DuckDB's semantics as this engine's SQL (``copy=False``: rewritten in
+        place, for a query composed for this call alone)."""
+        return render(query, self.dialect, pretty=False, copy=copy)
 
     def named_relation(self, value: object, role: str) -> exp.Expr | None:
         """A Query or a table name as a relation in this engine's dialect (names parsed
@@ -333,9 +334,10 @@ class Engine:
         return None
 
     def _frame(self, query: exp.Query) -> pd.DataFrame:
-        """A composed query's rows under its own column names."""
+        """A composed query's rows under its own column names (``query`` is composed for this
+        call and given over: it is written without a copy)."""
         names = query.named_selects
-        text = self.sql(query)
+        text = self.sql(query, copy=False)
         fetched_names, rows = self.guarded(lambda: self.fetch(text))
         if len(fetched_names) != len(names):
             raise SqlmetricsError(

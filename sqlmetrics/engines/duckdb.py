@@ -74,8 +74,8 @@ class DuckDBEngine(Engine):
         names = [str(column[0]) for column in cursor.description or ()]
         return names, [tuple(row) for row in cursor.fetchall()]
 
-    def sql(self, query: exp.Expr) -> str:
-        return query.sql("duckdb")
+    def sql(self, query: exp.Expr, copy: bool = True) -> str:
+        return query.sql("duckdb", copy=copy)
 
     def is_nan(self, column: exp.Expr) -> exp.Expr:
         """DuckDB 2.0 answers ``WHERE isnan(x)`` over Parquet from column statistics that do
