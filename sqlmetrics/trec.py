@@ -291,6 +291,7 @@ MEASURES: dict[str, Measure] = {
         Measure("recall", CUTOFFS),
         Measure("gm_bpref", geometric=True),
         Measure("Rprec_mult", levels=R_MULTIPLES),
+        Measure("utility"),
         Measure("11pt_avg"),
         Measure("ndcg", graded=True),
         Measure("ndcg_cut", CUTOFFS, graded=True),
@@ -475,6 +476,8 @@ def trec_eval(
             return values[label][qid]
         if name == "num_ret":
             return float(retrieved.get(qid, 0))
+        if name == "utility":  # 2 x relevant retrieved - retrieved, with nothing relevant
+            return -float(retrieved.get(qid, 0))
         return MIN_GEO_MEAN if MEASURES[name].geometric else 0.0
 
     rows: list[tuple[str, str, object]] = []
@@ -543,8 +546,7 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
         "utility",
         "utility",
         "utility",
-        "coefficients 1, -1, 0, 0 (its default); not in --format trec yet: a query judged "
-        "with nothing relevant scores -num_ret there",
+        "coefficients 1, -1, 0, 0 (its default)",
     ),
     ("11pt_avg", "11pt_avg", "iprec_11pt_avg", ""),
     ("ndcg", "ndcg", "ndcg", "gain = rel; under -l the report keeps every positive rel"),

@@ -35,12 +35,10 @@ PYTREC = {
     "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
     "set_F", "utility", "num_nonrel_judged_ret",
 }  # fmt: skip
-# Not in OURS: utility, which --format trec leaves out until a query judged with nothing
-# relevant gets its own value (-num_ret in trec_eval) rather than the report's 0.
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
-    "Rprec_mult",
+    "Rprec_mult", "utility",
     "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
     "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
     "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
@@ -147,7 +145,7 @@ def test_per_query_and_means_match_pytrec_eval(tmp_path: Path, seed: int, level:
     # query 005, judged with nothing relevant: 0, but for what reads no relevance
     nonzero = {"num_q", "num_ret", "gm_map", "gm_bpref", "utility", "num_nonrel_judged_ret"}
     assert all(v == 0 for k, v in want["005"].items() if k not in nonzero), "query 005"
-    assert want["005"]["utility"] == -want["005"]["num_ret"]  # why OURS leaves utility out
+    assert want["005"]["utility"] == -want["005"]["num_ret"]  # not 0: population "judged"
     assert want["005"]["num_ret"] > 0 and want["005"]["gm_map"] == pytest.approx(math.log(1e-5))
     assert want["005"]["gm_bpref"] == pytest.approx(math.log(1e-5))
     assert "13" not in want and "014" not in want  # qrels only, run only
