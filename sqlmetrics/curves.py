@@ -378,8 +378,11 @@ def final(
     picked = zip(_at_cutoff(requests, parts.families), partial_columns(requests), strict=True)
     for (request, family, at_cutoff), (_, numerator, denominator) in picked:
         if sums:  # m{i} (with m{i}_users) or m{i}_numerator and m{i}_denominator
-            ends = ("numerator", "denominator") if request.metric.micro else ("", "users")
-            columns = [f"{family.name}_{end}".rstrip("_") for end in ends]
+            columns = (
+                [f"{family.name}_numerator", f"{family.name}_denominator"]
+                if request.metric.micro
+                else [family.name, f"{family.name}_users"]
+            )
             for column, partial in zip(columns, (numerator, denominator), strict=True):
                 if partial is not None:
                     labels.append(exp.alias_(_picked(at_cutoff, column), partial))
