@@ -82,6 +82,7 @@ KNOWN_GAPS: dict[tuple[str, str, str], tuple[str, str]] = {
         "trec_set_measures",
         "trec_measures",
         "trec_levels",
+        "trec_set_map_utility",
     )
 }
 
