@@ -155,11 +155,11 @@ def choose_plan(
     )
     if why_not is None:
         curve = compose.curve_split(requests, options, population)
-        why_not = "a metric file whose sums the curve plan cannot split" if curve is None else ""
+    unsplit = "a metric file whose sums the curve plan cannot split"
     why.append(
         f"per_user: curves, {distinct} distinct cutoffs"
         if curve is not None
-        else f"per_user: a column per request ({why_not})"
+        else f"per_user: a column per request ({why_not or unsplit})"
     )
     per_user_plan = "curves" if curve is not None else "columns"
 
