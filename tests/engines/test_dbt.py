@@ -129,7 +129,7 @@ def parity_sql(package: Path) -> dict[tuple[str, str], str]:
     calls, keys = [], []
     for adapter in ("duckdb", "postgres"):
         for case in PARITY_CASES:
-            recommendations, interactions = f"r_{case.name}", f"t_{case.name}"
+            recommendations, interactions = parity_tables(case)
             kwargs = {**macro_kwargs(case), "recommendations": recommendations}
             kwargs["interactions"] = interactions
             labels = packaged(case.all_metrics)
@@ -145,8 +145,14 @@ def _ordered(sql: str, case: Case) -> str:
     return f"SELECT * FROM ({sql}) AS evaluated" + (f" ORDER BY {order}" if order else "")
 
 
+def parity_tables(case: Case) -> tuple[str, str]:
+    """Names of their own: test_engines.py's r_/t_ tables live in the same PostgreSQL database,
+    read by another pytest-xdist worker while these are dropped and loaded again."""
+    return f"dbt_r_{case.name}", f"dbt_t_{case.name}"
+
+
 def _check_parity(engine: Engine, dialect: str, sql: str, case: Case) -> None:
-    recommendations, interactions = f"r_{case.name}", f"t_{case.name}"
+    recommendations, interactions = parity_tables(case)
     engine.load(recommendations, case.recommendations)
     engine.load(interactions, case.interactions)
     reference = sqlmetrics.to_sql(
