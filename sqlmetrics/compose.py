@@ -38,9 +38,6 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
-# Deeper, the hit-rows metrics count each hit's position instead (sql/stages/counted_hits.sql);
-# tests switch it off to compare with sorted_lists.sql.
-COUNTED_HITS = True
 POPULATIONS = ("all", "common", "judged", "all_judged")
 # trec_eval's populations: the users with a judgement (any interaction row, relevant or not;
 # "judged" also needs a list, as trec_eval without -c; "all_judged" does not, as -c). A user
@@ -555,8 +552,7 @@ def compose(
     literal = given_ranks and options.ranks == "literal"
     _hits_so_far(judged, literal)
     lists = plan.lists
-    counting = lists == "counted_hits"  # each hit's position counted: no lists at all
-    top_k = lists is not None and not counting
+    top_k = lists is not None
     ranked = _ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
@@ -608,7 +604,7 @@ def compose(
     if list_lengths:
         ranked = _with_list_lengths(ranked)
     # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
-    top_lists = stage(lists if top_k and lists else "top_lists")
+    top_lists = stage(lists or "top_lists")
     duckdb_plan.bind_repeats(top_lists)
     if options.ties == "id_text":
         _order_ids_as_text(top_lists)
@@ -640,7 +636,7 @@ def compose(
     stages: list[tuple[str, exp.Expr]] = []
     if top_k and not diagnostics:
         duckdb_plan.without_list_checks(top_lists)
-    if (list_lengths or diagnostics or counting) and not top_k:
+    if (list_lengths or diagnostics) and not top_k:
         list_counts = list_counts_stage(given_ranks, literal)
         if not diagnostics:  # only the diagnostics read more than the lengths
             _prune(list_counts, {"user_id", "list_length"})
@@ -651,12 +647,16 @@ def compose(
         stages.append(("list_counts", list_counts))
     if hit_rows:
         stages += _hit_rows_stages(
-            top_lists, needed_by_metrics, cutoff, options, diagnostics, lists
+            top_lists,
+            needed_by_metrics,
+            cutoff,
+            options,
+            diagnostics,
+            long_lists=lists == "sorted_lists",
         )
         if diagnostics:
             cutoffs = exp.Array(expressions=list(map(exp.convert, requested_cutoffs(requests))))
-            tied = "counted_ties" if counting else "listed_top_k"
-            listed = bind_placeholders(stage(tied), cutoffs=cutoffs)
+            listed = bind_placeholders(stage("listed_top_k"), cutoffs=cutoffs)
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
     else:
         if ranking or "scored" in per_user_stages or _reads(ranked, "truth"):
@@ -710,7 +710,7 @@ def compose(
         else final
     )
     composed = with_ctes(query, [*bound, *stages])
-    if top_k or counting or (positives_only and "scored" in per_user_stages):
+    if top_k or (positives_only and "scored" in per_user_stages):
         duckdb_plan.read_inputs_again(
             composed, interactions=hit_rows, recommendations=options.duplicates != "first"
         )
@@ -718,11 +718,11 @@ def compose(
 
 
 def plan_switches() -> tuple[object, ...]:
-    """What tests switch plans with (TOP_K_DIALECTS, COUNTED_HITS, curves.MIN_CUTOFFS): part of
-    the keys of the caches of composed SQL, so that a switched plan is composed again."""
+    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
+    of the caches of composed SQL, so that a switched plan is composed again."""
     from sqlmetrics import curves
 
-    return (TOP_K_DIALECTS, COUNTED_HITS, curves.MIN_CUTOFFS)
+    return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
 
 
 def curve_split(
@@ -814,30 +814,24 @@ def _hit_rows_stages(
     cutoff: int | None,
     options: Options,
     diagnostics: bool,
-    lists: str | None,
+    long_lists: bool,
 ) -> list[tuple[str, exp.Expr]]:
     """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows.
-    ``lists`` (plan.py): top_lists.sql's; sorted_lists.sql's, whose hits join the relevant
-    pairs grouped first; or "counted_hits", the hits of counted_hits.sql and the lengths of
-    list_counts.sql instead of lists."""
+    ``long_lists``: sorted_lists.sql's, whose hits join the relevant pairs grouped first."""
     truth_lists, judged = stage("truth_lists"), stage("judged_hits")
     if not diagnostics:  # only the diagnostics read the other counts
         _prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
     _prune(judged, needed)
-    threshold, deepest = number(options.threshold), exp.convert(cutoff)
-    lists_stage: tuple[str, exp.Expr] = ("top_lists", top_lists)
-    if lists == "sorted_lists":
+    if long_lists:
         duckdb_plan.join_relevant_pairs(judged)
-    elif lists == "counted_hits":
-        duckdb_plan.read_counted_hits(judged)
-        hits = stage("counted_hits")
-        if options.ties == "id_text":
-            duckdb_plan.compare_ids_as_text(hits)
-        lists_stage = ("counted_hits", bind_placeholders(hits, threshold=threshold, cutoff=deepest))
+    threshold = number(options.threshold)
     return [
-        ("truth_lists", bind_placeholders(truth_lists, threshold=threshold, cutoff=deepest)),
-        lists_stage,
-        ("judged", bind_placeholders(judged, threshold=threshold, cutoff=deepest)),
+        (
+            "truth_lists",
+            bind_placeholders(truth_lists, threshold=threshold, cutoff=exp.convert(cutoff)),
+        ),
+        ("top_lists", top_lists),
+        ("judged", bind_placeholders(judged, threshold=threshold, cutoff=exp.convert(cutoff))),
     ]
 
 

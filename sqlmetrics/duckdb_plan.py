@@ -232,24 +232,3 @@ def join_relevant_pairs(judged: exp.Select) -> None:
             largest.replace(largest.this)
     # named as the table it replaces, so the join's condition and the select read it unchanged
     hits.args["joins"][0].set("this", pairs.subquery("input_interactions"))
-
-
-def read_counted_hits(judged: exp.Select) -> None:
-    """judged_hits.sql in the counted plan (plan.py's lists "counted_hits"): its hits are
-    counted_hits.sql's rows (each hit's position counted, not read from a list) and its list
-    rows list_counts.sql's lengths."""
-    hits = next(cte for cte in judged.find_all(exp.CTE) if cte.alias == "hits")
-    hits.set("this", exp.select("user_id", "pos", "relevance").from_("counted_hits"))
-    for table in judged.find_all(exp.Table):
-        if table.name == "top_lists":
-            table.set("this", exp.to_identifier("list_counts"))
-
-
-def compare_ids_as_text(hits: exp.Select) -> None:
-    """ties="id_text" in counted_hits.sql: equal scores ordered by the item ids' text (compose.
-    _order_ids_as_text's rule for the sorting stages)."""
-    for comparison in list(hits.find_all(exp.GT)):
-        sides = (comparison.this, comparison.expression)
-        if all(isinstance(side, exp.Column) and side.name == "item_id" for side in sides):
-            for side in sides:
-                side.replace(exp.cast(side.copy(), exp.DataType.build("varchar")))

@@ -10,10 +10,8 @@ groups            ``arms`` (arms.py) when every group column is one only the rec
                   the groups are crossed into the interactions.
 lists             DuckDB's own plans (``TOP_K_DIALECTS``, not ``portable``), ties "id" or
                   "id_text", no rank column, every metric with a cutoff: ``top_lists`` (a
-                  top-k aggregate per user) up to ``TOP_K_MAX_CUTOFF``; deeper,
-                  ``counted_hits`` (each hit's position counted, no list sorted) when judged
-                  is ``judged_hits``, else ``sorted_lists`` (each whole list sorted); else
-                  none.
+                  top-k aggregate per user) up to ``TOP_K_MAX_CUTOFF``, ``sorted_lists``
+                  (each whole list sorted) deeper; else none.
 ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
                   ``ranked_top_k`` (unnests the lists above), ``ranked`` (a window; ties "id"
                   and "id_text"), ``ranked_average`` or ``ranked_by_relevance`` (the other
@@ -52,7 +50,7 @@ class Plan:
 
     own: bool  # DuckDB's own plans: TOP_K_DIALECTS and not portable
     groups: str  # "crossed" | "arms"
-    lists: str | None  # "top_lists" | "sorted_lists" | "counted_hits" | None
+    lists: str | None  # "top_lists" | "sorted_lists" | None
     ranked: str  # the ranking stage's file
     judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
     per_user: str  # "columns" | "curves"
@@ -131,12 +129,6 @@ def choose_plan(
         why.append(
             f"judged: {judged}"
             + (", every metric reads hit rows only" if judged != "joined" else "")
-        )
-    if judged == "judged_hits" and lists == "sorted_lists" and compose.COUNTED_HITS:
-        # hits are few: counting the items above each costs less than sorting every list
-        lists = "counted_hits"
-        why.append(
-            "lists: counted_hits instead, the hit rows' positions counted over unsorted lists"
         )
 
     curve = None

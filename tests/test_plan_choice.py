@@ -36,8 +36,7 @@ def inputs(rank: bool = False, groups: tuple[str, ...] = ()) -> Inputs:
 # fmt: off
 CASES = [
     ("ndcg@10,recall@10", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
-    ("ndcg@50", "duckdb", "id", "", "counted_hits", "ranked_top_k", "judged_hits", "columns", None),
-    ("ndcg@50,coverage@50", "duckdb", "id", "", "sorted_lists", "ranked_top_k", "joined", "columns", None),  # noqa: E501
+    ("ndcg@50", "duckdb", "id", "", "sorted_lists", "ranked_top_k", "judged_hits", "columns", None),
     ("ndcg@1:20", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "curves", None),
     ("ndcg@1:20", "duckdb", "id", "per_user", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
     ("ndcg@1:15", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),
@@ -106,13 +105,7 @@ def test_recommendation_only_groups_take_arms_and_no_curve() -> None:
     ("metrics", "dialect", "present", "absent"),
     [
         ("ndcg@10", "duckdb", {"top_lists", "truth_lists"}, {"ranked", "per_user_lists"}),
-        (
-            "ndcg@50",
-            "duckdb",
-            {"counted_hits", "list_counts", "truth_lists"},
-            {"top_lists", "ranked"},
-        ),
-        ("ndcg@50,coverage@50", "duckdb", {"top_lists", "ranked"}, {"counted_hits"}),
+        ("ndcg@50", "duckdb", {"top_lists", "truth_lists"}, {"ranked"}),
         ("ndcg@1:20", "duckdb", {"per_user_lists", "truth_lists"}, {"ranked"}),
         ("ndcg@10", "postgres", {"ranked", "joined", "judged"}, {"top_lists", "truth_lists"}),
         ("ndcg@10,gauc", "duckdb", {"ranked", "scored"}, {"top_lists", "truth_lists"}),

@@ -41,9 +41,8 @@ NAMES = (
     "ndcg_ideal_k",
 )
 METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
-# Deeper than TOP_K_MAX_CUTOFF: counted_hits.sql (each hit's position counted) instead of the
-# top-k aggregate, under the same hit-rows plan, or sorted_lists.sql (each whole list sorted)
-# with compose.COUNTED_HITS off.
+# Deeper than TOP_K_MAX_CUTOFF: sorted_lists.sql (each whole list sorted) instead of the
+# top-k aggregate, under the same hit-rows plan.
 DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 21)]  # lists up to 24 long
 
 
@@ -94,15 +93,10 @@ def test_top_k_plan_equals_window_plan(
     kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
     monkeypatch.setattr(duckdb_passes, "score_floor", lambda *arguments: floor)
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
-    fast_diagnostics = sqlmetrics.read_diagnostics(fast)
-    if metrics is DEEP_METRICS:  # the counted plan, then the sorted lists
-        monkeypatch.setattr("sqlmetrics.compose.COUNTED_HITS", False)
-        deep = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
-        pd.testing.assert_frame_equal(fast, deep, check_exact=False, rtol=0, atol=1e-12)
-        pd.testing.assert_frame_equal(fast_diagnostics, sqlmetrics.read_diagnostics(deep))
     monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+    fast_diagnostics = sqlmetrics.read_diagnostics(fast)
     pd.testing.assert_frame_equal(fast_diagnostics, sqlmetrics.read_diagnostics(portable))
     assert fast_diagnostics["tied_score_groups"].sum() > 0
     assert fast_diagnostics["null_scores"].sum() > 0
@@ -112,10 +106,7 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
     assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10")
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
-    deep = sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: each hit's position counted
-    assert "ARG_MAX" not in deep and "SORT(" not in deep and "counted_hits" in deep
-    # deep, with a metric reading every listed row: each list sorted
-    deep = sqlmetrics.to_sql(["ndcg@100", "coverage@100"])
+    deep = sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: each list sorted
     assert "ARG_MAX" not in deep
     assert "ARRAY_REVERSE_SORT(" in deep  # sqlglot's spelling of LIST_SORT(..., 'DESC')
     assert "SORT(" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"], dialect="postgres")
@@ -407,7 +398,7 @@ def test_truth_stage_groups_by_item_only_the_users_it_must() -> None:
     [
         # no scored metric, no rank column
         (["ndcg@5", "map@10", "dcg_exp@3"], {"single_class_users", "bad_rank_lists"}),
-        # deep: counted_hits.sql, and sorted_lists.sql with COUNTED_HITS off
+        # deep: sorted_lists.sql
         (["ndcg@5", "map@30", "mrr@100"], {"single_class_users", "bad_rank_lists"}),
         # scored_positives.sql; no cutoff, so no list is shorter than one and no tie group
         # straddles one
@@ -441,16 +432,14 @@ def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(
     )
     connection.execute("CREATE TABLE interactions AS SELECT * FROM truth")
     counts = {}
-    for plan in ("fast", "sorted", "portable"):
-        if plan == "sorted":
-            monkeypatch.setattr("sqlmetrics.compose.COUNTED_HITS", False)
+    for plan in ("fast", "portable"):
         if plan == "portable":
             monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
         query = sqlmetrics.to_sql(metrics, checks=True)
         result = connection.execute(query)
         names = [column[0] for column in result.description]
         counts[plan] = dict(zip(names, result.fetchall()[0], strict=True))
-    assert counts["fast"] == counts["sorted"] == counts["portable"]
+    assert counts["fast"] == counts["portable"]
     assert {name for name, count in counts["fast"].items() if not count} == unused
 
 
@@ -544,21 +533,14 @@ def oracle_repeats_and_ties(recs: pd.DataFrame, cutoffs: list[int], ties: str) -
 
 @pytest.mark.parametrize(
     ("seed", "cutoffs", "ties"),
-    [
-        (11, [1, 3, 5], "id"),
-        (12, [2, 30], "id"),
-        (13, [1, 2, 3, 4, 5], "id_text"),
-        (14, [4], "id"),
-        (15, [3, 21], "id_text"),
-    ],
+    [(11, [1, 3, 5], "id"), (12, [2, 30], "id"), (13, [1, 2, 3, 4, 5], "id_text"), (14, [4], "id")],
 )
 def test_repeats_and_ties_across_cutoffs_match_their_definitions(
     seed: int, cutoffs: list[int], ties: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """duplicate_recommendations over whole lists and tied_score_groups across the requested
-    cutoffs, from DuckDB's plans (top_lists.sql up to 20, counted_hits.sql and sorted_lists.sql
-    deeper) and from the portable window plan, equal the pandas oracle on tie-heavy lists with
-    repeats deep down."""
+    cutoffs, from DuckDB's plans (top_lists.sql up to 20, sorted_lists.sql deeper) and from the
+    portable window plan, equal the pandas oracle on tie-heavy lists with repeats deep down."""
     recs, truth = tied_data(seed)
     recs = recs.drop(columns="segment")
     deep = recs[recs.groupby("user_id").cumcount() >= 10]
@@ -569,9 +551,7 @@ def test_repeats_and_ties_across_cutoffs_match_their_definitions(
     metrics = [f"ndcg@{k}" for k in cutoffs]
     expected = oracle_repeats_and_ties(recs, cutoffs, ties)
     assert expected[0] > 0 and expected[1] > 0  # so both counts are compared
-    for plan in ("fast", "sorted", "portable"):
-        if plan == "sorted":
-            monkeypatch.setattr("sqlmetrics.compose.COUNTED_HITS", False)
+    for plan in ("fast", "portable"):
         if plan == "portable":
             monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
         result = connection.execute(sqlmetrics.to_sql(metrics, checks=True, ties=ties))
