@@ -27,6 +27,7 @@ from sqlmetrics.errors import SqlmetricsError
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
+    from sqlmetrics.plan import Plan
 
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
 # The policies ordering equal scores by item id alone: a rank column or the top-k plan serves them.
@@ -548,9 +549,7 @@ def compose(
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
-    given_ranks = inputs.rank is not None  # a rank column: ranked_given.sql
-    literal = given_ranks and options.ranks == "literal"
-    _hits_so_far(judged, literal)
+    _hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
     lists = plan.lists
     top_k = lists is not None
     ranked = _ranked_stage(plan.ranked, options)
@@ -603,48 +602,15 @@ def compose(
     ranked = _cutoff_literal(ranked, ranked_cutoff)
     if list_lengths:
         ranked = _with_list_lengths(ranked)
-    # top_k: ranked unnests the lists of top_lists (see duckdb_plan.py for hit_rows).
-    top_lists = stage(lists or "top_lists")
-    duckdb_plan.bind_repeats(top_lists)
-    if options.ties == "id_text":
-        _order_ids_as_text(top_lists)
-    if top_k and cutoff is not None and ranked_cutoff is not None:
-        rows = exp.Literal.number(ranked_cutoff)
-        top_lists = bind_placeholders(top_lists, cutoff=exp.Literal.number(cutoff), rows=rows)
-    duckdb_plan.bind_score_floor(top_lists, score_floor)
+    top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
     hit_rows = plan.judged == "judged_hits"
     if ranking and plan.ordered_sums and not hit_rows:
         _sum_in_position_order(per_user_stages["judged"])
 
-    # The inputs already carry the group columns; the stages get them by widening.
-    recommendations = bind_recommendations(inputs)
-    interactions = bind_interactions(inputs, rating="rated" in per_user_stages)
-    if user_pass is not None:
-        for binding in (recommendations, interactions):
-            binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
-    bound: list[tuple[str, exp.Expr]] = [
-        ("input_recommendations", recommendations),
-        ("input_interactions", interactions),
-    ]
-    if options.duplicates == "first":
-        first = stage("first_recommendations")
-        if inputs.rank is not None:
-            for window in first.find_all(exp.Window):
-                window.set("order", exp.Order(expressions=[exp.column("pos")]))
-        bound[0] = ("all_recommendations", bound[0][1])
-        bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
+    bound = _input_stages(inputs, options, keys, user_pass, rating="rated" in per_user_stages)
     stages: list[tuple[str, exp.Expr]] = []
-    if top_k and not diagnostics:
-        duckdb_plan.without_list_checks(top_lists)
     if (list_lengths or diagnostics) and not top_k:
-        list_counts = list_counts_stage(given_ranks, literal)
-        if not diagnostics:  # only the diagnostics read more than the lengths
-            _prune(list_counts, {"user_id", "list_length"})
-        if dialect == "duckdb" and diagnostics:
-            duckdb_plan.count_nan_by_filter(list_counts)
-        if plan.own and diagnostics:
-            list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
-        stages.append(("list_counts", list_counts))
+        stages.append(("list_counts", _list_counts(plan, inputs, options, dialect, diagnostics)))
     if hit_rows:
         stages += _hit_rows_stages(
             top_lists,
@@ -796,6 +762,76 @@ def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
     if any(r.k is None or r.metric.reads_whole_list for r in requests):
         return None
     return max(r.k for r in requests if r.k is not None)
+
+
+def _top_lists_stage(
+    lists: str | None,
+    options: Options,
+    cutoff: int | None,
+    rows: int | None,
+    score_floor: float | None,
+    diagnostics: bool,
+) -> exp.Select:
+    """plan.py's lists (top_lists.sql or sorted_lists.sql), each user's first ``rows`` items
+    (the deepest cutoff, + 1 for the diagnostics) as lists; ranked_top_k.sql unnests them, the
+    hit-rows plan joins them (duckdb_plan.py). Unused (and not assembled) without lists."""
+    top_lists = stage(lists or "top_lists")
+    duckdb_plan.bind_repeats(top_lists)
+    if options.ties == "id_text":
+        _order_ids_as_text(top_lists)
+    if lists is not None and cutoff is not None and rows is not None:
+        top_lists = bind_placeholders(
+            top_lists, cutoff=exp.Literal.number(cutoff), rows=exp.Literal.number(rows)
+        )
+    duckdb_plan.bind_score_floor(top_lists, score_floor)
+    if lists is not None and not diagnostics:
+        duckdb_plan.without_list_checks(top_lists)
+    return top_lists
+
+
+def _input_stages(
+    inputs: Inputs,
+    options: Options,
+    keys: Sequence[str],
+    user_pass: UserPass | None,
+    rating: bool,
+) -> list[tuple[str, exp.Expr]]:
+    """The inputs bound to the stages' names (they already carry the group columns; the
+    stages get them by widening), one pass's users only, and duplicates="first"'s
+    de-duplicated recommendations."""
+    recommendations = bind_recommendations(inputs)
+    interactions = bind_interactions(inputs, rating=rating)
+    if user_pass is not None:
+        for binding in (recommendations, interactions):
+            binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
+    bound: list[tuple[str, exp.Expr]] = [
+        ("input_recommendations", recommendations),
+        ("input_interactions", interactions),
+    ]
+    if options.duplicates == "first":
+        first = stage("first_recommendations")
+        if inputs.rank is not None:
+            for window in first.find_all(exp.Window):
+                window.set("order", exp.Order(expressions=[exp.column("pos")]))
+        bound[0] = ("all_recommendations", bound[0][1])
+        bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
+    return bound
+
+
+def _list_counts(
+    plan: Plan, inputs: Inputs, options: Options, dialect: str, diagnostics: bool
+) -> exp.Select:
+    """list_counts.sql: the lengths the metrics read, and with the diagnostics every count
+    over the whole lists (on DuckDB's own plans, the repeats found in each list's items)."""
+    given_ranks = inputs.rank is not None
+    list_counts = list_counts_stage(given_ranks, given_ranks and options.ranks == "literal")
+    if not diagnostics:  # only the diagnostics read more than the lengths
+        _prune(list_counts, {"user_id", "list_length"})
+    if dialect == "duckdb" and diagnostics:
+        duckdb_plan.count_nan_by_filter(list_counts)
+    if plan.own and diagnostics:
+        list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
+    return list_counts
 
 
 def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
