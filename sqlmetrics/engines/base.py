@@ -135,11 +135,13 @@ def shape_result(
 
     groups = [group.name for group in inputs.groups]
     keys = [*groups, inputs.user.name] if per_user else groups
-    metrics = pd.DataFrame({key: _keys(metric_rows[key]) for key in keys})
+    columns: dict[str, pd.Series] = {key: _keys(metric_rows[key]) for key in keys}
     if not per_user:
-        metrics["users"] = pd.to_numeric(metric_rows["users"]).fillna(0).astype("int64")
+        columns["users"] = pd.to_numeric(metric_rows["users"]).fillna(0).astype("int64")
     for label in labels:
-        metrics[label] = _numbers(metric_rows[label])
+        columns[label] = _numbers(metric_rows[label])
+    # built at once: a column inserted at a time fragments a frame of hundreds (k = 1..100)
+    metrics = pd.DataFrame(columns, index=metric_rows.index)
     return metrics, diagnostics_frame(counted_rows, inputs)
 
 
