@@ -72,14 +72,58 @@ SPARK_NAMES = {  # RankingEvaluator metricName -> sqlmetrics column of the seven
     "recallAtK": f"recall@{K}",
 }
 PROFILE_NAMES = {f"map@{K}": f"map_min@{K}"}  # profile column -> seven-metric column
-TOOLS = ("sqlmetrics7", "sqlmetrics4_profile", "ranking_evaluator", "recommenders")
+EVERY_K = [f"{m}@{k}" for m in ("ndcg", "map_min", "mrr", "precision", "recall", "hit_rate", "f1")
+           for k in range(1, 101)]  # fmt: skip
+TOOLS = (
+    "sqlmetrics7",
+    "sqlmetrics4_profile",
+    "ranking_evaluator",
+    "recommenders",
+    "sqlmetrics7_every_k",
+    "top_k_window",
+    "hit_positions",
+)
 DEFAULT_TOOLS = TOOLS[:3]
 LABELS = {
     "sqlmetrics7": "sqlmetrics, 7 metrics",
     "sqlmetrics4_profile": "sqlmetrics, 4 (profile=spark)",
     "ranking_evaluator": "RankingEvaluator, 4",
     "recommenders": "MS Recommenders Spark, 4",
+    "sqlmetrics7_every_k": "sqlmetrics, 7 at k = 1..100",
+    "top_k_window": "top 10 per user alone (window)",
+    "hit_positions": "hit positions counted (no sort)",
 }
+# The two ranking plans alone (issue 18: can any plan rank in less than RankingEvaluator's
+# half?): each user's top K by a window (what sqlmetrics and RankingEvaluator both do), and
+# each relevant recommended item's position counted as 1 + the user's items ranked above it
+# (hits are few; no sort), both summarised as the hits within K and the sum of 1 / position.
+TOP_K_WINDOW = f"""
+SELECT COUNT(*) AS hits, SUM(1.0D / pos) AS reciprocal_ranks
+FROM (
+  SELECT user_id, item_id,
+    ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+  FROM recs
+) AS ranked
+INNER JOIN (SELECT DISTINCT user_id, item_id FROM truth WHERE relevance > 0) AS relevant
+  USING (user_id, item_id)
+WHERE pos <= {K}
+"""
+HIT_POSITIONS = f"""
+WITH hit AS (
+  SELECT /*+ BROADCAST(relevant) */ recs.user_id, recs.item_id, recs.score
+  FROM recs
+  INNER JOIN (SELECT DISTINCT user_id, item_id FROM truth WHERE relevance > 0) AS relevant
+    ON recs.user_id = relevant.user_id AND recs.item_id = relevant.item_id
+),
+positioned AS (
+  SELECT /*+ BROADCAST(hit) */ hit.user_id, hit.item_id,
+    1 + COUNT_IF(listed.score > hit.score
+      OR (listed.score = hit.score AND listed.item_id > hit.item_id)) AS pos
+  FROM hit INNER JOIN recs AS listed ON hit.user_id = listed.user_id
+  GROUP BY hit.user_id, hit.item_id
+)
+SELECT COUNT(*) AS hits, SUM(1.0D / pos) AS reciprocal_ranks FROM positioned WHERE pos <= {K}
+"""
 # MS Recommenders pins old numpy/pandas: it lives in its own venv (same pyspark 4.3), and its
 # pure-Python spark_evaluation module is imported from there, after this venv's packages.
 RECOMMENDERS_VENV = BENCH / ".venv-recommenders"
@@ -164,6 +208,28 @@ def lists(spark: Any, recs: str, truth: str) -> Any:
     return labels.join(top, "user_id", "left").select(
         F.coalesce("p", F.expr("cast(array() as array<double>)")).alias("prediction"), "label"
     )
+
+
+def run_sqlmetrics_every_k(spark: Any, recs: str, truth: str) -> dict[str, float]:
+    """The seven metrics at every k from 1 to 100 in one call (issue 21's Spark target: at most
+    2x one cutoff); the k = 10 columns are checked against the seven-metric call."""
+    import sqlmetrics
+
+    frame = sqlmetrics.evaluate(
+        spark.read.parquet(recs),
+        spark.read.parquet(truth),
+        EVERY_K,
+        connection=spark,
+        columns={"relevance": None},
+    )
+    return {name: float(frame.iloc[0][name]) for name in SEVEN}
+
+
+def run_ranking_plan(spark: Any, recs: str, truth: str, sql: str) -> dict[str, float]:
+    spark.read.parquet(recs).createOrReplaceTempView("recs")
+    spark.read.parquet(truth).createOrReplaceTempView("truth")
+    row = spark.sql(sql).collect()[0]
+    return {"hits": float(row["hits"]), "reciprocal_ranks": float(row["reciprocal_ranks"])}
 
 
 def run_ranking_evaluator(spark: Any, recs: str, truth: str) -> dict[str, float]:
@@ -526,6 +592,13 @@ def agreement(
         for name, value in runs["sqlmetrics4_profile"][0]["values"].items():
             column = PROFILE_NAMES.get(name, name)
             check(f"{name} (profile=spark) vs {column} (7-metric call)", value, seven[column])
+    if runs.get("sqlmetrics7_every_k"):
+        for name, value in runs["sqlmetrics7_every_k"][0]["values"].items():
+            check(f"{name}: every k vs the 7-metric call", value, seven[name])
+    if runs.get("top_k_window") and runs.get("hit_positions"):
+        window, counted = runs["top_k_window"][0]["values"], runs["hit_positions"][0]["values"]
+        for name, value in window.items():
+            check(f"{name}: top-{K} window vs hit positions counted", value, counted[name])
     if runs.get("recommenders") and common is not None:
         theirs = runs["recommenders"][0]["values"]
         for spark_name, name in SPARK_NAMES.items():
@@ -612,6 +685,9 @@ def main(argv: list[str] | None = None) -> int:
         "sqlmetrics4_profile": lambda r, t: run_sqlmetrics(spark, r, t, profile=True),
         "ranking_evaluator": lambda r, t: run_ranking_evaluator(spark, r, t),
         "recommenders": lambda r, t: run_recommenders(spark, r, t),
+        "sqlmetrics7_every_k": lambda r, t: run_sqlmetrics_every_k(spark, r, t),
+        "top_k_window": lambda r, t: run_ranking_plan(spark, r, t, TOP_K_WINDOW),
+        "hit_positions": lambda r, t: run_ranking_plan(spark, r, t, HIT_POSITIONS),
     }
     warmed = False
     for rows in args.rows:
