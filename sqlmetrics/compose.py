@@ -878,7 +878,9 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
             "rank column or ties"
         )
-    walking = [r.label for r in requests if r.metric.reads == "judgements"]
+    walking = [
+        r.label for r in requests if r.metric.reads == "judgements" or r.metric.name == "bin_g"
+    ]
     if walking and inputs.rank is not None and options.ranks == "literal":
         raise SqlmetricsError(
             f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '

@@ -89,6 +89,7 @@ PROFILES: dict[str, Profile] = {
                 "gm_bpref": "gm_bpref",  # gm_bpref
                 "set_map": "set_map",  # set_map
                 "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
+                "bin_g": "bin_g",  # binG
                 "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
             },
             ties="id_text",
@@ -132,6 +133,9 @@ PROFILES: dict[str, Profile] = {
                 "set_map is num_rel_ret^2 / (num_ret x num_rel) over the whole list; utility is "
                 "trec_eval's with its default coefficients 1, -1, 0, 0 (2 num_rel_ret - "
                 "num_ret, averaged), other coefficients are not offered.",
+                "bin_g is binG (m_binG.c): each relevant item listed scores 1 / log2(2 + the "
+                "items above it that are not relevant), the sum over |R_u|; relevant means "
+                "rel >= -l, as map.",
                 "Not computed: infAP, Rndcg and the measures of -m all_trec listed "
                 "in the table below; requesting one says so.",
             ),
@@ -142,7 +146,7 @@ PROFILES: dict[str, Profile] = {
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
-                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c",
+                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c, m_binG.c",
             ),
         ),
         Profile(
@@ -590,6 +594,7 @@ GENERIC = (
     "rprec_mult",
     "set_map",
     "utility",
+    "bin_g",
     "num_nonrel_judged_ret",
 )
 

@@ -43,7 +43,7 @@ AVERAGE_CAPABLE = frozenset(
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
     | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
-    | {"num_nonrel_judged_ret"}
+    | {"num_nonrel_judged_ret", "bin_g"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
@@ -340,6 +340,13 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
         return hits * hits / (len(rels) * n_rel) if rels and n_rel else 0.0
     if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
         return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
+    if metric == "bin_g":  # m_binG.c: 1 / log2(2 + non-relevant items above), over |R|
+        found, total = 0, 0.0
+        for i, rel in enumerate(rels, start=1):
+            if rel > 0:
+                found += 1
+                total += 1 / math.log2(2 + (i - found))
+        return total / n_rel if n_rel else 0.0
     x = LEVEL_METRICS[metric] if level is None else float(level)
     if metric == "iprec_at_recall":
         return _interpolated(rels, n_rel, x)

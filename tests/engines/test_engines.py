@@ -83,6 +83,7 @@ KNOWN_GAPS: dict[tuple[str, str, str], tuple[str, str]] = {
         "trec_measures",
         "trec_levels",
         "trec_set_map_utility",
+        "trec_bin_g",
     )
 }
 
