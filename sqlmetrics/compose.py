@@ -666,7 +666,7 @@ def compose(
         if ranking or any(_reads(cte, "ranked") for _, cte in [*diagnosis, *scored_stages]):
             stages.append(("ranked", ranked))
         if ranking:
-            stages += [("joined", joined), ("judged", judged)]
+            stages += [*_ranked_ideal(joined), ("joined", joined), ("judged", judged)]
     if ranking and population in JUDGED_POPULATIONS:
         stages = [
             (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
@@ -1267,6 +1267,25 @@ def list_counts_stage(given_ranks: bool, literal: bool = False) -> exp.Select:
         projections["broken_ranks"].set("this", exp.Literal.number(0))
     counts.set("expressions", list(projections.values()))
     return counts
+
+
+IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
+
+
+def _ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
+    """ranked_ideal.sql, when joined (pruned) reads its columns of the ideal order (only
+    ndcg_rel, normalized_gain and rndcg do): pruned to what joined reads, and read by joined
+    in ranked's place (as ``ranked``, so joined.sql's names stand). Else nothing."""
+    reads = {column.name for column in joined.find_all(exp.Column)}
+    if not reads & set(IDEAL_COLUMNS):
+        return []
+    ranked_ideal = stage("ranked_ideal")
+    _prune(ranked_ideal, reads)
+    for table in joined.find_all(exp.Table):
+        if table.name == "ranked":
+            table.set("this", exp.to_identifier("ranked_ideal"))
+            table.set("alias", exp.TableAlias(this=exp.to_identifier("ranked")))
+    return [("ranked_ideal", ranked_ideal)]
 
 
 def _hits_so_far(judged: exp.Select, literal: bool) -> None:
