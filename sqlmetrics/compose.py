@@ -58,6 +58,9 @@ DUPLICATES = ("error", "first")
 # a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
 # (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
 RANKS = ("consecutive", "literal")
+# Metric files over judged that walk the list item by item (a running sum in position order,
+# which a repeated literal rank leaves unordered): refused under ranks="literal", like bpref.
+WALKING = frozenset({"bin_g", "ndcg_rel", "normalized_gain", "rndcg"})
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -879,7 +882,7 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             "rank column or ties"
         )
     walking = [
-        r.label for r in requests if r.metric.reads == "judgements" or r.metric.name == "bin_g"
+        r.label for r in requests if r.metric.reads == "judgements" or r.metric.name in WALKING
     ]
     if walking and inputs.rank is not None and options.ranks == "literal":
         raise SqlmetricsError(
