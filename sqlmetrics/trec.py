@@ -555,7 +555,12 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("P", "P_10", "precision", "@k"),
     ("relstring", "relstring", None, "not supported: a string of relevance values"),
     ("recall", "recall_10", "recall", "@k"),
-    ("infAP", "infAP", None, "not supported: needs the sampled judgements (rel -2)"),
+    (
+        "infAP",
+        "infAP",
+        None,
+        "not supported: needs the pool's unjudged documents (qrels rel < 0), which are left out",
+    ),
     ("gm_bpref", "gm_bpref", "gm_bpref", "geometric mean, floor 1e-5"),
     (
         "utility",
