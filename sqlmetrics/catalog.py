@@ -198,10 +198,6 @@ WHOLE_LIST_SPELLINGS = {
 ELSEWHERE = {
     "infap": "inferred AP is not computed",
     "relstring": "a string of relevance values, not a number",
-    "ndcg_rel": "ndcg_rel is not computed",
-    "rndcg": "Rndcg is not computed",
-    "bing": "binG is not computed",
-    "g": "G is not computed",
     "num_q": "the number of queries is the result's users column (and a line of --format trec)",
     "runid": "the run's tag is a line of --format trec",
 }

@@ -59,6 +59,9 @@ DUPLICATES = ("error", "first")
 # a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
 # (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
 RANKS = ("consecutive", "literal")
+# Metric files over judged that walk the list item by item (a running sum in position order,
+# which a repeated literal rank leaves unordered): refused under ranks="literal", like bpref.
+WALKING = frozenset({"bin_g", "ndcg_rel", "normalized_gain", "rndcg"})
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -632,7 +635,7 @@ def compose(
         if ranking or any(_reads(cte, "ranked") for _, cte in [*diagnosis, *scored_stages]):
             stages.append(("ranked", ranked))
         if ranking:
-            stages += [("joined", joined), ("judged", judged)]
+            stages += [*_ranked_ideal(joined), ("joined", joined), ("judged", judged)]
     if ranking and population in JUDGED_POPULATIONS:
         stages = [
             (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
@@ -914,7 +917,9 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
             "rank column or ties"
         )
-    walking = [r.label for r in requests if r.metric.reads == "judgements"]
+    walking = [
+        r.label for r in requests if r.metric.reads == "judgements" or r.metric.name in WALKING
+    ]
     if walking and inputs.rank is not None and options.ranks == "literal":
         raise SqlmetricsError(
             f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '
@@ -1301,6 +1306,25 @@ def list_counts_stage(given_ranks: bool, literal: bool = False) -> exp.Select:
         projections["broken_ranks"].set("this", exp.Literal.number(0))
     counts.set("expressions", list(projections.values()))
     return counts
+
+
+IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
+
+
+def _ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
+    """ranked_ideal.sql, when joined (pruned) reads its columns of the ideal order (only
+    ndcg_rel, normalized_gain and rndcg do): pruned to what joined reads, and read by joined
+    in ranked's place (as ``ranked``, so joined.sql's names stand). Else nothing."""
+    reads = {column.name for column in joined.find_all(exp.Column)}
+    if not reads & set(IDEAL_COLUMNS):
+        return []
+    ranked_ideal = stage("ranked_ideal")
+    _prune(ranked_ideal, reads)
+    for table in joined.find_all(exp.Table):
+        if table.name == "ranked":
+            table.set("this", exp.to_identifier("ranked_ideal"))
+            table.set("alias", exp.TableAlias(this=exp.to_identifier("ranked")))
+    return [("ranked_ideal", ranked_ideal)]
 
 
 def _hits_so_far(judged: exp.Select, literal: bool) -> None:

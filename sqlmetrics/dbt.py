@@ -475,9 +475,13 @@ def adapter_macros(adapter: str, dialect: str) -> str:
     by_piece: dict[str, dict[Variant, str]] = {}
     order: list[str] = []
     for variant in variants():
+        previous: str | None = None
         for name, text in variant_pieces(variant, dialect):
             if name not in by_piece:
-                order.append(name)
+                # A CTE only some variants have (ranked_ideal) goes right after the one before it
+                # in that variant's own order, ahead of the CTEs reading it.
+                order.insert(order.index(previous) + 1 if previous in order else len(order), name)
+            previous = name
             by_piece.setdefault(name, {})[variant] = text
     quote = exp.to_identifier("x", quoted=True).sql(dialect=dialect)[0]
     ctes = ",\n".join(f"{name} AS (\n{_choose(by_piece[name])}\n)" for name in order if name)

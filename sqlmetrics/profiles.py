@@ -89,6 +89,10 @@ PROFILES: dict[str, Profile] = {
                 "gm_bpref": "gm_bpref",  # gm_bpref
                 "set_map": "set_map",  # set_map
                 "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
+                "bin_g": "bin_g",  # binG
+                "normalized_gain": "normalized_gain",  # G
+                "ndcg_rel": "ndcg_rel",  # ndcg_rel
+                "rndcg": "rndcg",  # Rndcg
                 "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
             },
             ties="id_text",
@@ -132,7 +136,14 @@ PROFILES: dict[str, Profile] = {
                 "set_map is num_rel_ret^2 / (num_ret x num_rel) over the whole list; utility is "
                 "trec_eval's with its default coefficients 1, -1, 0, 0 (2 num_rel_ret - "
                 "num_ret, averaged), other coefficients are not offered.",
-                "Not computed: infAP, Rndcg and the measures of -m all_trec listed "
+                "bin_g is binG (m_binG.c): each relevant item listed scores 1 / log2(2 + the "
+                "items above it that are not relevant), the sum over |R_u|; relevant means "
+                "rel >= -l, as map.",
+                "ndcg_rel (m_ndcg_rel.c), normalized_gain (G, m_G.c) and rndcg (Rndcg, "
+                "m_Rndcg.c) compare the list with its ideal order position by position, gain "
+                "= rel; like ndcg they read every positive rel whatever -l is (Rndcg is 0 "
+                "for a query with nothing at -l, as trec_eval).",
+                "Not computed: infAP and the measures of -m all_trec listed "
                 "in the table below; requesting one says so.",
             ),
             references=(
@@ -142,7 +153,8 @@ PROFILES: dict[str, Profile] = {
                 "usnistgov/trec_eval: get_trec_results.c (ties), m_map.c, m_map_cut.c, "
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
-                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c",
+                "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c, m_binG.c, "
+                "m_G.c, m_ndcg_rel.c, m_Rndcg.c, gain_init.c (gain = rel level)",
             ),
         ),
         Profile(
@@ -590,6 +602,10 @@ GENERIC = (
     "rprec_mult",
     "set_map",
     "utility",
+    "bin_g",
+    "normalized_gain",
+    "ndcg_rel",
+    "rndcg",
     "num_nonrel_judged_ret",
 )
 

@@ -270,6 +270,9 @@ class Measure:
     graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
     # gm_map, gm_bpref: exp of the mean log, no per-query line (m_gm_map.c, m_gm_bpref.c)
     geometric: bool = False
+    # 0 for a query with nothing relevant at -l though its gains read every positive rel
+    # (m_Rndcg.c returns before computing when num_rel is 0)
+    needs_relevant: bool = False
 
 
 # In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
@@ -293,7 +296,11 @@ MEASURES: dict[str, Measure] = {
         Measure("Rprec_mult", levels=R_MULTIPLES),
         Measure("utility"),
         Measure("11pt_avg"),
+        Measure("binG"),
+        Measure("G", graded=True),
         Measure("ndcg", graded=True),
+        Measure("ndcg_rel", graded=True),
+        Measure("Rndcg", graded=True, needs_relevant=True),
         Measure("ndcg_cut", CUTOFFS, graded=True),
         Measure("map_cut", CUTOFFS),
         Measure("relative_P", CUTOFFS),
@@ -466,6 +473,14 @@ def trec_eval(
             # The graded measures read every positive rel (threshold 0); the others rel >= level.
             threshold = 0.0 if graded else level - 1.0
             values |= _per_query(run_file, qrels_file, labels, threshold, population)
+    guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
+    if guarded and level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
+        relevant = _per_query(run_file, qrels_file, ["num_rel"], level - 1.0, population)
+        for label in guarded:
+            values[label] = {
+                qid: value if relevant["num_rel"].get(qid, 0.0) > 0 else 0.0
+                for qid, value in values[label].items()
+            }
 
     def value(name: str, label: str, qid: str) -> float:
         """A query's value from evaluate. The one query trec_eval counts that evaluate cannot
@@ -540,7 +555,12 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("P", "P_10", "precision", "@k"),
     ("relstring", "relstring", None, "not supported: a string of relevance values"),
     ("recall", "recall_10", "recall", "@k"),
-    ("infAP", "infAP", None, "not supported: needs the sampled judgements (rel -2)"),
+    (
+        "infAP",
+        "infAP",
+        None,
+        "not supported: needs the pool's unjudged documents (qrels rel < 0), which are left out",
+    ),
     ("gm_bpref", "gm_bpref", "gm_bpref", "geometric mean, floor 1e-5"),
     (
         "utility",
@@ -555,10 +575,10 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("success", "success_10", "hit_rate", "@k"),
     ("map_cut", "map_cut_10", "map", "@k"),
     ("ndcg_cut", "ndcg_cut_10", "ndcg", "@k"),
-    ("ndcg_rel", "ndcg_rel", None, "not supported"),
-    ("Rndcg", "Rndcg", None, "not supported"),
-    ("binG", "binG", None, "not supported"),
-    ("G", "G", None, "not supported"),
+    ("ndcg_rel", "ndcg_rel", "ndcg_rel", "whole list; gain = rel, as ndcg"),
+    ("Rndcg", "Rndcg", "rndcg", "whole list; gain = rel, 0 without a rel >= -l"),
+    ("binG", "binG", "bin_g", "whole list; relevant means rel >= -l"),
+    ("G", "G", "normalized_gain", "whole list; gain = rel, as ndcg"),
     ("set_P", "set_P", "precision", "whole list"),
     ("set_recall", "set_recall", "recall", "whole list"),
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),

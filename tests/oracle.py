@@ -43,7 +43,7 @@ AVERAGE_CAPABLE = frozenset(
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
     | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
-    | {"num_nonrel_judged_ret"}
+    | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
@@ -340,6 +340,15 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
         return hits * hits / (len(rels) * n_rel) if rels and n_rel else 0.0
     if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
         return 1.0 * hits - 1.0 * (len(rels) - hits) + 0.0 * (n_rel - hits)
+    if metric == "bin_g":  # m_binG.c: 1 / log2(2 + non-relevant items above), over |R|
+        found, total = 0, 0.0
+        for i, rel in enumerate(rels, start=1):
+            if rel > 0:
+                found += 1
+                total += 1 / math.log2(2 + (i - found))
+        return total / n_rel if n_rel else 0.0
+    if metric in ("ndcg_rel", "normalized_gain", "rndcg"):
+        return _against_the_ideal(metric, rels, list(ul.ideal))
     x = LEVEL_METRICS[metric] if level is None else float(level)
     if metric == "iprec_at_recall":
         return _interpolated(rels, n_rel, x)
@@ -347,6 +356,38 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
         cut = int(x * n_rel + 0.9)
         return sum(1 for rel in rels[:cut] if rel > 0) / cut if cut else 0.0
     raise ValueError(f"unknown trec metric {metric!r}")
+
+
+def _against_the_ideal(metric: str, rels: list[float], ideal: list[float]) -> float:
+    """trec_eval's measures that walk the list beside its ideal order (gain = relevance):
+    ndcg_rel (m_ndcg_rel.c), G (m_G.c) and Rndcg (m_Rndcg.c), from their loops."""
+    n, n_rel = len(rels), len(ideal)
+    if not n_rel:
+        return 0.0
+    depth = max(n, n_rel)
+    listed = rels + [0.0] * (depth - n)
+    best = ideal + [0.0] * (depth - n_rel)
+    dcg, idcg = [0.0], [0.0]
+    for i in range(1, depth + 1):
+        dcg.append(dcg[-1] + listed[i - 1] / math.log2(i + 1))
+        idcg.append(idcg[-1] + best[i - 1] / math.log2(i + 1))
+    if metric == "ndcg_rel":  # each relevant item: ndcg where it is, or at the list's end
+        found = [dcg[i] / idcg[min(i, n_rel)] for i in range(1, n + 1) if rels[i - 1] > 0]
+        return (sum(found) + (n_rel - len(found)) * dcg[n] / idcg[n_rel]) / n_rel
+    if metric == "normalized_gain":  # each position costs max(ideal gain, 1)
+        cost, gained, total = 0.0, 0.0, 0.0
+        for i in range(1, n + 1):
+            cost += max(best[i - 1], 1.0)
+            gained += rels[i - 1]
+            if rels[i - 1] != 0:
+                total += rels[i - 1] / math.log2(2 + cost - gained)
+        return total / sum(ideal)
+    # rndcg: ndcg at the end of each ideal gain level, and at n when n > |R| + 1
+    ends = [b for b in range(1, n_rel + 1) if b == n_rel or ideal[b] != ideal[b - 1]]
+    points = [dcg[min(b, n)] / idcg[b] for b in ends]
+    if n > n_rel + 1:
+        points.append(dcg[n] / idcg[n_rel])
+    return sum(points) / len(points)
 
 
 def _bpref(order: Sequence[object], judged: dict[object, float], threshold: float) -> float:

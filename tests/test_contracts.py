@@ -48,6 +48,11 @@ def test_judged_offers_the_documented_columns() -> None:
         "n_relevant",
         "n_relevant_listed",
         "list_length",
+        "dcg_so_far",
+        "gain_so_far",
+        "ideal_dcg_at_pos",
+        "ideal_excess_at_pos",
+        "level_weight_at_pos",
     } == JUDGED_COLUMNS
 
 
@@ -124,9 +129,13 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute(
         "CREATE TABLE judged (user_id INT, pos INT, hit INT, gain DOUBLE, exp_gain DOUBLE,"
         " relevance DOUBLE, ideal_pos INT, scored_ideal_pos INT, hits_so_far INT,"
-        " n_relevant INT, n_relevant_listed INT, list_length INT)"
+        " n_relevant INT, n_relevant_listed INT, list_length INT, dcg_so_far DOUBLE,"
+        " gain_so_far DOUBLE, ideal_dcg_at_pos DOUBLE, ideal_excess_at_pos DOUBLE,"
+        " level_weight_at_pos DOUBLE)"
     )
-    connection.execute("INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3)")
+    connection.execute(
+        "INSERT INTO judged VALUES (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 1, 1, 1, 0, 1)"
+    )
     connection.execute(
         "CREATE TABLE judgements (user_id INT, pos INT, hit INT, nonrelevant_so_far INT,"
         " n_relevant INT, n_nonrelevant INT, list_length INT)"

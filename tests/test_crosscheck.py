@@ -640,6 +640,10 @@ TREC_NOCUT = [
     ("bpref", "bpref"),  # every interaction is judged: those at or below the threshold as 0
     ("set_map", "set_map"),
     ("utility", "utility"),
+    ("bin_g", "binG"),
+    ("normalized_gain", "G"),
+    ("ndcg_rel", "ndcg_rel"),
+    ("rndcg", "Rndcg"),
 ]
 # Not compared with trec_eval: success has no uncut form there; recip_rank has no
 # cutoff, so mrr@k is compared on a run cut to the top k (below); cg/dcg/exp gains, map_min,

@@ -85,7 +85,7 @@ def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
     [
         ("infAP", "inferred AP"),
         ("InfAP", "inferred AP"),
-        ("Rndcg", "Rndcg is not computed"),
+        ("relstring", "a string of relevance values"),
     ],
 )
 def test_measures_not_computed_say_why_and_suggest_nothing(text: str, reason: str) -> None:

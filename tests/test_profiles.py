@@ -264,6 +264,10 @@ TREC_MEASURES = {
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "set_map": "set_map",
     "utility": "utility",
+    "bin_g": "binG",
+    "normalized_gain": "G",
+    "ndcg_rel": "ndcg_rel",
+    "rndcg": "Rndcg",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).

@@ -33,15 +33,15 @@ PYTREC = {
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
     "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
-    "set_F", "utility", "num_nonrel_judged_ret",
+    "set_F", "utility", "num_nonrel_judged_ret", "binG", "G", "ndcg_rel", "Rndcg",
 }  # fmt: skip
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
     "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
-    "Rprec_mult", "utility",
-    "11pt_avg", "ndcg", "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10",
-    "map_cut_30", "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+    "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10", "map_cut_30",
+    "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P", "set_recall",
+    "set_map", "set_F", "num_nonrel_judged_ret",
 ]  # fmt: skip
 
 
@@ -450,7 +450,15 @@ def test_evaluate_takes_trec_eval_s_populations(tmp_path: Path, seed: int, popul
 
 
 @pytest.mark.parametrize(
-    "name", ["trec_measures", "trec_levels", "trec_bpref", "trec_set_map_utility"]
+    "name",
+    [
+        "trec_measures",
+        "trec_levels",
+        "trec_bpref",
+        "trec_set_map_utility",
+        "trec_bin_g",
+        "trec_ideal_order",
+    ],
 )
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     """The fixtures' hand-derived means, from pytrec_eval's per-query values over the
@@ -469,7 +477,12 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
     want = pytrec(run, qrels)
     population = sorted({user for user, docs in qrels.items() if max(docs.values()) > 0})
     assert population == (["1", "2", "3", "5"] if name == "trec_bpref" else ["1", "2", "3"])
-    keys = {"iprec_11pt_avg": "11pt_avg"}  # sqlmetrics' name -> pytrec_eval's
+    keys = {  # sqlmetrics' name -> pytrec_eval's
+        "iprec_11pt_avg": "11pt_avg",
+        "bin_g": "binG",
+        "normalized_gain": "G",
+        "rndcg": "Rndcg",
+    }
     for label, expected in case["expect"][0].items():
         if label == "users":
             continue

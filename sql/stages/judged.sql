@@ -9,6 +9,11 @@
 -- repeated position's rows all included, carried by one relevant row of each position (0 on
 -- the others), so a sum over the relevant rows counts each position once (RecTools' MAP) and a
 -- MAX over them reads each position's precision once. Otherwise it is dropped.
+-- For trec_eval's ndcg_rel, normalized_gain and rndcg, on the recommended rows: dcg_so_far and
+-- gain_so_far (the list's DCG and gain at positions 1..pos), ideal_dcg_at_pos (the ideal DCG
+-- of positions 1..min(pos, |R_u|)), ideal_excess_at_pos (the sum over those positions of
+-- max(relevance, 1) - 1) and level_weight_at_pos (joined.sql's level_weight_from, 0 beyond
+-- |R_u|).
 -- Unused columns are pruned per query.
 SELECT
   user_id,
@@ -38,5 +43,30 @@ SELECT
   SUM(CASE WHEN pos IS NOT NULL AND relevance > 0 THEN 1 ELSE 0 END) OVER (
     PARTITION BY user_id
   ) AS n_relevant_listed,
-  list_length
+  list_length,
+  SUM(CASE WHEN pos IS NOT NULL THEN relevance / LOG2(pos + 1) ELSE 0 END) OVER (
+    PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+  ) AS dcg_so_far,
+  SUM(CASE WHEN pos IS NOT NULL THEN relevance ELSE 0 END) OVER (
+    PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+  ) AS gain_so_far,
+  CASE
+    WHEN pos IS NOT NULL
+      THEN COALESCE(
+        ideal_dcg_through,
+        SUM(CASE WHEN ideal_pos IS NOT NULL THEN relevance / LOG2(ideal_pos + 1) ELSE 0 END) OVER (
+          PARTITION BY user_id
+        )
+      )
+  END AS ideal_dcg_at_pos,
+  CASE
+    WHEN pos IS NOT NULL
+      THEN COALESCE(
+        ideal_excess_through,
+        SUM(CASE WHEN ideal_pos IS NOT NULL THEN GREATEST(relevance, 1) - 1 ELSE 0 END) OVER (
+          PARTITION BY user_id
+        )
+      )
+  END AS ideal_excess_at_pos,
+  COALESCE(level_weight_from, 0) AS level_weight_at_pos
 FROM joined

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from sqlmetrics.catalog import metrics, parse_request
+from sqlmetrics.compose import WALKING
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -158,11 +159,11 @@ def every_metric(
         if metric.reads == "rated" and "rating" not in interactions.names:
             continue
         if (
-            metric.reads == "judgements"
+            (metric.reads == "judgements" or metric.name in WALKING)
             and options.get("ranks") == "literal"
             and "score" not in recommendations.names
         ):
-            continue  # bpref's walk needs an order a repeated literal rank leaves open
+            continue  # bpref's walk (and WALKING's) needs an order a repeated rank leaves open
         if metric.takes_cutoff:
             labels += [f"{metric.name}@{k}" for k in cutoffs]
         if not metric.requires_cutoff:

@@ -83,6 +83,8 @@ KNOWN_GAPS: dict[tuple[str, str, str], tuple[str, str]] = {
         "trec_measures",
         "trec_levels",
         "trec_set_map_utility",
+        "trec_bin_g",
+        "trec_ideal_order",
     )
 }
 

@@ -1,0 +1,152 @@
+WITH input_recommendations AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
+), list_counts AS (
+  SELECT
+    user_id,
+    COUNT(*) AS list_length
+  FROM input_recommendations
+  GROUP BY
+    user_id
+), truth AS (
+  SELECT
+    user_id,
+    item_id,
+    MAX(relevance) AS relevance,
+    ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY MAX(relevance) DESC, item_id DESC) AS ideal_pos,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    ranked_rows.user_id,
+    ranked_rows.item_id,
+    ranked_rows.pos,
+    list_counts.list_length
+  FROM (
+    SELECT
+      user_id,
+      item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+    FROM input_recommendations
+  ) AS ranked_rows
+  LEFT JOIN list_counts
+    ON ranked_rows.user_id = list_counts.user_id
+), ranked_ideal AS (
+  SELECT
+    ranked.user_id,
+    ranked.item_id,
+    ranked.pos,
+    ranked.list_length,
+    ideal.ideal_dcg_through
+  FROM ranked
+  LEFT JOIN (
+    SELECT
+      user_id,
+      ideal_pos,
+      ideal_dcg_through,
+      ideal_excess_through,
+      SUM(CASE WHEN level_end = 1 THEN 1 / ideal_dcg_through ELSE 0 END) OVER (
+        PARTITION BY user_id
+        ORDER BY ideal_pos DESC
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+      ) AS level_weight_from
+    FROM (
+      SELECT
+        user_id,
+        ideal_pos,
+        SUM(relevance / LOG(2, ideal_pos + 1)) OVER (
+          PARTITION BY user_id
+          ORDER BY ideal_pos
+          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        ) AS ideal_dcg_through,
+        SUM(GREATEST(relevance, 1) - 1) OVER (
+          PARTITION BY user_id
+          ORDER BY ideal_pos
+          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        ) AS ideal_excess_through,
+        CASE
+          WHEN LEAD(relevance) OVER (PARTITION BY user_id ORDER BY ideal_pos) = relevance
+          THEN 0
+          ELSE 1
+        END AS level_end
+      FROM truth
+    ) AS ideal_prefix
+  ) AS ideal
+    ON ranked.user_id = ideal.user_id AND ranked.pos = ideal.ideal_pos
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.pos,
+    ranked.list_length,
+    COALESCE(truth.relevance, 0) AS relevance,
+    truth.ideal_pos,
+    truth.n_relevant,
+    ranked.ideal_dcg_through
+  FROM ranked_ideal AS ranked
+  FULL OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+), judged AS (
+  SELECT
+    user_id,
+    pos,
+    CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
+    relevance AS gain,
+    relevance,
+    ideal_pos,
+    n_relevant,
+    list_length,
+    SUM(CASE WHEN NOT pos IS NULL THEN relevance / LOG(2, pos + 1) ELSE 0 END) OVER (PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS dcg_so_far,
+    CASE
+      WHEN NOT pos IS NULL
+      THEN COALESCE(
+        ideal_dcg_through,
+        SUM(
+          CASE WHEN NOT ideal_pos IS NULL THEN relevance / LOG(2, ideal_pos + 1) ELSE 0 END
+        ) OVER (PARTITION BY user_id)
+      )
+    END AS ideal_dcg_at_pos
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id,
+    MAX(n_relevant) AS n_relevant,
+    COALESCE(MAX(list_length), 0) AS list_length,
+    COALESCE(
+      (
+        SUM(
+          CASE WHEN NOT pos IS NULL AND hit = 1 THEN dcg_so_far / ideal_dcg_at_pos ELSE 0 END ORDER BY pos
+        ) + (
+          MAX(n_relevant) - SUM(CASE WHEN NOT pos IS NULL THEN hit ELSE 0 END)
+        ) * SUM(CASE WHEN NOT pos IS NULL THEN gain / LOG(2, pos + 1) ELSE 0 END ORDER BY pos) / NULLIF(
+          SUM(
+            CASE WHEN NOT ideal_pos IS NULL THEN relevance / LOG(2, ideal_pos + 1) ELSE 0 END ORDER BY ideal_pos
+          ),
+          0
+        )
+      ) / MAX(n_relevant),
+      0
+    ) AS m1
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(n_relevant) > 0
+)
+SELECT
+  COUNT(*) AS users,
+  AVG(m1 ORDER BY user_id) AS "ndcg_rel"
+FROM per_user;
