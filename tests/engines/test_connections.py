@@ -20,7 +20,7 @@ import pytest
 
 import sqlmetrics
 from tests.engines.cases import BAD_ROWS, TOLERANCE, Case, extra_cases, load_cases
-from tests.engines.conftest import EnginePool
+from tests.engines.conftest import SHARED_ENGINES, EnginePool
 from tests.engines.engines import DuckDBEngine, Engine
 from tests.engines.test_engines import loaded
 
@@ -120,6 +120,9 @@ def parameters() -> list[Any]:
     for way in WAYS:
         for case in filter(way.takes, CASES):
             marks: list[Any] = [getattr(pytest.mark, way.engine)]
+            if way.engine not in SHARED_ENGINES:
+                # with test_engines' tests of the case (its tables loaded once per engine)
+                marks.append(pytest.mark.xdist_group(f"engines-{case.name}"))
             if (way.id, case.name) in KNOWN_GAPS:
                 reason = KNOWN_GAPS[way.id, case.name]
                 marks.append(pytest.mark.xfail(reason=reason, strict=True))
