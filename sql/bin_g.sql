@@ -3,6 +3,7 @@
 -- definition: over the whole list, each relevant item listed at position i scores 1 / log2(2 + n_i), n_i = the items listed above it that are not relevant (judged or not); the sum divided by |R_u|, 0 without a relevant item listed.
 -- cutoff: none
 -- reads_whole_list: yes
+-- walks_positions: yes
 -- aggregate: mean
 -- ties_average: no
 -- aliases: bing

@@ -3,6 +3,7 @@
 -- definition: over the whole list of n items, the mean over the user's relevant items of an ndcg: for one listed at position i, dcg of positions 1..i / the ideal dcg of positions 1..min(i, |R_u|); for one not listed, dcg of the whole list / the ideal dcg of all |R_u|. Gain = relevance (as ndcg); 0 without a relevant item.
 -- cutoff: none
 -- reads_whole_list: yes
+-- walks_positions: yes
 -- aggregate: mean
 -- ties_average: no
 -- references: trec_eval `ndcg_rel` (m_ndcg_rel.c, gains = relevance levels); Jarvelin & Kekalainen (2002)

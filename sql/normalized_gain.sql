@@ -3,6 +3,7 @@
 -- definition: over the whole list, sum over the items listed with a gain (relevance) of gain_i / log2(2 + C_i - S_i), S_i = the list's gain at positions 1..i, C_i = i + the sum over the ideal positions 1..min(i, |R_u|) of max(relevance, 1) - 1 (the ideal gain so far, each position costing at least 1); divided by the user's total relevance. 0 without a relevant item.
 -- cutoff: none
 -- reads_whole_list: yes
+-- walks_positions: yes
 -- aggregate: mean
 -- ties_average: no
 -- aliases: g

@@ -3,6 +3,7 @@
 -- definition: over the whole list of n items, the mean of ndcg at each R level b (the count of the user's relevant items at or above each distinct relevance: dcg of positions 1..min(b, n) / the ideal dcg of 1..b), plus, when n > |R_u| + 1, the point dcg of the whole list / the ideal dcg of all |R_u|. Gain = relevance (as ndcg); 0 without a relevant item.
 -- cutoff: none
 -- reads_whole_list: yes
+-- walks_positions: yes
 -- aggregate: mean
 -- ties_average: no
 -- references: trec_eval `Rndcg` (m_Rndcg.c, gains = relevance levels); Jarvelin & Kekalainen (2002)

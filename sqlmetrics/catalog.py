@@ -47,6 +47,10 @@ class Metric:
     micro: bool  # aggregate: sum of numerators / sum of denominators instead of a mean of users
     ties_average: bool  # has an exact closed form under ties="average"
     reads_whole_list: bool  # needs every position, whatever the cutoff
+    # walks each list item by item in position order (a running sum), which a repeated literal
+    # rank leaves open: refused under ranks="literal" (walks_positions: yes; and every file over
+    # the judgements stage, bpref's walk)
+    walks_positions: bool
     query: exp.Select  # the file's SQL, header stripped
     # The stage it reads, one of SOURCES: "judged" (a per-user query over the population),
     # "scored"/"rated" (score and rating rows), or "lists" (over the top-k lists of every user
@@ -154,6 +158,7 @@ def parse_metric_file(path: Path) -> Metric:
         ties_average=header["ties_average"] == "yes",
         # Score and rating rows are whole lists; top-k lists stop at the cutoff like rankings.
         reads_whole_list=header.get("reads_whole_list") == "yes" or reads in ("scored", "rated"),
+        walks_positions=header.get("walks_positions") == "yes" or reads == "judgements",
         query=query,
         reads=reads,
         takes_score_threshold=header["cutoff"] in ("threshold", "level"),

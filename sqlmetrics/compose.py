@@ -59,9 +59,6 @@ DUPLICATES = ("error", "first")
 # a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
 # (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
 RANKS = ("consecutive", "literal")
-# Metric files over judged that walk the list item by item (a running sum in position order,
-# which a repeated literal rank leaves unordered): refused under ranks="literal", like bpref.
-WALKING = frozenset({"bin_g", "ndcg_rel", "normalized_gain", "rndcg"})
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -917,9 +914,7 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
             "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
             "rank column or ties"
         )
-    walking = [
-        r.label for r in requests if r.metric.reads == "judgements" or r.metric.name in WALKING
-    ]
+    walking = [r.label for r in requests if r.metric.walks_positions]
     if walking and inputs.rank is not None and options.ranks == "literal":
         raise SqlmetricsError(
             f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '

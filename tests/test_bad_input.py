@@ -302,3 +302,22 @@ def test_a_folder_is_read_whole_or_refused(tmp_path: Path) -> None:
     recs().to_parquet(folder / "c.parquet")
     with pytest.raises(SqlmetricsError, match=r"holds both Parquet \(1\) and CSV \(2\) files"):
         sqlmetrics.evaluate(folder, tmp_path / "truth.parquet", ["ndcg@3"])
+
+
+def test_literal_ranks_refuse_the_metrics_that_walk_positions_in_order() -> None:
+    """A repeated literal rank leaves the order of its items open, so every metric whose file
+    walks the list item by item (walks_positions: bpref over judgements, trec_eval's binG, G,
+    ndcg_rel, Rndcg) is refused by name; the others run."""
+    from sqlmetrics.catalog import metrics
+
+    walking = sorted(name for name, metric in metrics().items() if metric.walks_positions)
+    assert {"bpref", "bin_g", "ndcg_rel", "normalized_gain", "rndcg"} <= set(walking)
+    ranked = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "rank": [1, 1, 3]})
+    columns = {"score": None, "rank": "rank"}
+    with pytest.raises(SqlmetricsError) as refused:
+        sqlmetrics.evaluate(ranked, truth(), [*walking, "ndcg"], columns=columns, ranks="literal")
+    message = str(refused.value)
+    assert message.startswith(f'ranks="literal" cannot serve {", ".join(walking)}:')
+    assert "ndcg," not in message
+    served = sqlmetrics.evaluate(ranked, truth(), ["ndcg", "map"], columns=columns, ranks="literal")
+    assert served["users"][0] == 2

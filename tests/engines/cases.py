@@ -20,7 +20,6 @@ from typing import Any
 import yaml
 
 from sqlmetrics.catalog import metrics, parse_request
-from sqlmetrics.compose import WALKING
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -159,11 +158,11 @@ def every_metric(
         if metric.reads == "rated" and "rating" not in interactions.names:
             continue
         if (
-            (metric.reads == "judgements" or metric.name in WALKING)
+            metric.walks_positions
             and options.get("ranks") == "literal"
             and "score" not in recommendations.names
         ):
-            continue  # bpref's walk (and WALKING's) needs an order a repeated rank leaves open
+            continue  # a walk in position order (bpref's) needs what a repeated rank leaves open
         if metric.takes_cutoff:
             labels += [f"{metric.name}@{k}" for k in cutoffs]
         if not metric.requires_cutoff:
