@@ -28,6 +28,30 @@ def small() -> tuple[pd.DataFrame, pd.DataFrame]:
     return recs, truth
 
 
+_UNGROUPED = (
+    "pytest-xdist did not put this test in its xdist_group (--dist loadgroup), so tests sharing "
+    "a database server or a JVM would race on other workers: this pytest and pytest-xdist do "
+    "not work together; install the versions the dev extra allows (pip install -e '.[dev]')"
+)
+_ungrouped: set[str] = set()
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist's, which names each item's group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under --dist loadgroup, pytest-xdist appends "@group" to the node id of each item with
+    an xdist_group mark; when it does not (pytest 9.2 with xdist 3.8), every group is silently
+    ignored. Those tests then fail with the reason rather than race."""
+    if getattr(config.option, "loadgroup", False):
+        for item in items:
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+                _ungrouped.add(item.nodeid)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.nodeid in _ungrouped:
+        pytest.fail(_UNGROUPED, pytrace=False)
+
+
 # The engine summary (tests/engines/conftest.py selects the engines). These hooks live in the
 # root conftest so that they run where the summary is printed and the exit status decided: in
 # the one process without xdist, on the controller with it (pytest -n), which gets every

@@ -213,11 +213,21 @@ def test_evaluate_through_a_connection_equals_duckdb(
 
 
 def _postgres_state(engine: Engine) -> tuple[Any, ...]:
-    """What evaluate must leave as it was: relations, schemas, and settings changed in any
-    session (temporary schemas appear only with temporary tables)."""
-    relations = engine.query("SELECT count(*) FROM pg_class")[1]
-    schemas = engine.query("SELECT count(*) FROM pg_namespace")[1]
-    return relations[0][0], schemas[0][0]
+    """What evaluate must leave as it was: the relations and schemas, and whether the engine's
+    session has a temporary schema (it gets one with its first temporary table). Another
+    pytest-xdist worker runs the dbt tests on this server meanwhile: their schemas
+    (sqlmetrics_dbt_*), parity tables (dbt_*) and sessions' temporary schemas are not counted."""
+    relations = engine.query(
+        "SELECT count(*) FROM pg_class AS c JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+        "WHERE n.nspname NOT LIKE 'pg\\_%' AND n.nspname NOT LIKE 'sqlmetrics\\_dbt\\_%' "
+        "AND c.relname NOT LIKE 'dbt\\_%'"
+    )[1]
+    schemas = engine.query(
+        "SELECT count(*) FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%temp\\_%' "
+        "AND nspname NOT LIKE 'sqlmetrics\\_dbt\\_%'"
+    )[1]
+    temporary = engine.query("SELECT pg_my_temp_schema() <> 0")[1]
+    return relations[0][0], schemas[0][0], temporary[0][0]
 
 
 @pytest.mark.postgres
@@ -244,6 +254,7 @@ def test_a_select_only_role_evaluates_and_nothing_is_written(engine_pool: Engine
                 **evaluate_kwargs(case),
             )
             assert reader.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            assert reader.execute("SELECT pg_my_temp_schema() = 0").fetchone() == (True,)
             changed = reader.execute(
                 "SELECT name FROM pg_settings WHERE source = 'session'"
             ).fetchall()
