@@ -44,6 +44,7 @@ would give other numbers.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -445,7 +446,7 @@ def _null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
     ORDER BY (a NULL group last) sqlglot writes that key itself, but as one term that reads
     back as two: written here, the SQL reads back to itself.
     """
-    if target.generator_class.NULL_ORDERING_SUPPORTED is True:
+    if _orders_nulls(type(target)):
         return tree
     for order in list(tree.find_all(exp.Order)):
         keys: list[exp.Expr] = []
@@ -465,6 +466,13 @@ def _null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
             keys.append(ordered)
         order.set("expressions", keys)
     return tree
+
+
+@functools.cache
+def _orders_nulls(dialect: type[Dialect]) -> bool:
+    """Whether the dialect's generator writes NULLS FIRST/LAST, read from an instance: in
+    sqlglot's compiled build (sqlglot[c]) a generator's setting is not a class attribute."""
+    return dialect().generator().NULL_ORDERING_SUPPORTED is True
 
 
 def _nulls_first_by_default(target: Dialect, descending: bool) -> bool:
