@@ -305,7 +305,12 @@ class _Templater:
         clause = node.find_ancestor(exp.Join) if groups == "arm_groups" else node
         if clause is not None and (isinstance(node, exp.Group) or isinstance(clause, exp.Join)):
             text = f"{{% if {groups} %}} {self.sql(clause)}{{% endif %}}"
-            clause.replace(_var(text))
+            # In a Join's place the text goes in a Column (written as the text alone): walking
+            # the scope, Snowflake's generator reads each join's ``this``, which sqlglot's
+            # compiled build requires to be a node (a bare Var's is a string).
+            clause.replace(
+                exp.Column(this=_var(text)) if isinstance(clause, exp.Join) else _var(text)
+            )
         else:
             raise SqlmetricsError(f"a list of group columns only in {self.sql(node)}")
 
