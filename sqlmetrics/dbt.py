@@ -318,12 +318,14 @@ class _Templater:
 # rendering the macro bodies ----------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=64)
+@functools.cache
 def _composed_once(
     requests: tuple[MetricRequest, ...], variant: Variant, duckdb: bool
 ) -> exp.Query:
     """compose's portable query, which differs between adapters only for DuckDB's (its
-    ordered sums): composed once for the nine others of an export, not once per adapter."""
+    ordered sums): composed once for the nine others of an export, not once per adapter.
+    Unbounded, and emptied when the export ends: the adapters walk the ~100 variants in turn,
+    and a bounded LRU cache smaller than that never hits (half the export's CPU)."""
     options = Options(ties=variant.ties, threshold=_THRESHOLD, population=variant.population)
     dialect = "duckdb" if duckdb else "postgres"
     query = compose(requests, _inputs(variant), options, dialect=dialect, portable=True)
@@ -709,10 +711,15 @@ def export(folder: Path) -> list[Path]:
             version=__version__, adapters=", ".join(ADAPTERS)
         ),
         folder / "macros" / "sqlmetrics.sql": shared_macros(),
-        folder / "macros" / "adapters" / "default.sql": adapter_macros("default", DEFAULT_DIALECT),
     }
-    for adapter, dialect in ADAPTERS.items():
-        files[folder / "macros" / "adapters" / f"{adapter}.sql"] = adapter_macros(adapter, dialect)
+    try:
+        adapters = {"default": DEFAULT_DIALECT, **ADAPTERS}
+        for adapter, dialect in adapters.items():
+            files[folder / "macros" / "adapters" / f"{adapter}.sql"] = adapter_macros(
+                adapter, dialect
+            )
+    finally:
+        _composed_once.cache_clear()
     names = {path.relative_to(folder).as_posix() for path in files}
     try:
         (folder / "macros" / "adapters").mkdir(parents=True, exist_ok=True)
