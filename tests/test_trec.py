@@ -236,8 +236,11 @@ def test_measure_names_expand_as_trec_eval_s() -> None:
         "map", "success_1", "success_5", "success_10",
     ]  # fmt: skip
     assert [label for _, label in expand_measures(["P.5", "P_5"])] == ["P_5"]
-    with pytest.raises(sqlmetrics.SqlmetricsError, match="infap is not in sqlmetrics"):
-        expand_measures(["infAP"])
+    assert [label for _, label in expand_measures(["gm_bpref", "infAP", "recall_5"])] == [
+        "recall_5", "infAP", "gm_bpref",
+    ]  # fmt: skip
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="relstring is not in sqlmetrics"):
+        expand_measures(["relstring"])
     assert [label for _, label in expand_measures(["gm_bpref", "bpref", "map"])] == [
         "map", "bpref", "gm_bpref",
     ]  # fmt: skip
