@@ -822,14 +822,14 @@ def _input_stages(
         ("input_interactions", interactions),
     ]
     if pooled is not None:
-        # NULL (refused by the checks) and NaN stay: only a negative number is a pool row.
-        relevance = exp.column("relevance", "input_pool")
-        judged = exp.or_(relevance.is_(exp.null()), exp.not_(relevance.copy() < 0))
-        bound = [
-            bound[0],
-            ("input_pool", pooled),
-            ("input_interactions", exp.select("*").from_("input_pool").where(judged)),
-        ]
+        if inputs.relevance is not None:
+            # NULL (refused by the checks) and NaN stay: only a negative number is a pool row.
+            # The input read again rather than input_pool's rows (SELECT * over it): Spark
+            # cannot resolve truth.sql's MAX(relevance) over such a CTE.
+            relevance = exp.column(inputs.relevance, "interactions")
+            judged = exp.or_(relevance.is_(exp.null()), exp.not_(relevance.copy() < 0))
+            interactions.where(judged, copy=False)
+        bound.insert(1, ("input_pool", pooled))
     if options.duplicates == "first":
         first = stage("first_recommendations")
         if inputs.rank is not None:

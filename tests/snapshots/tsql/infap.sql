@@ -12,10 +12,12 @@ WITH input_recommendations AS (
   FROM interactions AS interactions
 ), input_interactions AS (
   SELECT
-    *
-  FROM input_pool
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
   WHERE
-    input_pool.relevance IS NULL OR NOT input_pool.relevance < 0
+    interactions.relevance IS NULL OR NOT interactions.relevance < 0
 ), ranked AS (
   SELECT
     user_id AS user_id,
