@@ -48,7 +48,7 @@ def complements_arms(
         and not per_user
         and user_pass is None
         and not portable
-        and not any(r.metric.reads in ("lists", "judgements") for r in requests)
+        and not any(r.metric.reads in ("lists", "judgements", "pool") for r in requests)
         # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
         # num_rel counts the relevant items of every user
         and not any(r.metric.summed or r.metric.exponential for r in requests)

@@ -25,7 +25,7 @@ from sqlmetrics.errors import SqlmetricsError
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
 REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
 # The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
-SOURCES = ("judged", "lists", "scored", "rated", "judgements")
+SOURCES = ("judged", "lists", "scored", "rated", "judgements", "pool")
 # ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
 DEFAULT_SCORE_THRESHOLD = 0.5
 # The largest cutoff: DuckDB's top-n aggregate takes n < 1,000,000, and no list is that long.
@@ -201,7 +201,6 @@ WHOLE_LIST_SPELLINGS = {
 # error says so instead of suggesting a metric of a similar spelling but another quantity
 # (bpref is not rprec). Matched on the name without its cutoff.
 ELSEWHERE = {
-    "infap": "inferred AP is not computed",
     "relstring": "a string of relevance values, not a number",
     "num_q": "the number of queries is the result's users column (and a line of --format trec)",
     "runid": "the run's tag is a line of --format trec",

@@ -320,7 +320,9 @@ def refuse_bad_rows(
         raise SqlmetricsError(
             f"interactions.{inputs.relevance.name} (the relevance column) is NULL, negative, "
             f"NaN or infinite in {total['bad_relevance']} row(s){example}; relevance must be a "
-            "finite number >= 0 (0 = not relevant)"
+            "finite number >= 0 (0 = not relevant), or negative only for infap (trec_eval's "
+            "infAP reads it as a document of the pool left unjudged; with infap asked every "
+            "other metric leaves such rows out)"
         )
     exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:

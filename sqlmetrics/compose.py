@@ -565,7 +565,7 @@ def compose(
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
         (source, _bound_source(source, per_user_stages[source], counted, options, population))
-        for source in ("scored", "rated", "judgements")
+        for source in ("scored", "rated", "judgements", "pool")
         if source in per_user_stages
     ]
     positives_only = plan.scored == "scored_positives"
@@ -607,7 +607,14 @@ def compose(
     if ranking and plan.ordered_sums and not hit_rows:
         _sum_in_position_order(per_user_stages["judged"])
 
-    bound = _input_stages(inputs, options, keys, user_pass, rating="rated" in per_user_stages)
+    bound = _input_stages(
+        inputs,
+        options,
+        keys,
+        user_pass,
+        rating="rated" in per_user_stages,
+        pool="pool" in per_user_stages,
+    )
     stages: list[tuple[str, exp.Expr]] = []
     if (list_lengths or diagnostics) and not top_k:
         stages.append(("list_counts", _list_counts(plan, inputs, options, dialect, diagnostics)))
@@ -795,19 +802,34 @@ def _input_stages(
     keys: Sequence[str],
     user_pass: UserPass | None,
     rating: bool,
+    pool: bool = False,
 ) -> list[tuple[str, exp.Expr]]:
     """The inputs bound to the stages' names (they already carry the group columns; the
     stages get them by widening), one pass's users only, and duplicates="first"'s
-    de-duplicated recommendations."""
+    de-duplicated recommendations. With ``pool`` (infap reads pool.sql) the interactions are
+    bound twice: input_pool with every row, input_interactions without the rows of a negative
+    relevance (the pool's unjudged documents), so every other stage reads what it reads
+    without infap."""
     recommendations = bind_recommendations(inputs)
     interactions = bind_interactions(inputs, rating=rating)
+    pooled = bind_interactions(inputs, rating=rating) if pool else None
     if user_pass is not None:
-        for binding in (recommendations, interactions):
-            binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
+        for binding in (recommendations, interactions, pooled):
+            if binding is not None:
+                binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
     bound: list[tuple[str, exp.Expr]] = [
         ("input_recommendations", recommendations),
         ("input_interactions", interactions),
     ]
+    if pooled is not None:
+        if inputs.relevance is not None:
+            # NULL (refused by the checks) and NaN stay: only a negative number is a pool row.
+            # The input read again rather than input_pool's rows (SELECT * over it): Spark
+            # cannot resolve truth.sql's MAX(relevance) over such a CTE.
+            relevance = exp.column(inputs.relevance, "interactions")
+            judged = exp.or_(relevance.is_(exp.null()), exp.not_(relevance.copy() < 0))
+            interactions.where(judged, copy=False)
+        bound.insert(1, ("input_pool", pooled))
     if options.duplicates == "first":
         first = stage("first_recommendations")
         if inputs.rank is not None:
@@ -1013,8 +1035,9 @@ def _per_user_stages(
         having.set("this", exp.and_(having.this, longest > 0))
     if population in JUDGED_POPULATIONS and "judged" in selects:
         selects["judged"].args["having"].set("this", population_condition(population))
-    if _needs_list(population) and "judgements" in selects:  # bpref: the users with a list
-        selects["judgements"].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
+    for walked in ("judgements", "pool"):  # bpref, infap: the users with a list
+        if _needs_list(population) and walked in selects:
+            selects[walked].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
     return selects, columns
 
 
@@ -1027,7 +1050,7 @@ def _bound_source(
     or not (its WHERE: a relevant one)."""
     source = stage(name)
     _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
-    if name == "judgements" and population in JUDGED_POPULATIONS:
+    if name in ("judgements", "pool") and population in JUDGED_POPULATIONS:
         judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
         source.set("where", exp.Where(this=judged))
     return bind_placeholders(source, threshold=number(options.threshold))

@@ -87,6 +87,7 @@ PROFILES: dict[str, Profile] = {
                 "rprec_mult": "rprec_mult",  # Rprec_mult.x
                 "bpref": "bpref",  # bpref
                 "gm_bpref": "gm_bpref",  # gm_bpref
+                "infap": "infap",  # infAP
                 "set_map": "set_map",  # set_map
                 "utility": "utility",  # utility (coefficients 1, -1, 0, 0)
                 "bin_g": "bin_g",  # binG
@@ -115,9 +116,9 @@ PROFILES: dict[str, Profile] = {
                 "with its query conventions: the queries of the run with judgements (-c: of "
                 "the qrels, --trec-complete), judged queries with nothing relevant as 0, "
                 "num_* summed, -M (--trec-max), -l (--trec-level; ndcg keeps every positive "
-                "rel as its gain). A qrels line with a negative rel is left out (trec_eval: in the "
-                "pool, not judged; no measure computed here tells it from a document never "
-                "judged).",
+                "rel as its gain). A qrels line with a negative rel (trec_eval: in the pool, not "
+                "judged) is read only when infap is asked, the one measure that tells it from "
+                "a document never judged; otherwise it is left out.",
                 "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
                 "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
                 "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
@@ -143,7 +144,13 @@ PROFILES: dict[str, Profile] = {
                 "m_Rndcg.c) compare the list with its ideal order position by position, gain "
                 "= rel; like ndcg they read every positive rel whatever -l is (Rndcg is 0 "
                 "for a query with nothing at -l, as trec_eval).",
-                "Not computed: infAP and the measures of -m all_trec listed "
+                "infap is infAP (m_infap.c): walking the whole list, each relevant item at "
+                "position p scores 1/p + ((p - 1 - items outside the pool above it) / p) x "
+                "(r - 1 + 1e-5) / (r - 1 + n + 2e-5), r the relevant items through it and n "
+                "the judged non-relevant ones above it; the sum over |R_u|. A negative "
+                "relevance is a document of the pool left unjudged (qrels rel < 0), an item "
+                "the interactions lack one outside the pool; relevant means rel >= -l.",
+                "Not computed: the measures of -m all_trec listed "
                 "in the table below; requesting one says so.",
             ),
             references=(
@@ -154,7 +161,8 @@ PROFILES: dict[str, Profile] = {
                 "m_ndcg.c, m_ndcg_cut.c, m_P.c, m_set_P.c, m_recall.c, m_success.c, "
                 "m_recip_rank.c, m_Rprec.c, m_set_recall.c, m_set_F.c, m_rel_P.c, "
                 "m_set_rel_P.c, m_num_rel_ret.c, m_set_map.c, m_utility.c, m_binG.c, "
-                "m_G.c, m_ndcg_rel.c, m_Rndcg.c, gain_init.c (gain = rel level)",
+                "m_G.c, m_ndcg_rel.c, m_Rndcg.c, gain_init.c (gain = rel level), m_infap.c "
+                "(INFAP_EPSILON 1e-5, trec_eval.h)",
             ),
         ),
         Profile(
@@ -599,6 +607,7 @@ GENERIC = (
     "iprec_11pt_avg",
     "bpref",
     "gm_bpref",
+    "infap",
     "rprec_mult",
     "set_map",
     "utility",

@@ -3,6 +3,7 @@ them, runs the composed query there and returns the small result as a DataFrame.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -275,6 +276,9 @@ def _evaluated(
                 f"TREC files are read by DuckDB, not {engine.name}: drop connection=, or load "
                 "the run and qrels into tables of your database first"
             )
+        if isinstance(interactions, TrecFile) and any(r.metric.reads == "pool" for r in requests):
+            # infap reads the qrels lines of a negative rel (the pool's unjudged documents)
+            interactions = dataclasses.replace(interactions, unjudged=True)
         recs = engine.bind(recommendations, "recommendations")
         bound(recs)
         truth = engine.bind(interactions, "interactions")

@@ -44,6 +44,9 @@ class TrecFile:
     path: str
     kind: str  # "run" or "qrels"
     max_per_query: int | None = None  # run only: trec_eval -M, the first n docs per query
+    # qrels only: keep the lines of a negative rel (the pool's unjudged documents); evaluate
+    # sets it when infap is asked, the one metric that reads them (read_qrels says why)
+    unjudged: bool = False
 
     @property
     def layout(self) -> str:
@@ -75,10 +78,11 @@ def read_run(path: str | os.PathLike[str], *, max_per_query: int | None = None) 
 def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
     """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
     interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel. A
-    line with a negative rel is left out: trec_eval reads it as a document of the pool left
-    unjudged (RELVALUE_UNJUDGED, form_res_rels.c), which no measure sqlmetrics computes tells
-    from a document never judged (bpref skips both; every other one reads them as not
-    relevant), while a line with rel 0 is judged non-relevant (bpref counts it)."""
+    line with a negative rel is a document of the pool left unjudged for trec_eval
+    (RELVALUE_UNJUDGED, form_res_rels.c): only infap (infAP) tells it from a document never
+    judged, so the line is kept (as that negative relevance) only when infap is asked, and
+    left out otherwise (bpref skips both; every other measure reads them as not relevant),
+    while a line with rel 0 is judged non-relevant (bpref and infap count it)."""
     return TrecFile(_existing(path, "qrels"), "qrels")
 
 
@@ -151,13 +155,14 @@ def _parsed(trec: TrecFile) -> tuple[exp.Select, exp.Expr]:
 def relation(trec: TrecFile, unjudged: bool = False) -> exp.Expr:
     """The file as a relation: (user_id, item_id, score, tag) for a run, (user_id, item_id,
     relevance) for qrels, without the lines of a negative rel (read_qrels says why) unless
-    ``unjudged``. Malformed lines are left out here; ``check`` refuses them first."""
+    ``unjudged`` or the file's own ``unjudged``. Malformed lines are left out here; ``check``
+    refuses them first."""
     parsed, value = _parsed(trec)
     user = exp.alias_(_field(1), "user_id")
     item = exp.alias_(_field(3), "item_id")
     if trec.kind == "qrels":
         select = parsed.select(user, item, exp.alias_(value, "relevance"), append=False)
-        if not unjudged:
+        if not (unjudged or trec.unjudged):
             select = select.where(exp.GTE(this=value.copy(), expression=exp.Literal.number(0)))
         return select.subquery("qrels")
     select = parsed.select(
@@ -292,6 +297,7 @@ MEASURES: dict[str, Measure] = {
         Measure("iprec_at_recall", levels=RECALL_LEVELS),
         Measure("P", CUTOFFS),
         Measure("recall", CUTOFFS),
+        Measure("infAP"),
         Measure("gm_bpref", geometric=True),
         Measure("Rprec_mult", levels=R_MULTIPLES),
         Measure("utility"),
@@ -485,8 +491,8 @@ def trec_eval(
     def value(name: str, label: str, qid: str) -> float:
         """A query's value from evaluate. The one query trec_eval counts that evaluate cannot
         see: one whose qrels lines all have a negative rel (read_qrels leaves such lines out,
-        so it has no interaction); it has nothing relevant and no judged document, so it
-        scores what a query judged with nothing relevant scores."""
+        and infap's other stages too, so it has no judgement); it has nothing relevant and no
+        judged document, so it scores what a query judged with nothing relevant scores."""
         if qid in values[label]:
             return values[label][qid]
         if name == "num_ret":
@@ -558,8 +564,8 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     (
         "infAP",
         "infAP",
-        None,
-        "not supported: needs the pool's unjudged documents (qrels rel < 0), which are left out",
+        "infap",
+        "whole list; rel < 0 in the pool, not judged; a document outside the qrels not pooled",
     ),
     ("gm_bpref", "gm_bpref", "gm_bpref", "geometric mean, floor 1e-5"),
     (

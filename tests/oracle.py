@@ -43,10 +43,13 @@ AVERAGE_CAPABLE = frozenset(
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
     | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
-    | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg"}
+    | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg", "infap"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
 JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
+# trec_eval's infAP: the pool's unjudged documents (a negative relevance) too (m_infap.c).
+POOL_METRICS = frozenset({"infap"})
+INFAP_EPSILON = 0.00001  # trec_eval.h
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
 LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
 SUMMED_METRICS = frozenset(
@@ -106,11 +109,14 @@ def _truth_by_user(interactions: Iterable[dict], threshold: float) -> dict[objec
     }
 
 
-def _judged_by_user(interactions: Iterable[dict]) -> dict[object, dict]:
-    """Map user -> {item: relevance} of every interaction (each a judgement), max relevance."""
+def _judged_by_user(interactions: Iterable[dict], pool: bool = False) -> dict[object, dict]:
+    """Map user -> {item: relevance} of every interaction (each a judgement), max relevance;
+    a negative relevance (in the pool, not judged: read only by infap) only with ``pool``."""
     best: dict[object, dict[object, float]] = {}
     for row in interactions:
         rel = float(row.get("relevance", 1))
+        if rel < 0 and not pool:
+            continue
         items = best.setdefault(row["user_id"], {})
         items[row["item_id"]] = max(rel, items.get(row["item_id"], rel))
     return best
@@ -408,6 +414,35 @@ def _bpref(order: Sequence[object], judged: dict[object, float], threshold: floa
     return total / n_rel if n_rel else 0.0
 
 
+def _infap(order: Sequence[object], pool: dict[object, float], threshold: float) -> float:
+    """trec_eval's infAP (m_infap.c) on one ranked list of item ids: walk the list at 0-based
+    rank j; an item outside the pool is skipped (it only moves j), an unjudged one (negative)
+    and a judged non-relevant one are counted; a relevant one scores 1 at j = 0, else 1/(j+1)
+    + (j/(j+1)) ((rel - 1 + nonrel + unjudged)/j) (rel - 1 + e)/(rel - 1 + nonrel + 2e), rel
+    counting itself; the sum over the relevant judgements."""
+    n_rel = sum(1 for rel in pool.values() if rel > threshold)
+    rel_so_far = nonrel_so_far = unjudged_so_far = 0
+    total = 0.0
+    for j, item in enumerate(order):
+        if item not in pool:
+            continue
+        if pool[item] < 0:
+            unjudged_so_far += 1
+        elif pool[item] <= threshold:
+            nonrel_so_far += 1
+        else:
+            rel_so_far += 1
+            if j == 0:
+                total += 1.0
+            else:
+                seen = rel_so_far - 1 + nonrel_so_far + unjudged_so_far
+                total += 1.0 / (j + 1) + (j / (j + 1)) * (seen / j) * (
+                    (rel_so_far - 1 + INFAP_EPSILON)
+                    / (rel_so_far - 1 + nonrel_so_far + 2 * INFAP_EPSILON)
+                )
+    return total / n_rel if n_rel else 0.0
+
+
 def _judgement_value(
     metric: str, order: Sequence[object], judged: dict[object, float], threshold: float
 ) -> tuple[float, float]:
@@ -528,12 +563,15 @@ def _per_user_num_den(
         _check_args(metric, k, ties, population)
     truth = _truth_by_user(interactions, threshold)
     judged = _judged_by_user(interactions)
+    pool = _judged_by_user(interactions, pool=True)
     recs = _recs_by_user(recommendations)
 
     def values(order: Sequence[object], ul: UserList, user: object) -> list[tuple[float, float]]:
         return [
             _judgement_value(metric, order, judged[user], threshold)
             if metric in JUDGEMENT_METRICS
+            else (_infap(order, pool[user], threshold), 1.0)
+            if metric in POOL_METRICS
             else _num_den(metric, ul, k)
             for metric, k in specs
         ]

@@ -80,14 +80,18 @@ CASES: dict[str, tuple[object, object, str]] = {
         truth(relevance=[1, -2]),
         "interactions.relevance (the relevance column) is NULL, negative, NaN or infinite in 1 "
         "row(s), e.g. user_id=2, item_id=20, relevance=-2; relevance must be a finite number "
-        ">= 0 (0 = not relevant)",
+        ">= 0 (0 = not relevant), or negative only for infap (trec_eval's infAP reads it as a "
+        "document of the pool left unjudged; with infap asked every other metric leaves such "
+        "rows out)",
     ),
     "null relevance": (
         recs(),
         truth(relevance=[None, 2]),
         "interactions.relevance (the relevance column) is NULL, negative, NaN or infinite in 1 "
         "row(s), e.g. user_id=1, item_id=11, relevance=None; relevance must be a finite number "
-        ">= 0 (0 = not relevant)",
+        ">= 0 (0 = not relevant), or negative only for infap (trec_eval's infAP reads it as a "
+        "document of the pool left unjudged; with infap asked every other metric leaves such "
+        "rows out)",
     ),
     "repeated ranks": (
         pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 11, 20], "rank": [1, 1, 1]}),

@@ -17,7 +17,7 @@ STAND_INS = {"hits_through_position"}
 JUDGED_COLUMNS = {column.alias_or_name for column in stage("judged").expressions} - STAND_INS
 SOURCE_COLUMNS = {
     source: {column.alias_or_name for column in stage(source).expressions} - STAND_INS
-    for source in ("judged", "scored", "rated", "judgements")
+    for source in ("judged", "scored", "rated", "judgements", "pool")
 }
 # Per-user queries over a stage; the metrics over the lists are checked apart below.
 METRICS = sorted(name for name, metric in metrics().items() if metric.reads in SOURCE_COLUMNS)
@@ -81,6 +81,20 @@ def test_judgements_offers_the_documented_columns() -> None:
     } == SOURCE_COLUMNS["judgements"]
 
 
+def test_pool_offers_the_documented_columns() -> None:
+    assert {
+        "user_id",
+        "pos",
+        "hit",
+        "relevant_so_far",
+        "nonrelevant_so_far",
+        "unjudged_so_far",
+        "n_relevant",
+        "n_nonrelevant",
+        "list_length",
+    } == SOURCE_COLUMNS["pool"]
+
+
 @pytest.mark.parametrize("name", METRICS)
 def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     metric = metrics()[name]
@@ -107,7 +121,7 @@ def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     )
     # The metrics over scored and rated rows are micro: their per-user parts add up over any
     # users. Those over judged and judgements are per-user values over the population.
-    assert metric.reads in ("judged", "judgements") or metric.micro
+    assert metric.reads in ("judged", "judgements", "pool") or metric.micro
     # Never a one-argument LOG: its base differs between engines (LOG2 parses with its base).
     assert all(node.args.get("expression") is not None for node in query.find_all(exp.Log))
 
@@ -141,6 +155,12 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         " n_relevant INT, n_nonrelevant INT, list_length INT)"
     )
     connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3)")
+    connection.execute(
+        "CREATE TABLE pool (user_id INT, pos INT, hit INT, relevant_so_far INT,"
+        " nonrelevant_so_far INT, unjudged_so_far INT, n_relevant INT, n_nonrelevant INT,"
+        " list_length INT)"
+    )
+    connection.execute("INSERT INTO pool VALUES (1, 1, 1, 1, 0, 0, 1, 0, 3)")
     parameters: dict[str, float] | None = {"k": 3} if "$k" in text else None
     for name, constant in CUTOFF_CONSTANTS.items():
         if f"${name}" in text:

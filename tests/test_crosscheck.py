@@ -644,6 +644,7 @@ TREC_NOCUT = [
     ("normalized_gain", "G"),
     ("ndcg_rel", "ndcg_rel"),
     ("rndcg", "Rndcg"),
+    ("infap", "infAP"),  # no negative relevance here: every document judged or outside the pool
 ]
 # Not compared with trec_eval: success has no uncut form there; recip_rank has no
 # cutoff, so mrr@k is compared on a run cut to the top k (below); cg/dcg/exp gains, map_min,

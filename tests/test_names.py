@@ -83,8 +83,6 @@ def test_whole_list_set_measures_take_no_cutoff(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("infAP", "inferred AP"),
-        ("InfAP", "inferred AP"),
         ("relstring", "a string of relevance values"),
     ],
 )

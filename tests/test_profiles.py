@@ -261,6 +261,7 @@ TREC_MEASURES = {
     "rprec_mult": "Rprec_mult",
     "bpref": "bpref",
     "gm_bpref": "gm_bpref",
+    "infap": "infAP",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "set_map": "set_map",
     "utility": "utility",

@@ -33,11 +33,12 @@ PYTREC = {
     "recip_rank", "iprec_at_recall", "gm_bpref", "P.5,10,15,20,30,100,200,500,1000",
     "recall.5,10,30", "Rprec_mult", "11pt_avg", "ndcg", "ndcg_cut.5,10,30", "map_cut.5,10,30",
     "relative_P.5,10", "success.1,5,10", "set_P", "set_relative_P", "set_recall", "set_map",
-    "set_F", "utility", "num_nonrel_judged_ret", "binG", "G", "ndcg_rel", "Rndcg",
+    "set_F", "utility", "num_nonrel_judged_ret", "binG", "G", "ndcg_rel", "Rndcg", "infAP",
 }  # fmt: skip
 OURS = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "gm_bpref",
+    "recip_rank", "iprec_at_recall", "P", "recall_5", "recall_10", "recall_30", "infAP",
+    "gm_bpref",
     "Rprec_mult", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
     "ndcg_cut.5", "ndcg_cut_10", "ndcg_cut_30", "map_cut_5", "map_cut_10", "map_cut_30",
     "relative_P_5", "relative_P_10", "success", "set_P", "set_relative_P", "set_recall",
@@ -183,6 +184,82 @@ def test_max_per_query_is_trec_eval_minus_M(tmp_path: Path, n: int) -> None:
     assert any(whole[q]["set_recall"] != want[q]["set_recall"] for q in want), "-M changed nothing"
 
 
+def sampled_pool(seed: int) -> tuple[Run, Qrels]:
+    """A judged sample of a pool (infAP's setting): most qrels lines unjudged (rel -1 or -2),
+    many retrieved documents outside the qrels, tied scores; query 004 only unjudged lines,
+    query 005 judged with nothing relevant."""
+    rng = random.Random(seed)
+    docs = [str(n) for n in (1, 2, 9, 10, 11, 99, 100, 101)] + [f"d{n}" for n in range(22)]
+    run: Run = {}
+    qrels: Qrels = {}
+    for q in range(10):
+        qid = f"{q + 1:03d}"
+        picked = rng.sample(docs, rng.randint(1, 25))
+        run[qid] = {d: float(rng.choice([0.5, 1.0, 1.5, rng.random()])) for d in picked}
+        grades = [-2, -1, -1] if q == 3 else [-1, 0] if q == 4 else [-2, -1, -1, 0, 0, 1, 2]
+        qrels[qid] = {d: rng.choice(grades) for d in rng.sample(docs, rng.randint(1, 20))}
+    return run, qrels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize(("level", "complete"), [(1, False), (2, False), (1, True)])
+def test_infap_matches_pytrec_eval_on_a_sampled_pool(
+    tmp_path: Path, seed: int, level: int, complete: bool
+) -> None:
+    """infAP per query and its mean to 1e-9, with bpref and map beside it (which read the
+    unjudged lines as before), under -l 2 and -c too."""
+    run, qrels = sampled_pool(seed)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    want = pytrec(run, qrels, level)
+    assert want["004"]["infAP"] == 0 and want["005"]["infAP"] == 0
+    # the data must hold what infAP weighs: a relevant document below an unjudged one
+    assert any(0 < want[q]["infAP"] != want[q]["map"] for q in want)
+    measures = ["map", "bpref", "infAP", "P_10"]
+    got = as_dict(
+        trec_eval(run_path, qrels_path, measures, per_query=True, level=level, complete=complete)
+    )
+    assert not compare(got, want, set(qrels) if complete else set(want))
+
+
+def test_infap_changes_no_other_measure(tmp_path: Path) -> None:
+    """Asking infAP beside every other measure leaves each of their lines as it is without it
+    (the qrels' negative lines are read by infAP alone)."""
+    run, qrels = sampled_pool(5)
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    others = [name for name in OURS if name != "infAP"]
+    alone = trec_text(trec_eval(run_path, qrels_path, others, per_query=True))
+    beside = trec_eval(run_path, qrels_path, OURS, per_query=True)
+    assert trec_text(beside[beside["measure"] != "infAP"]) == alone
+
+
+def test_evaluate_reads_negative_relevance_only_for_infap() -> None:
+    """A negative relevance is refused unless infap is asked; with infap every other metric
+    gives what it gives on the interactions without those rows."""
+    import pandas as pd
+
+    run, qrels = sampled_pool(6)
+    recs = pd.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["user_id", "item_id", "score"],
+    )
+    inter = pd.DataFrame(
+        [(q, d, r) for q, docs in qrels.items() for d, r in docs.items()],
+        columns=["user_id", "item_id", "relevance"],
+    )
+    others = ["map", "bpref", "ndcg@5", "num_nonrel_judged_ret", "precision@3"]
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="negative only for infap"):
+        sqlmetrics.evaluate(recs, inter, others, profile="trec_eval")
+    for population in ("all", "judged", "all_judged"):
+        options = {"profile": "trec_eval", "per_user": True, "population": population}
+        beside = sqlmetrics.evaluate(recs, inter, [*others, "infAP"], **options)
+        judged = inter[inter["relevance"] >= 0]
+        alone = sqlmetrics.evaluate(recs, judged, others, **options)
+        pd.testing.assert_frame_equal(beside.drop(columns=["infAP"]), alone)
+        want = pytrec(run, qrels)
+        for user, value in zip(beside["user_id"], beside["infAP"], strict=True):
+            assert abs(value - want[user]["infAP"]) < 1e-9, (population, user)
+
+
 def test_evaluate_reads_trec_files(tmp_path: Path) -> None:
     """The Python API: read_run / read_qrels as evaluate's inputs, qids and docnos as text
     ("010" is not 10), the profile giving trec_eval's values for the queries it scores."""
@@ -236,8 +313,11 @@ def test_measure_names_expand_as_trec_eval_s() -> None:
         "map", "success_1", "success_5", "success_10",
     ]  # fmt: skip
     assert [label for _, label in expand_measures(["P.5", "P_5"])] == ["P_5"]
-    with pytest.raises(sqlmetrics.SqlmetricsError, match="infap is not in sqlmetrics"):
-        expand_measures(["infAP"])
+    assert [label for _, label in expand_measures(["gm_bpref", "infAP", "recall_5"])] == [
+        "recall_5", "infAP", "gm_bpref",
+    ]  # fmt: skip
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="relstring is not in sqlmetrics"):
+        expand_measures(["relstring"])
     assert [label for _, label in expand_measures(["gm_bpref", "bpref", "map"])] == [
         "map", "bpref", "gm_bpref",
     ]  # fmt: skip
@@ -458,6 +538,7 @@ def test_evaluate_takes_trec_eval_s_populations(tmp_path: Path, seed: int, popul
         "trec_set_map_utility",
         "trec_bin_g",
         "trec_ideal_order",
+        "trec_infap",
     ],
 )
 def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
@@ -476,8 +557,11 @@ def test_trec_fixtures_match_pytrec_eval(name: str) -> None:
         qrels.setdefault(str(row["user_id"]), {})[str(row["item_id"])] = row["relevance"]
     want = pytrec(run, qrels)
     population = sorted({user for user, docs in qrels.items() if max(docs.values()) > 0})
-    assert population == (["1", "2", "3", "5"] if name == "trec_bpref" else ["1", "2", "3"])
+    assert population == (
+        ["1", "2", "3", "5"] if name in ("trec_bpref", "trec_infap") else ["1", "2", "3"]
+    )
     keys = {  # sqlmetrics' name -> pytrec_eval's
+        "infap": "infAP",
         "iprec_11pt_avg": "11pt_avg",
         "bin_g": "binG",
         "normalized_gain": "G",

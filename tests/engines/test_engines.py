@@ -85,6 +85,7 @@ KNOWN_GAPS: dict[tuple[str, str, str], tuple[str, str]] = {
         "trec_set_map_utility",
         "trec_bin_g",
         "trec_ideal_order",
+        "trec_infap",
     )
 }
 
