@@ -823,11 +823,18 @@ def _input_stages(
     ]
     if pooled is not None:
         if inputs.relevance is not None:
-            # NULL (refused by the checks) and NaN stay: only a negative number is a pool row.
-            # The input read again rather than input_pool's rows (SELECT * over it): Spark
-            # cannot resolve truth.sql's MAX(relevance) over such a CTE.
+            # Only a finite negative number is a pool row (x * 0 = 0 holds for finite numbers
+            # only): NULL, NaN and -infinity stay, for the checks to refuse. The input read
+            # again rather than input_pool's rows (SELECT * over it): Spark cannot resolve
+            # truth.sql's MAX(relevance) over such a CTE.
             relevance = exp.column(inputs.relevance, "interactions")
-            judged = exp.or_(relevance.is_(exp.null()), exp.not_(relevance.copy() < 0))
+            finite = exp.EQ(this=relevance.copy() * 0, expression=exp.Literal.number(0))
+            unjudged = exp.and_(relevance.copy() < 0, finite)
+            # a CASE, not a boolean value: T-SQL has none, and unknown (NULL) must keep the row
+            pooled_row = (
+                exp.case().when(unjudged, exp.Literal.number(1)).else_(exp.Literal.number(0))
+            )
+            judged = exp.EQ(this=pooled_row, expression=exp.Literal.number(0))
             interactions.where(judged, copy=False)
         bound.insert(1, ("input_pool", pooled))
     if options.duplicates == "first":

@@ -127,6 +127,18 @@ def test_bad_input_message(case: str) -> None:
     assert str(raised.value) == message
 
 
+def test_infap_reads_a_negative_relevance_but_not_an_infinite_one() -> None:
+    """With infap asked a negative relevance is a document of the pool left unjudged;
+    -infinity is no such thing, and is refused as without infap."""
+    recommendations, interactions, message = CASES["negative relevance"]
+    got = sqlmetrics.evaluate(recommendations, interactions, ["infap", "ndcg@3"])
+    assert list(got["users"]) == [1]
+    infinite = interactions.assign(relevance=[1.0, float("-inf")])
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recommendations, infinite, ["infap", "ndcg@3"])
+    assert str(raised.value) == message.replace("relevance=-2", "relevance=-inf")
+
+
 @pytest.mark.parametrize("case", ["nan score", "negative relevance", "repeated ranks"])
 def test_cli_refuses_bad_files_and_writes_nothing(case: str, tmp_path: Path) -> None:
     recommendations, interactions, message = CASES[case]

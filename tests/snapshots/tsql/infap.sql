@@ -17,7 +17,11 @@ WITH input_recommendations AS (
     interactions.relevance AS relevance
   FROM interactions AS interactions
   WHERE
-    interactions.relevance IS NULL OR NOT interactions.relevance < 0
+    CASE
+      WHEN interactions.relevance < 0 AND interactions.relevance * 0 = 0
+      THEN 1
+      ELSE 0
+    END = 0
 ), ranked AS (
   SELECT
     user_id AS user_id,
