@@ -475,6 +475,8 @@ def spark_context(tmp_path_factory: pytest.TempPathFactory) -> Any:
     session = (
         SparkSession.builder.master("local[1]")
         .appName("sqlmetrics-profiles")
+        # the JVM outlives this session: the engine tests' (tests/engines/engines.py) need 2g
+        .config("spark.driver.memory", "2g")
         .config("spark.ui.enabled", "false")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.sql.shuffle.partitions", "1")

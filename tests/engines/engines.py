@@ -236,6 +236,13 @@ class SparkEngine(Engine):
             .config("spark.default.parallelism", "2")
             .config("spark.sql.warehouse.dir", warehouse)
             .config("spark.sql.session.timeZone", "UTC")
+            # One JVM runs every Spark test of a run (their xdist group), ~30,000 jobs: with
+            # the default 1 GB heap and the status of the last 1,000 jobs, stages and queries
+            # kept, it ran out of memory (CI, AGGREGATE_OUT_OF_MEMORY, then a dead gateway).
+            .config("spark.driver.memory", "2g")
+            .config("spark.ui.retainedJobs", "50")
+            .config("spark.ui.retainedStages", "50")
+            .config("spark.sql.ui.retainedExecutions", "50")
             .getOrCreate()
         )
         self.spark.sparkContext.setLogLevel("ERROR")

@@ -366,13 +366,19 @@ def test_a_timeout_or_ctrl_c_cancels_the_query_on_the_server(engine_pool: Engine
         assert _running(engine) == []
         connection.rollback()
         timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+        # Python's own Ctrl-C, as a user's process has it: a SparkContext this worker opened
+        # for an earlier test installs a handler of its own (it cancels Spark's jobs).
+        handler = signal.signal(signal.SIGINT, signal.default_int_handler)
         timer.start()
         started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            sqlmetrics.evaluate(
-                SLOW, interactions, ["ndcg@10"], connection=connection, dialect="postgres"
-            )
-        timer.join()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                sqlmetrics.evaluate(
+                    SLOW, interactions, ["ndcg@10"], connection=connection, dialect="postgres"
+                )
+        finally:
+            timer.join()
+            signal.signal(signal.SIGINT, handler)
         assert time.monotonic() - started < 30
         time.sleep(0.2)
         assert _running(engine) == []
