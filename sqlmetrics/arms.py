@@ -28,6 +28,7 @@ from sqlmetrics.compose import (
     widest_population,
     with_ctes,
 )
+from sqlmetrics.sums import exact_sum
 
 
 def complements_arms(
@@ -149,7 +150,7 @@ def complement_arms(
     in_population = "judged" in stages and len(stages) > 1  # see _final's population
     names = [name for column in columns for name in column.names]
 
-    def sums(select: exp.Select, table: str, ordered: bool) -> exp.Select:
+    def sums(select: exp.Select, table: str) -> exp.Select:
         counted = exp.column("in_population", table) if in_population else exp.Star()
         select.select(
             exp.alias_(exp.func("COUNT", exp.Star()), "per_user_rows"),
@@ -157,12 +158,11 @@ def complement_arms(
             copy=False,
         )
         for name in names:
-            value: exp.Expr = exp.column(name, table)
-            if ordered:  # in user order, as _final's sums, for the same bits on every run
-                in_user_order = [*map(exp.column, keys), exp.column("user_id")]
-                value = exp.Order(this=value, expressions=in_user_order)
+            value = exp.column(name, table)
+            # exact on DuckDB, as _final's sums, for the same bits on every run
+            summed = exact_sum(value) if dialect == "duckdb" else exp.func("SUM", value)
             select.select(
-                exp.alias_(exp.func("SUM", value), f"{name}_sum"),
+                exp.alias_(summed, f"{name}_sum"),
                 exp.alias_(exp.func("COUNT", exp.column(name, table)), f"{name}_count"),
                 copy=False,
             )
@@ -175,11 +175,10 @@ def complement_arms(
             sums(
                 exp.select(*map(exp.column, keys)).from_("per_user").group_by(*keys),
                 "per_user",
-                ordered=dialect == "duckdb",
             ),
         ),
-        ("unlisted_sums", sums(exp.select().from_(per_user_unlisted), per_user_unlisted, False)),
-        ("covered_sums", sums(covered(per_user_unlisted), "covered", False)),
+        ("unlisted_sums", sums(exp.select().from_(per_user_unlisted), per_user_unlisted)),
+        ("covered_sums", sums(covered(per_user_unlisted), "covered")),
     ]
     parts = ("listed_sums", "unlisted_sums", "covered_sums")
 

@@ -24,6 +24,7 @@ from sqlglot import exp
 from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, sql_folder
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.sums import exact_mean, exact_sum
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -490,7 +491,6 @@ def compose(
     diagnostics: bool = False,
     user_pass: UserPass | None = None,
     score_floor: float | None = None,
-    one_sort: bool = False,
     portable: bool = False,
     cross_arms: bool = False,
 ) -> exp.Query:
@@ -501,9 +501,7 @@ def compose(
     users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
     (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below
-    it; ``one_sort`` makes DuckDB's means read one sorted list of per_user's rows (_final)
-    instead of sorting per metric (the dbt package templates each metric's aggregate on its
-    own, so to_sql keeps those). ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on
+    it. ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on
     DuckDB either (the dbt package templates the cutoff and the columns into the portable
     stages). ``cross_arms``: a group column only the recommendations have is crossed into the
     interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
@@ -604,7 +602,7 @@ def compose(
         ranked = _with_list_lengths(ranked)
     top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
     hit_rows = plan.judged == "judged_hits"
-    if ranking and plan.ordered_sums and not hit_rows:
+    if ranking and plan.same_bits and not hit_rows:
         _sum_in_position_order(per_user_stages["judged"])
 
     bound = _input_stages(
@@ -671,8 +669,7 @@ def compose(
             columns,
             inputs,
             per_user,
-            ordered_sums=plan.ordered_sums,
-            one_sort=one_sort and plan.ordered_sums,
+            exact_sums=plan.same_bits,
             sums=user_pass is not None,
             population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
         )
@@ -1387,7 +1384,7 @@ def _with_diagnostics_rows(
     groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
     first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
     labels = (
-        [exp.to_identifier(name) for _, name in _summed_names(columns)]
+        [exp.to_identifier(name) for _, name, _ in _summed_names(columns)]
         if sums and not per_user
         else [exp.to_identifier(column.request.label, quoted=True) for column in columns]
     )
@@ -1542,11 +1539,12 @@ def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, s
     ]
 
 
-def _summed_names(columns: Sequence[MetricColumn]) -> list[tuple[str, str]]:
-    """(column of per_user, its name in a pass's summary), see partial_columns."""
+def _summed_names(columns: Sequence[MetricColumn]) -> list[tuple[str, str, MetricColumn]]:
+    """(column of per_user, its name in a pass's summary, its MetricColumn), see
+    partial_columns."""
     named = partial_columns([column.request for column in columns])
     return [
-        (column.names[0] if name.endswith("_users") else name, name)
+        (column.names[0] if name.endswith("_users") else name, name, column)
         for column, (_, *parts) in zip(columns, named, strict=True)
         for name in parts
         if name is not None
@@ -1557,8 +1555,7 @@ def _final(
     columns: list[MetricColumn],
     inputs: Inputs,
     per_user: bool,
-    ordered_sums: bool,
-    one_sort: bool = False,
+    exact_sums: bool,
     sums: bool = False,
     population: bool = False,
 ) -> exp.Select:
@@ -1628,39 +1625,24 @@ def _final(
         query = joined(query, "_users", [*keys, "user_id"])
         return query.order_by(*_nulls_last([*order, exp.column("user_id", table)]))
 
-    def summed(function: str, name: str) -> exp.Expr:
-        # DuckDB adds partial sums in whatever order its threads finish, so the last bits of a
-        # mean could change between runs; summing in user order makes every run identical.
-        in_user_order = [*(key.copy() for key in order), exp.column("user_id", table)]
-        if not one_sort:
-            argument: exp.Expr = exp.column(name, table)
-            if ordered_sums:
-                argument = exp.Order(this=argument, expressions=in_user_order)
+    def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
+        """``function`` (AVG, SUM or COUNT) of per_user's column; on DuckDB AVG and SUM are
+        exact (sums.py: the same bits on every run and plan), except the sums of integers
+        (``aggregate: sum``, counts), exact already."""
+        argument = exp.column(name, table)
+        if not exact_sums or integers or function == "COUNT":
             return exp.func(function, argument)
-        # AVG(x ORDER BY user) sorts per_user once per metric (at 1e6 users, 42 metrics:
-        # 3.6 s); here every metric reads one list of per_user's rows in user order (the same
-        # LIST(per_user ...) in each, which DuckDB computes once: 1.3 s) and aggregates it in
-        # that order, which gives the same bits.
-        rows = exp.ArrayAgg(
-            this=exp.Order(this=exp.column("per_user"), expressions=in_user_order)  # row: struct
-        )
-        row = exp.to_identifier("per_user_row")
-        values = exp.Transform(
-            this=rows,
-            expression=exp.Lambda(
-                this=exp.Dot(this=row.copy(), expression=exp.to_identifier(name)),
-                expressions=[row],
-            ),
-        )
-        aggregate = exp.func("LIST_AGGREGATE", values, exp.Literal.string(function.lower()))
-        if function == "COUNT":  # COUNT of no rows is 0, a list aggregate of no list NULL
-            return exp.func("COALESCE", aggregate, exp.Literal.number(0))
-        return aggregate
+        return exact_mean(argument) if function == "AVG" else exact_sum(argument)
 
     if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
         aggregates = [
-            exp.alias_(summed("COUNT" if name != source else "SUM", source), name)
-            for source, name in _summed_names(columns)
+            exp.alias_(
+                summed("COUNT", source)
+                if name != source
+                else summed("SUM", source, integers=column.request.metric.summed),
+                name,
+            )
+            for source, name, column in _summed_names(columns)
         ]
     else:
 
@@ -1678,7 +1660,14 @@ def _final(
             if column.over_lists
             else label(column, _ratio(*(summed("SUM", name) for name in column.names)))
             if column.request.metric.micro
-            else label(column, summed(_summary(column.request), column.names[0]))
+            else label(
+                column,
+                summed(
+                    _summary(column.request),
+                    column.names[0],
+                    integers=column.request.metric.summed,
+                ),
+            )
             for column in columns
         ]
     counted = exp.column("in_population", table) if population else exp.Star()

@@ -9,7 +9,7 @@ running sum at the last of its positions within the cutoff; the means are taken 
 and turned into the usual one-column-per-label row at the end. The work is per (user, cutoff)
 rather than per (judged row, cutoff), and the numbers have the same bits: the terms are added
 one by one in position order, as the window plan's sums add them, and the means over the
-users in the same (user) order.
+users are exact sums (sums.py), as the window plan's.
 
 DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
 pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
@@ -34,6 +34,7 @@ from sqlmetrics.compose import (
     group_key,
     partial_columns,
 )
+from sqlmetrics.sums import exact_mean, exact_sum
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
 # (user, cutoff): bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.7-2.8 / 3.0-3.1,
@@ -330,29 +331,17 @@ def final(
     parts: Split, requests: Sequence[MetricRequest], inputs: Inputs, sums: bool = False
 ) -> exp.Select:
     """The summary row per group, as compose._final writes it: each family's mean (or sum, or
-    micro ratio) per cutoff, in user order, then one column per request's label. ``sums``: a
-    pass's partial sums instead, in compose.partial_columns' columns (duckdb_passes adds
-    them up)."""
+    micro ratio) per cutoff, summed exactly (sums.py: the window plan's bits), then one column
+    per request's label. ``sums``: a pass's partial sums instead, in compose.partial_columns'
+    columns (duckdb_passes adds them up)."""
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    in_user_order = [*(exp.column(key) for key in keys), exp.column("user_id")]
 
-    # Every family's mean reads one list of per_user's values of the cutoff in user order (as
-    # compose._final's one_sort), which gives the window plan's bits with one sort per cutoff.
-    # The list holds the families' columns only: not user_id and k (k = 1..100, 1e7 rows:
-    # 5.7 against 6.1-6.5 CPU s for the query).
-    packed = exp.Struct(expressions=[exp.column(name) for name, _ in parts.values])
-    rows = exp.ArrayAgg(this=exp.Order(this=packed, expressions=in_user_order))
-
-    def summed(function: str, name: str) -> exp.Expr:
-        row = exp.to_identifier("per_user_row")
-        values = exp.Transform(
-            this=rows.copy(),
-            expression=exp.Lambda(
-                this=exp.Dot(this=row.copy(), expression=exp.to_identifier(name)),
-                expressions=[row],
-            ),
-        )
-        return exp.func("LIST_AGGREGATE", values, exp.Literal.string(function.lower()))
+    def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
+        """As compose._final's: exact on DuckDB but for the sums of integers."""
+        value = exp.column(name)
+        if integers:
+            return exp.func(function, value)
+        return exact_mean(value) if function == "AVG" else exact_sum(value)
 
     per_cutoff = exp.select(
         *keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users")
@@ -361,15 +350,19 @@ def final(
         request = requests[family.indexes[0]]
         micro = [f"{family.name}_{part}" for part in ("numerator", "denominator")]
         values: list[tuple[str, exp.Expr]]
+        integers = request.metric.summed
         if sums and request.metric.micro:
             values = [(name, summed("SUM", name)) for name in micro]
         elif sums:
             counted = exp.func("COUNT", exp.column(family.name))
-            values = [(family.name, summed("SUM", family.name)), (f"{family.name}_users", counted)]
+            values = [
+                (family.name, summed("SUM", family.name, integers)),
+                (f"{family.name}_users", counted),
+            ]
         elif request.metric.micro:
             values = [(family.name, _ratio(*(summed("SUM", name) for name in micro)))]
         else:
-            values = [(family.name, summed(_summary(request), family.name))]
+            values = [(family.name, summed(_summary(request), family.name, integers))]
         for name, value in values:
             per_cutoff.select(exp.alias_(value, name), copy=False)
     per_cutoff = per_cutoff.group_by(*keys, CUTOFF)
@@ -410,16 +403,15 @@ def final(
 def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
     """The t-interval's moments (sqlmetrics/stats.py's ``stats_moments``) from the curve
     plan's per_user: per group (``g0``..), ``users`` and per request ``n{i}`` (users with a
-    value), ``s{i}`` (their sum, in user order as the summary's) and ``q{i}`` (their sum of
+    value), ``s{i}`` (their sum, exact as the summary's) and ``q{i}`` (their sum of
     squares). Every request is a mean (stats.has_interval), never a micro ratio."""
     keys = [group_key(i) for i in range(groups)]
     per_cutoff = exp.select(*keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users"))
     per_cutoff = per_cutoff.from_("per_user").group_by(*keys, CUTOFF)
-    in_user_order = [exp.column("user_id")]
     grouped = families(requests)
     for family in grouped:
         value = exp.column(family.name)
-        summed = exp.func("SUM", exp.Order(this=value.copy(), expressions=in_user_order))
+        summed = exact_sum(value)
         for slot, aggregate in (
             ("n", exp.func("COUNT", value.copy())),
             ("s", summed),

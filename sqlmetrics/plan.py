@@ -26,8 +26,8 @@ per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics
                   one of judged users (trec_eval's); else ``columns``: a column per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
-ordered_sums      DuckDB (any plan): sums in position order and means in user order, so that
-                  every run and every plan gives the same bits.
+same_bits         DuckDB (any plan): sums per user in position order, sums over users exact
+                  (sums.py), so that every run and every plan gives the same bits.
 ================  ==========================================================================
 
 Under a DuckDB memory limit too small for one query, engines/duckdb_passes.py runs the chosen
@@ -55,7 +55,7 @@ class Plan:
     judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
     per_user: str  # "columns" | "curves"
     scored: str | None  # "scored" | "scored_positives" | None
-    ordered_sums: bool
+    same_bits: bool
     curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
     why: tuple[str, ...]
 
@@ -169,9 +169,9 @@ def choose_plan(
         scored = "scored_positives" if positives else "scored"
         why.append(f"scored: {scored}")
 
-    ordered_sums = dialect == "duckdb"
-    if ordered_sums:
-        why.append("sums: in position order, means in user order (DuckDB: the same bits)")
+    same_bits = dialect == "duckdb"
+    if same_bits:
+        why.append("sums: per user in position order, over users exact (DuckDB: the same bits)")
     return Plan(
         own=duckdb_own,
         groups=groups,
@@ -180,7 +180,7 @@ def choose_plan(
         judged=judged,
         per_user=per_user_plan,
         scored=scored,
-        ordered_sums=ordered_sums,
+        same_bits=same_bits,
         curve=curve,
         why=tuple(why),
     )

@@ -33,6 +33,7 @@ from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose
 from sqlmetrics.dialects import uniform_draw
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.sums import exact_sum
 from sqlmetrics.tdist import t_quantile, two_sided_p
 
 if TYPE_CHECKING:
@@ -452,13 +453,10 @@ def _row(
     ).from_(source)
 
 
-def _user_ordered_sum(value: exp.Expr, dialect: str) -> exp.Expr:
-    """SUM(value), in user order on DuckDB: its threads add partial sums in whatever order they
-    finish, and evaluate's means are summed in user order (compose._final), so the means here
-    have the same bits as evaluate's without ci=."""
-    if dialect != "duckdb":
-        return exp.func("SUM", value)
-    return exp.func("SUM", exp.Order(this=value, expressions=[exp.column("u")]))
+def _exact_sum(value: exp.Expr, dialect: str) -> exp.Expr:
+    """SUM(value), exact on DuckDB (sums.py) as evaluate's means, so that the means here have
+    the same bits as evaluate's without ci=."""
+    return exact_sum(value) if dialect == "duckdb" else exp.func("SUM", value)
 
 
 def compose_ci(
@@ -496,10 +494,7 @@ def compose_ci(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
             *(exp.alias_(exp.func("COUNT", exp.column(f"v{i}")), f"n{i}") for i in metrics),
-            *(
-                exp.alias_(_user_ordered_sum(exp.column(f"v{i}"), dialect), f"s{i}")
-                for i in metrics
-            ),
+            *(exp.alias_(_exact_sum(exp.column(f"v{i}"), dialect), f"s{i}") for i in metrics),
             *(
                 exp.alias_(
                     exp.func(

@@ -85,7 +85,7 @@ def test_each_choice_is_made_by_the_call_a_user_makes(
         "scored": scored,
     }
     assert plan.own == (dialect == "duckdb" and how != "portable")
-    assert plan.ordered_sums == (dialect == "duckdb")
+    assert plan.same_bits == (dialect == "duckdb")
     assert (plan.curve is not None) == (plan.per_user == "curves")
     described = plan.describe()
     for choice in ("groups: ", "lists: ", "ranked: ", "per_user: "):

@@ -371,7 +371,6 @@ def _query_sql(
         diagnostics=True,
         user_pass=user_pass,
         score_floor=floor,
-        one_sort=True,
     )
     return query.sql("duckdb")
 

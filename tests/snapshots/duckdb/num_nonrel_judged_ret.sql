@@ -62,5 +62,5 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  SUM(m1 ORDER BY user_id) AS "num_nonrel_judged_ret"
+  SUM(m1) AS "num_nonrel_judged_ret"
 FROM per_user;

@@ -71,5 +71,5 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  SUM(m1 ORDER BY user_id) AS "num_rel"
+  SUM(m1) AS "num_rel"
 FROM per_user;

@@ -76,5 +76,5 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  SUM(m1 ORDER BY user_id) AS "num_rel_ret"
+  SUM(m1) AS "num_rel_ret"
 FROM per_user;

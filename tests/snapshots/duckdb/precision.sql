@@ -335,5 +335,9 @@ WITH input_recommendations AS NOT MATERIALIZED (
 )
 SELECT
   COUNT(*) AS users,
-  AVG(m1 ORDER BY user_id) AS "precision@10"
+  CASE
+    WHEN COUNT(CASE WHEN ABS(m1) < POWER(2, 32) THEN CAST(m1 * POWER(2, 64) AS INT128) END) = COUNT(m1)
+    THEN CAST(SUM(CASE WHEN ABS(m1) < POWER(2, 32) THEN CAST(m1 * POWER(2, 64) AS INT128) END) AS DOUBLE) / POWER(2, 64)
+    ELSE SUM(m1)
+  END / COUNT(m1) AS "precision@10"
 FROM per_user;

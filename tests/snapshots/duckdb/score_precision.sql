@@ -53,5 +53,36 @@ WITH input_recommendations AS (
 )
 SELECT
   COUNT(*) AS users,
-  SUM(m1_numerator ORDER BY user_id) / NULLIF(SUM(m1_denominator ORDER BY user_id), 0) AS "score_precision"
+  CASE
+    WHEN COUNT(
+      CASE
+        WHEN ABS(m1_numerator) < POWER(2, 32)
+        THEN CAST(m1_numerator * POWER(2, 64) AS INT128)
+      END
+    ) = COUNT(m1_numerator)
+    THEN CAST(SUM(
+      CASE
+        WHEN ABS(m1_numerator) < POWER(2, 32)
+        THEN CAST(m1_numerator * POWER(2, 64) AS INT128)
+      END
+    ) AS DOUBLE) / POWER(2, 64)
+    ELSE SUM(m1_numerator)
+  END / NULLIF(
+    CASE
+      WHEN COUNT(
+        CASE
+          WHEN ABS(m1_denominator) < POWER(2, 32)
+          THEN CAST(m1_denominator * POWER(2, 64) AS INT128)
+        END
+      ) = COUNT(m1_denominator)
+      THEN CAST(SUM(
+        CASE
+          WHEN ABS(m1_denominator) < POWER(2, 32)
+          THEN CAST(m1_denominator * POWER(2, 64) AS INT128)
+        END
+      ) AS DOUBLE) / POWER(2, 64)
+      ELSE SUM(m1_denominator)
+    END,
+    0
+  ) AS "score_precision"
 FROM per_user;
