@@ -4,14 +4,15 @@ DuckDB's threads add partial sums of DOUBLEs in whatever order they finish, so t
 of a mean could change from run to run and from plan to plan. Every value of magnitude below
 2^32 is turned into an integer number of 2^-64ths (exact for |value| >= 2^-11, rounded to
 5.4e-20 below) and these integers are added exactly in a HUGEINT: the sum is the same however
-the rows are split and ordered, and rounding it to a DOUBLE once makes the mean the correctly
-rounded mean of the per-user values in practice (a user's value rounded to 2^-64 moves it by
-less than 2.7e-20). Summing in user order instead (``SUM(x ORDER BY user_id)``) gave the same
-bits too, but sorted every (user, cutoff) row: a third of the curve plan's time.
+the rows are split and ordered; rounded to a DOUBLE once and divided by the users, it gives a
+mean within an ulp of the exact mean of the per-user values (a value rounded to 2^-64 moves by
+less than 2.7e-20; tests/test_sums.py checks the bits against Python's fractions). Summing
+in user order (``SUM(x ORDER BY user_id)``), as before, gave the same bits on every run too,
+but sorted every (user, cutoff) row: a third of the curve plan's time.
 
-A value beyond 2^32 (exponential gains of relevances near the refused 1000), or NaN or
-infinite, leaves its column to a plain SUM, as before: exact integers for 2^31 users of
-values near 2^32 are as far as 127 bits go.
+A value of 2^32 or more (exponential gains of large relevances; 1000 is refused), NaN or
+infinity leaves its column to a plain SUM: 2^31 users of values near 2^32 in 2^-64ths are as
+far as a HUGEINT's 127 bits go.
 """
 
 from __future__ import annotations
