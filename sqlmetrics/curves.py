@@ -298,7 +298,14 @@ def lists_stage(per_user: exp.Select, parts: Split, deepest: int) -> exp.Select:
     return per_user
 
 
-_WITHIN = _parsed("COALESCE(LEN(LIST_FILTER(at, x -> x <= k)), 0)")
+# How many of a user's positions (ascending) are within the cutoff. Counting them is a walk of
+# the list per (user, cutoff) row; a list that is exactly 1, 2, .., n (every listed position,
+# ties "id") has min(k, n) of them (1e7, k = 1..100: 4.07 -> 3.64 CPU s for the query).
+_DENSE = _parsed("COALESCE(at = RANGE(1, LEN(at) + 1), FALSE)")
+_WITHIN = _parsed(
+    "CASE WHEN dense THEN LEAST(k, LEN(at))"
+    " ELSE COALESCE(LEN(LIST_FILTER(at, x -> x <= k)), 0) END"
+)
 
 
 def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
@@ -314,14 +321,18 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
     for summed in parts.running:
         value = _renamed(_RUNNING[summed.function], {"terms": summed.terms.name})
         sums.select(exp.alias_(value, summed.name), copy=False)
+    for positions in parts.positions:
+        dense = _renamed(_DENSE, {"at": positions.name})
+        sums.select(exp.alias_(dense, f"dense{positions.name[2:]}"), copy=False)
     counted = (
         exp.select("*")
         .from_(exp.alias_(exp.paren(sums), "per_user_sums"))
         .join(unnested, join_type="cross")
     )
     for positions in parts.positions:
-        within = _renamed(_WITHIN, {"at": positions.name})
-        counted.select(exp.alias_(within, f"within{positions.name[2:]}"), copy=False)
+        number = positions.name[2:]
+        within = _renamed(_WITHIN, {"at": positions.name, "dense": f"dense{number}"})
+        counted.select(exp.alias_(within, f"within{number}"), copy=False)
     return exp.select(
         "user_id", CUTOFF, *(exp.alias_(value, name) for name, value in parts.values)
     ).from_(exp.alias_(exp.paren(counted), "per_cutoff_lists"))
