@@ -7,6 +7,7 @@ quantile a bisection polished by Newton steps on that CDF.
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 
@@ -124,8 +125,10 @@ def t_pdf(t: float, df: float) -> float:
     return math.exp(log_density)
 
 
+@functools.lru_cache(maxsize=1024)
 def t_quantile(p: float, df: float) -> float:
-    """The t with P(T <= t) = p."""
+    """The t with P(T <= t) = p. Cached: an interval per label asks for the same (level, users
+    - 1) again and again (a report's 400 curve labels: 0.6 s of bisections, 1.5 ms each)."""
     if not 0.0 < p < 1.0 or not df > 0:
         return math.nan
     if p == 0.5:
