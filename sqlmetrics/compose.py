@@ -501,9 +501,8 @@ def compose(
     users of one pass and returns sums instead of means (see
     ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
     (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below
-    it. ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on
-    DuckDB either (the dbt package templates the cutoff and the columns into the portable
-    stages). ``cross_arms``: a group column only the recommendations have is crossed into the
+    it. ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the dbt
+    package templates the cutoff and the columns into the portable stages). ``cross_arms``: a group column only the recommendations have is crossed into the
     interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     # (arms.py, curves.py and plan.py compose with this module: imported here, not at the top)
