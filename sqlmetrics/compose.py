@@ -18,11 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-import sqlglot
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, sql_folder
+from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
 if TYPE_CHECKING:
@@ -145,9 +144,7 @@ def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
 
 @functools.cache
 def _parsed_stage(name: str) -> exp.Select:
-    tree = sqlglot.parse_one(
-        (sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"), read="duckdb"
-    )
+    tree = parsed((sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"))
     for node in tree.walk():
         node.comments = None  # so outputs stay clean
     if not isinstance(tree, exp.Select):
