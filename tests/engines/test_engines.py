@@ -208,7 +208,7 @@ def to_duckdb(sql: str, dialect: str) -> str:
         for function in tree.find_all(exp.Anonymous):
             if function.name.upper() == "TO_BINARY_DOUBLE":
                 function.replace(exp.cast(function.expressions[0], "double"))
-    return tree.sql(dialect="duckdb")
+    return tree.sql(dialect="duckdb", copy=False)  # the tree is not read again
 
 
 @functools.cache
