@@ -101,7 +101,7 @@ engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installe
 	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
 
 test-engines: engines ## every metric on every engine and dialect (tests/engines, transpile, names)
-	$(BIN)/python -m pytest $(PYTEST_PARALLEL) tests/engines tests/test_dialects.py tests/test_identifiers.py
+	SQLMETRICS_FULL_MATRIX=1 $(BIN)/python -m pytest $(PYTEST_PARALLEL) tests/engines tests/test_dialects.py tests/test_identifiers.py
 
 snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metric>.sql; review the diff
 	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot

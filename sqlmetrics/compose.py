@@ -18,11 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
-import sqlglot
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, sql_folder
+from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.sums import exact_mean, exact_sum
 
@@ -146,9 +145,7 @@ def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
 
 @functools.cache
 def _parsed_stage(name: str) -> exp.Select:
-    tree = sqlglot.parse_one(
-        (sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"), read="duckdb"
-    )
+    tree = parsed((sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"))
     for node in tree.walk():
         node.comments = None  # so outputs stay clean
     if not isinstance(tree, exp.Select):
@@ -498,12 +495,13 @@ def compose(
 
     evaluate's own forms: with ``diagnostics`` the diagnostics of METRICS.md "Results" come from
     the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
-    users of one pass and returns sums instead of means (see
-    ``partial_columns``), for evaluating in passes under a memory limit; ``score_floor``
-    (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below
-    it. ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the dbt
-    package templates the cutoff and the columns into the portable stages). ``cross_arms``: a group column only the recommendations have is crossed into the
-    interactions even for a summary (the plan complement_arms replaces; tests compare them)."""
+    users of one pass and returns sums instead of means (see ``partial_columns``), for
+    evaluating in passes under a memory limit; ``score_floor``
+    (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below it.
+    ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the dbt
+    package templates the cutoff and the columns into the portable stages). ``cross_arms``: a
+    group column only the recommendations have is crossed into the interactions even for a
+    summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     # (arms.py, curves.py and plan.py compose with this module: imported here, not at the top)
     from sqlmetrics import curves

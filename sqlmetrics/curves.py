@@ -22,10 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sqlglot
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.catalog import MetricRequest, parsed
 from sqlmetrics.compose import (
     Inputs,
     _nulls_last,
@@ -138,7 +137,7 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
 
 
 def _parsed(sql: str) -> exp.Expr:
-    return sqlglot.parse_one(sql, read="duckdb")
+    return parsed(sql)
 
 
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i in

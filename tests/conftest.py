@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,34 @@ def small() -> tuple[pd.DataFrame, pd.DataFrame]:
     return recs, truth
 
 
+# The exhaustive matrices' developer tier (issue 24), like the hypothesis examples (30 by
+# default, 2,000 in CI): a test marked full_matrix is one cell of a matrix whose every cell CI
+# runs (.ci/run sets SQLMETRICS_FULL_MATRIX=1); a developer's run deselects it and keeps a
+# fixed, documented sample of the matrix (the marks are set where the matrix is built:
+# tests/test_dialects.py's every-option round trips, tests/engines/test_engines.py's round
+# trips of every metric).
+FULL_MATRIX = os.environ.get("SQLMETRICS_FULL_MATRIX", "").strip() == "1"
+_left_to_ci: list[int] = []
+
+
+def _sample_the_full_matrix(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if FULL_MATRIX:
+        return
+    # A test named on the command line (path::name[id]) runs whatever its mark.
+    named = [str(arg).removeprefix("./") for arg in config.args if "::" in str(arg)]
+
+    def sampled_out(item: pytest.Item) -> bool:
+        if item.get_closest_marker("full_matrix") is None:
+            return False
+        return not any(item.nodeid.startswith(name) for name in named)
+
+    drop = [item for item in items if sampled_out(item)]
+    if drop:
+        _left_to_ci.append(len(drop))
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [item for item in items if not sampled_out(item)]
+
+
 _UNGROUPED = (
     "pytest-xdist did not put this test in its xdist_group (--dist loadgroup), so tests sharing "
     "a database server or a JVM would race on other workers: this pytest and pytest-xdist do "
@@ -40,7 +69,9 @@ _ungrouped: set[str] = set()
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under --dist loadgroup, pytest-xdist appends "@group" to the node id of each item with
     an xdist_group mark; when it does not (pytest 9.2 with xdist 3.8), every group is silently
-    ignored. Those tests then fail with the reason rather than race."""
+    ignored. Those tests then fail with the reason rather than race. And the developer's tier
+    of the exhaustive matrices (above)."""
+    _sample_the_full_matrix(config, items)
     if getattr(config.option, "loadgroup", False):
         for item in items:
             if item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
@@ -64,6 +95,11 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _left_to_ci:
+        terminalreporter.write_line(
+            f"full matrix: {max(_left_to_ci)} test(s) of the exhaustive matrices deselected; "
+            "CI runs them (SQLMETRICS_FULL_MATRIX=1)"
+        )
     for engine, why in sorted(_deselected_engines.items()):
         terminalreporter.write_line(f"engine {engine} deselected: {why}")
     if _skipped and required_engines():
@@ -78,6 +114,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # an xdist worker: it tells the controller what it deselected
         workeroutput["sqlmetrics_deselected_engines"] = dict(_deselected_engines)
+        workeroutput["sqlmetrics_left_to_ci"] = max(_left_to_ci, default=0)
     if _skipped and required_engines() and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -86,3 +123,5 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_testnodedown(node: Any, error: object) -> None:
     output = getattr(node, "workeroutput", None) or {}
     _deselected_engines.update(output.get("sqlmetrics_deselected_engines", {}))
+    if output.get("sqlmetrics_left_to_ci"):  # every worker collects the same tests
+        _left_to_ci.append(output["sqlmetrics_left_to_ci"])

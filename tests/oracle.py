@@ -8,6 +8,7 @@ so it does not rely on any closed form the SQL may use.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections import Counter
@@ -469,7 +470,34 @@ def _expected_num_den(
     groups: list[list[float]],
     ideal: tuple[float, ...],
 ) -> list[tuple[float, float]]:
-    """Expected (numerator, denominator) per spec over uniform orderings inside each tie group."""
+    """Expected (numerator, denominator) per spec over uniform orderings inside each tie group.
+
+    A pure function of its arguments (and of _MAX_JOINT_ORDERINGS, which chooses the method),
+    so it is remembered: the cross-checks ask it the same users' tie groups under each
+    population, and the enumeration is the oracle's one costly step."""
+    return list(
+        _expected_num_den_of(
+            tuple(specs), tuple(tuple(group) for group in groups), ideal, _MAX_JOINT_ORDERINGS
+        )
+    )
+
+
+@functools.lru_cache(maxsize=8192)
+def _expected_num_den_of(
+    specs: tuple[tuple[str, int | None], ...],
+    groups: tuple[tuple[float, ...], ...],
+    ideal: tuple[float, ...],
+    max_joint_orderings: int,
+) -> tuple[tuple[float, float], ...]:
+    return tuple(_enumerated_num_den(specs, groups, ideal, max_joint_orderings))
+
+
+def _enumerated_num_den(
+    specs: Sequence[tuple[str, int | None]],
+    groups: Sequence[Sequence[float]],
+    ideal: tuple[float, ...],
+    max_joint_orderings: int,
+) -> list[tuple[float, float]]:
     base = [rel for group in groups for rel in group]
     positions = tuple(range(1, len(base) + 1))
 
@@ -488,7 +516,7 @@ def _expected_num_den(
         return base_pairs
 
     joint = math.prod(sum(c.values()) for _, c in varying)
-    if joint <= _MAX_JOINT_ORDERINGS:
+    if joint <= max_joint_orderings:
         # Exact: enumerate every joint ordering of all tie groups.
         totals = [0.0] * len(specs)
         count = 0

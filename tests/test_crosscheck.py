@@ -388,14 +388,30 @@ def test_oracle_average_decomposition_equals_full_enumeration(
 # ----------------------------------------------------------------------------------------------
 
 POPULATIONS = ("all", "common", "judged", "all_judged")
+# One xdist group per data set and tie policy: its tests run on one worker, where the oracle's
+# tie enumeration for a user (tests/oracle.py, remembered) serves every population.
 ORACLE_CASES = [
-    pytest.param(data, ties, population, threshold, id=f"{data}-{ties}-{population}-t{threshold}")
+    pytest.param(
+        data,
+        ties,
+        population,
+        threshold,
+        id=f"{data}-{ties}-{population}-t{threshold}",
+        marks=pytest.mark.xdist_group(f"oracle-{data}-{ties}"),
+    )
     for data in ("int-ties", "str-ties")
     for ties in ("id", "optimistic", "pessimistic", "average")
     for population in POPULATIONS
     for threshold in (0.0, 1.0)
 ] + [
-    pytest.param(data, "id", population, threshold, id=f"{data}-id-{population}-t{threshold}")
+    pytest.param(
+        data,
+        "id",
+        population,
+        threshold,
+        id=f"{data}-id-{population}-t{threshold}",
+        marks=pytest.mark.xdist_group(f"oracle-{data}-id"),
+    )
     for data in ("int-noties", "str-noties")
     for population in POPULATIONS
     for threshold in (0.0, 1.0)
