@@ -226,7 +226,11 @@ def _statistics(
         counted = engine._frame(compose_checks(requests, inputs, options, engine.dialect))
     else:
         counted = frame.loc[frame[KIND].astype(str) == "diagnostics"].reset_index(drop=True)
-    return frame, diagnostics_frame(counted, inputs)
+    diagnostics = diagnostics_frame(counted, inputs)
+    groups = [group.name for group in inputs.groups]
+    if groups:  # the statistics query's union has no order: evaluate's, by group, NULL last
+        diagnostics = diagnostics.sort_values(groups, na_position="last", kind="stable")
+    return frame, diagnostics.reset_index(drop=True)
 
 
 def _evaluated(

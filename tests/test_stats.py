@@ -523,3 +523,23 @@ def test_users_and_values_with_intervals_equal_evaluates_when_populations_differ
     with_intervals = sqlmetrics.evaluate(recs, truth, metrics, ci=0.95, population=population)
     assert plain["users"].tolist() == with_intervals["users"].tolist() == [users]
     pd.testing.assert_frame_equal(plain[metrics], with_intervals[metrics], check_exact=True)
+
+
+def test_the_diagnostics_with_intervals_come_in_group_order_as_without() -> None:
+    """The statistics query is a union without an order; its diagnostics rows are sorted by
+    group as evaluate's own (a run under load once gave them in another order)."""
+    rng = np.random.default_rng(0)
+    models = [f"model_{letter}" for letter in "qwertyuiopasdfghjklz"]  # not in sorted order
+    recs = pd.DataFrame(
+        [(m, u, i, rng.random()) for m in models for u in range(30) for i in range(5)],
+        columns=["model", "user_id", "item_id", "score"],
+    )
+    truth = pd.DataFrame(
+        [(u, int(i)) for u in range(30) for i in rng.choice(10, 2, replace=False)],
+        columns=["user_id", "item_id"],
+    )
+    with_intervals = sqlmetrics.evaluate(recs, truth, ["ndcg@5"], group_by="model", ci=0.95)
+    plain = sqlmetrics.evaluate(recs, truth, ["ndcg@5"], group_by="model")
+    diagnostics = sqlmetrics.read_diagnostics(with_intervals)
+    assert diagnostics["model"].tolist() == sorted(models)
+    pd.testing.assert_frame_equal(diagnostics, sqlmetrics.read_diagnostics(plain))
