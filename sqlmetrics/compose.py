@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.sums import exact_mean, exact_sum
 
 if TYPE_CHECKING:
@@ -479,6 +480,7 @@ class MetricColumn:
         return self.request.metric.reads == "lists"
 
 
+@gc_paused
 def compose(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
@@ -1428,6 +1430,7 @@ def uses_exponential_gain(request: MetricRequest) -> bool:
     return any(column.name == "exp_gain" for column in request.metric.query.find_all(exp.Column))
 
 
+@gc_paused
 def compose_checks(
     requests: Sequence[MetricRequest], inputs: Inputs, options: Options, dialect: str = "duckdb"
 ) -> exp.Query:

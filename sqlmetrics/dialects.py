@@ -53,6 +53,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 
 DIALECTS: tuple[str, ...] = (
     "duckdb",
@@ -140,6 +141,7 @@ def get_dialect(dialect: str) -> Dialect:
         ) from error
 
 
+@gc_paused
 def render(query: exp.Expr, dialect: str, pretty: bool = True, copy: bool = True) -> str:
     """``query`` (DuckDB semantics) as SQL for ``dialect``, with the same results there.
 
@@ -156,6 +158,7 @@ def render(query: exp.Expr, dialect: str, pretty: bool = True, copy: bool = True
         raise SqlmetricsError(f"sqlglot cannot write this query in {dialect}: {error}") from error
 
 
+@gc_paused
 def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
     """A copy of ``query`` rewritten so that ``dialect``'s engines compute DuckDB's numbers
     (``copy=False``: ``query`` itself, rewritten in place, for a caller that discards it)."""

@@ -33,6 +33,7 @@ from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose
 from sqlmetrics.dialects import uniform_draw
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.sums import exact_sum
 from sqlmetrics.tdist import t_quantile, two_sided_p
 
@@ -459,6 +460,7 @@ def _exact_sum(value: exp.Expr, dialect: str) -> exp.Expr:
     return exact_sum(value) if dialect == "duckdb" else exp.func("SUM", value)
 
 
+@gc_paused
 def compose_ci(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
@@ -540,6 +542,7 @@ def compose_ci(
     return _result(layout, moment_rows, replicate_rows, None, ctes)
 
 
+@gc_paused
 def compose_compare(
     requests: Sequence[MetricRequest],
     inputs: Inputs,

@@ -33,6 +33,7 @@ from sqlmetrics.compose import (
 )
 from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 
 if TYPE_CHECKING:
     import duckdb
@@ -349,6 +350,7 @@ def _evaluate_sql(
 
 
 @functools.lru_cache(maxsize=64)
+@gc_paused
 def _query_sql(
     requests: tuple[MetricRequest, ...],
     inputs: Inputs,
