@@ -4,8 +4,8 @@ Composing a query makes and drops hundreds of thousands of sqlglot nodes, and ev
 points at its parent, so each young generation that fills up is traced, and every so often the
 whole heap is (pandas, numpy and DuckDB's modules: ~180,000 objects). For 39 metrics on a
 1,000-row input, composing and writing the query took 141 CPU ms with the collector on and 31
-ms with it paused (bench/call_overhead.py measures the whole call). The pause lasts as long as
-the call; the nodes it drops are collected at the next collection after it, as before.
+ms with it paused (docs/benchmark.md). The pause lasts as long as the call; the nodes it drops
+are collected at the first collection after it.
 """
 
 from __future__ import annotations
