@@ -28,7 +28,7 @@ from sqlmetrics.compose import (
     widest_population,
     with_ctes,
 )
-from sqlmetrics.sums import exact_sum
+from sqlmetrics.sums import aggregate
 
 
 def complements_arms(
@@ -160,7 +160,7 @@ def complement_arms(
         for name in names:
             value = exp.column(name, table)
             # exact on DuckDB, as _final's sums, for the same bits on every run
-            summed = exact_sum(value) if dialect == "duckdb" else exp.func("SUM", value)
+            summed = aggregate("SUM", value, exact=dialect == "duckdb")
             select.select(
                 exp.alias_(summed, f"{name}_sum"),
                 exp.alias_(exp.func("COUNT", exp.column(name, table)), f"{name}_count"),

@@ -24,7 +24,7 @@ from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.sums import exact_mean, exact_sum
+from sqlmetrics.sums import aggregate
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -1626,13 +1626,9 @@ def _final(
         return query.order_by(*_nulls_last([*order, exp.column("user_id", table)]))
 
     def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
-        """``function`` (AVG, SUM or COUNT) of per_user's column; on DuckDB AVG and SUM are
-        exact (sums.py: the same bits on every run and plan), except the sums of integers
-        (``aggregate: sum``, counts), exact already."""
-        argument = exp.column(name, table)
-        if not exact_sums or integers or function == "COUNT":
-            return exp.func(function, argument)
-        return exact_mean(argument) if function == "AVG" else exact_sum(argument)
+        """``function`` of per_user's column (sums.aggregate: exact on DuckDB, the same bits
+        on every run and plan)."""
+        return aggregate(function, exp.column(name, table), exact_sums, integers)
 
     if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
         aggregates = [

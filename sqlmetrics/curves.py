@@ -33,7 +33,7 @@ from sqlmetrics.compose import (
     group_key,
     partial_columns,
 )
-from sqlmetrics.sums import exact_mean, exact_sum
+from sqlmetrics.sums import aggregate as over_users
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
 # (user, cutoff): bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.7-2.8 / 3.0-3.1,
@@ -136,15 +136,11 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
     return ("SUM" if isinstance(aggregate, exp.Sum) else "MAX"), position, condition, term
 
 
-def _parsed(sql: str) -> exp.Expr:
-    return parsed(sql)
-
-
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i in
 # position order, sequentially like the window plan's aggregate (a window's running sum adds in
 # another order and changes the last bits). Lists are a user's hits or ideal positions: short.
 _RUNNING = {
-    function: _parsed(
+    function: parsed(
         f"LIST_TRANSFORM(RANGE(1, LEN(terms) + 1), lambda i: LIST_{function}(terms[1:i]))"
     )
     for function in ("SUM", "MAX")
@@ -153,8 +149,8 @@ _RUNNING = {
 # within the cutoff. The window plan's MAX also meets the ELSE 0 of each row outside the
 # cutoff: here, the user's judged rows its positions leave out.
 _AT_CUTOFF = {
-    "SUM": _parsed("COALESCE(running[within], 0)"),
-    "MAX": _parsed(
+    "SUM": parsed("COALESCE(running[within], 0)"),
+    "MAX": parsed(
         "CASE WHEN within < judged_rows THEN GREATEST(COALESCE(running[within], 0), 0)"
         " ELSE running[within] END"
     ),
@@ -300,8 +296,8 @@ def lists_stage(per_user: exp.Select, parts: Split, deepest: int) -> exp.Select:
 # How many of a user's positions (ascending) are within the cutoff. Counting them is a walk of
 # the list per (user, cutoff) row; a list that is exactly 1, 2, .., n (every listed position,
 # ties "id") has min(k, n) of them (1e7, k = 1..100: 4.07 -> 3.64 CPU s for the query).
-_DENSE = _parsed("COALESCE(at = RANGE(1, LEN(at) + 1), FALSE)")
-_WITHIN = _parsed(
+_DENSE = parsed("COALESCE(at = RANGE(1, LEN(at) + 1), FALSE)")
+_WITHIN = parsed(
     "CASE WHEN dense THEN LEAST(k, LEN(at)) ELSE COALESCE(LEN(LIST_FILTER(at, x -> x <= k)), 0) END"
 )
 
@@ -346,11 +342,7 @@ def final(
     keys = [group_key(i) for i in range(len(inputs.groups))]
 
     def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
-        """As compose._final's: exact on DuckDB but for the sums of integers."""
-        value = exp.column(name)
-        if integers:
-            return exp.func(function, value)
-        return exact_mean(value) if function == "AVG" else exact_sum(value)
+        return over_users(function, exp.column(name), exact=True, integers=integers)
 
     per_cutoff = exp.select(
         *keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users")
@@ -420,13 +412,12 @@ def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
     grouped = families(requests)
     for family in grouped:
         value = exp.column(family.name)
-        summed = exact_sum(value)
-        for slot, aggregate in (
+        for slot, moment in (
             ("n", exp.func("COUNT", value.copy())),
-            ("s", summed),
+            ("s", over_users("SUM", value.copy(), exact=True)),
             ("q", exp.func("SUM", exp.Mul(this=value.copy(), expression=value.copy()))),
         ):
-            per_cutoff.select(exp.alias_(aggregate, f"{family.name}_{slot}"), copy=False)
+            per_cutoff.select(exp.alias_(moment, f"{family.name}_{slot}"), copy=False)
     users = exp.func("COALESCE", exp.func("MAX", exp.column("users")), exp.Literal.number(0))
     query = exp.select(
         *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),

@@ -34,7 +34,7 @@ from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compo
 from sqlmetrics.dialects import uniform_draw
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.sums import exact_sum
+from sqlmetrics.sums import aggregate
 from sqlmetrics.tdist import t_quantile, two_sided_p
 
 if TYPE_CHECKING:
@@ -454,12 +454,6 @@ def _row(
     ).from_(source)
 
 
-def _exact_sum(value: exp.Expr, dialect: str) -> exp.Expr:
-    """SUM(value), exact on DuckDB (sums.py) as evaluate's means, so that the means here have
-    the same bits as evaluate's without ci=."""
-    return exact_sum(value) if dialect == "duckdb" else exp.func("SUM", value)
-
-
 @gc_paused
 def compose_ci(
     requests: Sequence[MetricRequest],
@@ -496,7 +490,11 @@ def compose_ci(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
             *(exp.alias_(exp.func("COUNT", exp.column(f"v{i}")), f"n{i}") for i in metrics),
-            *(exp.alias_(_exact_sum(exp.column(f"v{i}"), dialect), f"s{i}") for i in metrics),
+            *(
+                # exact on DuckDB (sums.py), as evaluate's means: the same bits without ci=
+                exp.alias_(aggregate("SUM", exp.column(f"v{i}"), dialect == "duckdb"), f"s{i}")
+                for i in metrics
+            ),
             *(
                 exp.alias_(
                     exp.func(

@@ -49,3 +49,11 @@ def exact_sum(value: exp.Expr) -> exp.Expr:
 def exact_mean(value: exp.Expr) -> exp.Expr:
     """AVG(value) on DuckDB from exact_sum: NULL for no value, as AVG."""
     return exp.Div(this=exact_sum(value), expression=exp.func("COUNT", value.copy()))
+
+
+def aggregate(function: str, value: exp.Expr, exact: bool, integers: bool = False) -> exp.Expr:
+    """``function`` (AVG, SUM or COUNT) of ``value`` over users: AVG and SUM exact when
+    ``exact`` (DuckDB), except over ``integers`` (``aggregate: sum`` counts), exact already."""
+    if not exact or integers or function == "COUNT":
+        return exp.func(function, value)
+    return exact_mean(value) if function == "AVG" else exact_sum(value)
