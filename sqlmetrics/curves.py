@@ -85,7 +85,7 @@ def families(requests: Sequence[MetricRequest]) -> list[Family]:
     ]
 
 
-def _at_cutoff(
+def requests_at_cutoffs(
     requests: Sequence[MetricRequest], grouped: Sequence[Family]
 ) -> list[tuple[MetricRequest, Family, exp.Expr]]:
     """Each request with its family and the pivot that reads its cutoff's row of a per-cutoff
@@ -369,7 +369,9 @@ def final(
     per_cutoff = per_cutoff.group_by(*keys, CUTOFF)
 
     labels: list[exp.Expr] = []
-    picked = zip(_at_cutoff(requests, parts.families), partial_columns(requests), strict=True)
+    picked = zip(
+        requests_at_cutoffs(requests, parts.families), partial_columns(requests), strict=True
+    )
     for (request, family, at_cutoff), (_, numerator, denominator) in picked:
         if sums:  # m{i} (with m{i}_users) or m{i}_numerator and m{i}_denominator
             columns = (
@@ -423,7 +425,7 @@ def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
         *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),
         exp.alias_(users, "users"),
     ).from_(exp.alias_(exp.paren(per_cutoff), "per_cutoff"))
-    for index, (_, family, at_cutoff) in enumerate(_at_cutoff(requests, grouped)):
+    for index, (_, family, at_cutoff) in enumerate(requests_at_cutoffs(requests, grouped)):
         for slot in ("n", "s", "q"):
             picked = _picked(at_cutoff, f"{family.name}_{slot}")
             query.select(exp.alias_(picked, f"{slot}{index}"), copy=False)

@@ -28,8 +28,10 @@ from sqlmetrics.stats import (
     Resampling,
     compose_ci,
     compose_compare,
+    distributions_of,
     finish_ci,
     finish_compare,
+    finish_distributions,
     has_interval,
     with_intervals,
     without_interval,
@@ -64,6 +66,7 @@ def evaluate(
     ci_method: str = "t",
     replicates: int = 1000,
     seed: int = 0,
+    distributions: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions where they live: on DuckDB, or in your
     engine through ``connection``.
@@ -114,6 +117,12 @@ def evaluate(
             bootstrap of the users in SQL, percentile interval).
         replicates: the bootstrap's number of replicates.
         seed: the bootstrap's seed: the same seed gives the same interval on every engine.
+        distributions: labels of requested metrics that are means over users: how their
+            per-user values spread, per group, in ``result.attrs["distributions"]`` (the
+            group columns, ``metric``, ``users`` with a value, ``users_at_0``, and
+            ``quantiles``: the values at 0 %, 1 %, .., 100 %, the smallest value with at
+            least that share of the users at or below it). On DuckDB with ``ci`` (the
+            t-interval) they come from the same query; otherwise from one per-user query.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -127,12 +136,32 @@ def evaluate(
     if resampling is not None and per_user:
         raise SqlmetricsError("ci is an interval per group; per_user does not apply to it")
 
+    if distributions and per_user:
+        raise SqlmetricsError(
+            "distributions summarise the per-user values per group; with per_user the rows "
+            "are the values themselves: drop one of the two"
+        )
+
     def run(
         engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
     ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-        if resampling is None:
-            return engine.evaluate(requests, inputs, options, per_user, recommendations=recs)
+        wanted = _distribution_indexes(requests, distributions)
         groups = [group.name for group in inputs.groups]
+        together = (
+            resampling is not None and resampling.method == "t" and engine.dialect == "duckdb"
+        )
+        if wanted and not together:
+            spread = [requests[i] for i in wanted]
+            values, _, _ = engine.evaluate(spread, inputs, options, True, recommendations=recs)
+            labels = [request.label for request in spread]
+            spreads = distributions_of(values, labels, groups)
+        if resampling is None:
+            result, diagnostics, passes = engine.evaluate(
+                requests, inputs, options, per_user, recommendations=recs
+            )
+            if wanted:
+                result.attrs["distributions"] = spreads
+            return result, diagnostics, passes
         means = [request for request in requests if has_interval(request)]
         missing = without_interval(requests)
         if not missing:  # one query: the values, their intervals and the diagnostics
@@ -148,10 +177,13 @@ def evaluate(
                     engine.dialect,
                     diagnostics=diagnosed,
                     score_floor=engine.score_floor(requests, inputs, options, recs),
+                    distributions=wanted if together else (),
                 ),
                 options,
             )
             result, moments = finish_ci(frame, requests, groups, resampling)
+            if together and wanted:
+                spreads = finish_distributions(frame, requests, groups, wanted)
         else:
             # A micro or group-level metric's value is not a mean of per-user values: evaluate
             # computes every value (and the diagnostics), the statistics query the intervals.
@@ -161,8 +193,15 @@ def evaluate(
             intervals: pd.DataFrame | None = None
             moments = None
             if means:
-                query = compose_ci(means, inputs, options, resampling, engine.dialect)
-                intervals, moments = finish_ci(engine._frame(query), means, groups, resampling)
+                # the wanted requests are means: their indexes among them
+                among = [means.index(requests[i]) for i in wanted] if together else []
+                query = compose_ci(
+                    means, inputs, options, resampling, engine.dialect, distributions=among
+                )
+                rows = engine._frame(query)
+                intervals, moments = finish_ci(rows, means, groups, resampling)
+                if among:
+                    spreads = finish_distributions(rows, means, groups, among)
             result = with_intervals(result, intervals, requests, groups)
             result.attrs["notes"] = [
                 f"no interval for {', '.join(missing)}: a micro (ratio of sums), group-level or "
@@ -170,6 +209,8 @@ def evaluate(
                 "(docs/METRICS.md)"
             ]
         result.attrs["moments"] = moments
+        if wanted:
+            result.attrs["distributions"] = spreads
         return result, diagnostics, 1
 
     recs: Source | None = None
@@ -209,6 +250,28 @@ def evaluate(
             "seed": resampling.seed,
         }
     return result
+
+
+def _distribution_indexes(
+    requests: Sequence[MetricRequest], labels: Sequence[str] | str
+) -> list[int]:
+    """The requests whose distributions evaluate's ``distributions`` asks for."""
+    labels = [labels] if isinstance(labels, str) else list(labels)
+    index = {request.label: i for i, request in enumerate(requests)}
+    wanted = []
+    for label in labels:
+        if label not in index:
+            raise SqlmetricsError(
+                f"distributions={label!r} is not one of the metrics asked for; "
+                f"choose among {', '.join(index)}"
+            )
+        if not has_interval(requests[index[label]]):
+            raise SqlmetricsError(
+                f"{label} is not a mean over users (a micro, group-level or over-the-lists "
+                "metric): it has no per-user values to spread; leave it out of distributions"
+            )
+        wanted.append(index[label])
+    return list(dict.fromkeys(wanted))
 
 
 def _statistics(

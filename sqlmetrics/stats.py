@@ -23,7 +23,7 @@ in Python (``finish_*``); sqlmetrics.tdist has the t distribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -213,6 +213,27 @@ def _curve_moments(
     return ctes, [group.name for group in inputs.groups]
 
 
+def _curve_values(
+    requests: Sequence[MetricRequest], groups: int, wanted: Sequence[int]
+) -> tuple[exp.CTE, tuple[Mapping[int, exp.Expr], Mapping[int, exp.Expr]]]:
+    """``stats_curve_values``: the curve plan's per_user rows (one per user and cutoff) with
+    their group keys as g0..; and per wanted request, its family's column and its cutoff's
+    condition (_distribution_rows' ``values`` and ``where``)."""
+    from sqlmetrics import curves
+    from sqlmetrics.compose import group_key
+
+    picked = curves.requests_at_cutoffs(requests, curves.families(requests))
+    families = list(dict.fromkeys(picked[i][1].name for i in wanted))
+    rows = exp.select(
+        *(exp.alias_(exp.column(group_key(i)), f"g{i}") for i in range(groups)),
+        curves.CUTOFF,
+        *families,
+    ).from_("per_user")
+    values = {i: exp.column(picked[i][1].name) for i in wanted}
+    where = {i: picked[i][2] for i in wanted}
+    return _cte("stats_curve_values", rows), (values, where)
+
+
 def _cte(name: str, body: exp.Expr) -> exp.CTE:
     return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
 
@@ -391,13 +412,13 @@ def _result(
     replicates: exp.Select | None,
     counts: exp.Select | None,
     ctes: list[exp.CTE],
+    quantiles: exp.Select | None = None,
 ) -> exp.Query:
     """The union of the rows of each kind, in the layout's columns."""
     parts: list[exp.Select] = [moments]
-    if replicates is not None:
-        parts.append(replicates)
-    if counts is not None:
-        parts.append(counts)
+    for rows in (replicates, counts, quantiles):
+        if rows is not None:
+            parts.append(rows)
     if layout.diagnostics:
         parts.append(
             exp.select(
@@ -454,6 +475,65 @@ def _row(
     ).from_(source)
 
 
+# The per-user distributions (evaluate's ``distributions=``): the values at these many evenly
+# spaced levels, 0 %, 1 %, .., 100 % (DuckDB's QUANTILE_DISC: the smallest value with at least
+# that share of the users at or below it).
+QUANTILE_LEVELS = 101
+
+
+def quantile_levels() -> list[float]:
+    return [i / (QUANTILE_LEVELS - 1) for i in range(QUANTILE_LEVELS)]
+
+
+def _distribution_rows(
+    layout: Layout, source: str, values: Mapping[int, exp.Expr], where: Mapping[int, exp.Expr]
+) -> tuple[list[exp.CTE], exp.Select]:
+    """Rows ``quantiles`` of the requests in ``values`` (index -> its per-user value in
+    ``source``, counted where ``where[index]`` holds, if given): per group and level
+    (``replicate``: 0 .. QUANTILE_LEVELS - 1), n = the value at that level, s = the users at 0,
+    q = the users with a value. DuckDB only (a list of levels in one QUANTILE_DISC)."""
+    keys = _keys(len(layout.groups))
+    levels = exp.Array(expressions=[exp.Literal.number(level) for level in quantile_levels()])
+
+    def counted(aggregate: exp.Expr, index: int, condition: exp.Expr | None = None) -> exp.Expr:
+        conditions = [c.copy() for c in (where.get(index), condition) if c is not None]
+        if not conditions:
+            return aggregate
+        return exp.Filter(this=aggregate, expression=exp.Where(this=exp.and_(*conditions)))
+
+    summary = exp.select(*(key.copy() for key in keys)).from_(source)
+    for index, value in values.items():
+        at_zero = exp.EQ(this=value.copy(), expression=exp.Literal.number(0))
+        summary.select(
+            exp.alias_(
+                counted(exp.func("QUANTILE_DISC", value.copy(), levels), index), f"d{index}"
+            ),
+            exp.alias_(counted(exp.func("COUNT", exp.Star()), index, at_zero), f"z{index}"),
+            exp.alias_(counted(exp.func("COUNT", value.copy()), index), f"c{index}"),
+            copy=False,
+        )
+    level = exp.column("level")
+    unnested = exp.Unnest(
+        expressions=[exp.func("RANGE", exp.Literal.number(QUANTILE_LEVELS))],
+        alias=exp.TableAlias(
+            this=exp.to_identifier("levels"), columns=[exp.to_identifier("level")]
+        ),
+    )
+    at_level = exp.select("*").from_("stats_quantiles").join(unnested, join_type="cross")
+    slots: dict[tuple[int, str], exp.Expr] = {}
+    for index in values:
+        position = exp.Add(this=level.copy(), expression=exp.Literal.number(1))
+        element = exp.Bracket(this=exp.column(f"d{index}"), expressions=[position], offset=1)
+        slots[(index, "n")] = element
+        slots[(index, "s")] = exp.column(f"z{index}")
+        slots[(index, "q")] = exp.column(f"c{index}")
+    ctes = [
+        _cte("stats_quantiles", _grouped(summary, keys)),
+        _cte("stats_quantile_rows", at_level),
+    ]
+    return ctes, _row(layout, "quantiles", "stats_quantile_rows", level, None, slots)
+
+
 @gc_paused
 def compose_ci(
     requests: Sequence[MetricRequest],
@@ -463,22 +543,31 @@ def compose_ci(
     dialect: str = "duckdb",
     diagnostics: bool = False,
     score_floor: float | None = None,
+    distributions: Sequence[int] = (),
 ) -> exp.Query:
     """The query of ``evaluate(..., ci=...)``: rows ``moments`` (per group: users, and per
     metric n (users with a value), s (their sum), q (their sum of squares)), with the
-    bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), and with
-    ``diagnostics`` evaluate's diagnostics rows."""
+    bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), with
+    ``diagnostics`` evaluate's diagnostics rows, and with ``distributions`` (indexes of
+    requests, DuckDB) their rows ``quantiles`` (_distribution_rows)."""
     if resampling.method == "t":
         curve = _curve_moments(requests, inputs, options, dialect, diagnostics, score_floor)
         if curve is not None:
-            layout = Layout(tuple(curve[1]), len(requests), ("n", "s", "q"), diagnostics)
+            ctes, groups = curve
+            layout = Layout(tuple(groups), len(requests), ("n", "s", "q"), diagnostics)
             slots: dict[tuple[int, str], exp.Expr] = {
                 (i, slot): exp.column(f"{slot}{i}")
                 for i in range(len(requests))
                 for slot in ("n", "s", "q")
             }
             moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
-            return _result(layout, moment_rows, None, None, curve[0])
+            quantile_rows = None
+            if distributions:
+                values, where = _curve_values(requests, len(groups), distributions)
+                ctes.append(values)
+                more, quantile_rows = _distribution_rows(layout, "stats_curve_values", *where)
+                ctes += more
+            return _result(layout, moment_rows, None, None, ctes, quantile_rows)
     ctes, groups, labels = _per_user_values(
         requests, inputs, options, dialect, diagnostics, score_floor
     )
@@ -537,7 +626,12 @@ def compose_ci(
             None,
             {(i, "n"): exp.column(f"b{i}") for i in metrics},
         )
-    return _result(layout, moment_rows, replicate_rows, None, ctes)
+    quantile_rows = None
+    if distributions:
+        column = {i: exp.column(f"v{i}") for i in distributions}
+        more, quantile_rows = _distribution_rows(layout, "stats_values", column, {})
+        ctes += more
+    return _result(layout, moment_rows, replicate_rows, None, ctes, quantile_rows)
 
 
 @gc_paused
@@ -860,6 +954,79 @@ def finish_ci(
     return result.reset_index(drop=True), pd.DataFrame(
         stored, columns=[*groups, "metric", "mean", "variance", "n"]
     )
+
+
+DISTRIBUTION_COLUMNS = ("metric", "users", "users_at_0", "quantiles")
+
+
+def finish_distributions(
+    frame: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    wanted: Sequence[int],
+) -> pd.DataFrame:
+    """compose_ci's rows ``quantiles`` as evaluate's ``attrs["distributions"]``: per group and
+    wanted request, ``users`` (with a value), ``users_at_0`` and ``quantiles`` (the values at
+    quantile_levels(), NaN for a group without a value)."""
+    import pandas as pd
+
+    found: dict[tuple[Any, ...], dict[int, list[Any]]] = {}
+    for _, row in _split(frame, "quantiles").iterrows():
+        key = _group_key(row, groups)
+        found.setdefault(key, {})[int(row["replicate"])] = [row[name] for name in groups] + [
+            (row[f"m{i}_n"], row[f"m{i}_s"], row[f"m{i}_q"]) for i in wanted
+        ]
+    rows = []
+    for by_level in found.values():
+        first = by_level[0]
+        for position, index in enumerate(wanted):
+            _, zeros, users = first[len(groups) + position]
+            quantiles = [
+                _float(by_level[level][len(groups) + position][0])
+                for level in range(QUANTILE_LEVELS)
+            ]
+            rows.append(
+                [
+                    *first[: len(groups)],
+                    requests[index].label,
+                    int(_float(users)),
+                    int(_float(zeros)),
+                    quantiles,
+                ]
+            )
+    result = pd.DataFrame(rows, columns=[*groups, *DISTRIBUTION_COLUMNS])
+    if groups:
+        result = result.sort_values(list(groups), na_position="last", kind="stable")
+    return result.reset_index(drop=True)
+
+
+def distributions_of(
+    per_user: pd.DataFrame, labels: Sequence[str], groups: Sequence[str]
+) -> pd.DataFrame:
+    """The same frame as finish_distributions from evaluate's per-user rows, for the engines
+    whose SQL has no list of quantile levels: QUANTILE_DISC's definition, the smallest value
+    with at least the level's share of the users at or below it."""
+    import numpy as np
+    import pandas as pd
+
+    rows = []
+    grouped = (
+        per_user.groupby(list(groups), dropna=False, sort=False) if groups else [((), per_user)]
+    )
+    for key, part in grouped:
+        key = key if isinstance(key, tuple) else (key,)
+        for label in labels:
+            values = part[label].dropna().to_numpy(dtype=float)
+            quantiles = (
+                np.quantile(values, quantile_levels(), method="inverted_cdf").tolist()
+                if len(values)
+                else [math.nan] * QUANTILE_LEVELS
+            )
+            rows.append([*key, label, len(values), int((values == 0).sum()), quantiles])
+    result = pd.DataFrame(rows, columns=[*groups, *DISTRIBUTION_COLUMNS])
+    if groups:
+        result = result.sort_values(list(groups), na_position="last", kind="stable")
+    return result.reset_index(drop=True)
 
 
 def finish_compare(

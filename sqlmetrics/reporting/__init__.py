@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 
 class Report:
     """A rendered report: ``.html`` (the page), ``.save(path)``, and the frames it was drawn
-    from (``.summary``: evaluate's result with every curve label; ``.per_user``;
-    ``.segments``). Jupyter shows it through ``_repr_html_``."""
+    from (``.summary``: evaluate's result with every curve label; ``.distributions``: the
+    spread of the per-user values, evaluate's ``attrs["distributions"]``; ``.segments``).
+    Jupyter shows it through ``_repr_html_``."""
 
     def __init__(self, html: str, results: data.Results) -> None:
         self.html = html
         self.summary: pd.DataFrame = results.main
-        self.per_user: pd.DataFrame | None = results.per_user
+        self.distributions: pd.DataFrame | None = results.distributions
         self.segments: pd.DataFrame | None = results.segments
 
     def save(self, path: str, *, force: bool = False) -> None:

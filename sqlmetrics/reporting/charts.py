@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 # Colour-blind-safe (Okabe-Ito), in the order models appear.
 COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
-# The most points an ECDF line keeps: its size must not grow with the number of users.
-ECDF_POINTS = 400
 STYLE: dict[str, Any] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "sqlmetrics-report",  # the same ids on every run: reproducible pages
@@ -138,23 +136,22 @@ def bars(title: str, label: str, values: Mapping[str, float]) -> str:
         return _svg(figure)
 
 
-def ecdf(title: str, label: str, samples: Mapping[str, Sequence[float]]) -> str:
-    """The empirical CDF of the per-user values of each model: the share of users at or below
-    each value (the height at 0 is the share of users at 0)."""
+def ecdf(title: str, label: str, quantiles: Mapping[str, Sequence[float]]) -> str:
+    """The empirical CDF of the per-user values of each model, from their quantiles at evenly
+    spaced levels 0 .. 1 (evaluate's ``distributions``): the share of users at or below each
+    value (the height at 0 is the share of users at 0, to a step)."""
     import numpy as np
 
     with _style():
         figure, axes = _figure()
-        for index, (model, values) in enumerate(samples.items()):
-            data = np.sort(np.asarray(values, dtype=float))
-            data = data[~np.isnan(data)]
-            if not len(data):
+        for index, (model, values) in enumerate(quantiles.items()):
+            data = np.asarray(values, dtype=float)
+            if not len(data) or np.isnan(data).all():
                 continue
-            levels = np.arange(1, len(data) + 1) / len(data)
-            if len(data) > ECDF_POINTS:  # thin to quantiles; the steps keep their shape
-                keep = np.unique(np.linspace(0, len(data) - 1, ECDF_POINTS).round().astype(int))
-                data, levels = data[keep], levels[keep]
-            axes.step(data, levels, where="post", label=model, color=colour(index))
+            levels = np.linspace(0, 1, len(data))
+            # the last level at each value: the share of users at or below it
+            last = np.append(data[1:] != data[:-1], True)
+            axes.step(data[last], levels[last], where="post", label=model, color=colour(index))
         axes.set_title(title)
         axes.set_xlabel(f"{label} of a user")
         axes.set_ylabel("share of users at or below")

@@ -4,7 +4,8 @@ Every number on the page is a cell of one of these frames, so the page says what
 - ``main``: one evaluate call, every curve label (metric@1 .. metric@k_max) and the summary
   labels, grouped by the model columns; its diagnostics are the page's diagnostics;
 - ``segments``: one call with the summary labels, grouped by the model columns and the segment;
-- ``per_user``: one per_user call with the summary labels that have a per-user value.
+- ``distributions``: the spread of the per-user values of the summary labels that have one,
+  from the main call's query (evaluate's ``distributions``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.catalog import Metric, parse_requests
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.stats import has_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,7 +40,7 @@ class Plan:
     curves: dict[str, list[str]]  # metric name -> its curve labels
     summary: list[str]  # the summary table's labels: accuracy metrics, as evaluate names them
     beyond: list[str]  # beyond-accuracy labels (metrics over the top-k lists)
-    per_user: list[str]  # the summary labels that have a value per user
+    per_user: list[str]  # the summary labels that are means over users (a value per user)
     metrics: dict[str, Metric]  # every metric on the page, by label, for its definition
 
     def main_labels(self) -> list[str]:
@@ -77,7 +79,7 @@ def plan(metrics: Sequence[str] | str, k_max: int = DEFAULT_K_MAX) -> Plan:
             label = f"{metric.name}@{k}"  # a label of the curve: the same cell, one query
         summary.append(label)
         described[label] = metric
-        if not metric.group_level:
+        if has_interval(request):  # a mean over users: per-user values to spread
             per_user.append(label)
     return Plan(
         k_max=k_max,
@@ -95,7 +97,7 @@ class Results:
 
     main: pd.DataFrame
     diagnostics: pd.DataFrame
-    per_user: pd.DataFrame | None
+    distributions: pd.DataFrame | None  # evaluate's attrs["distributions"]
     segments: pd.DataFrame | None
     rows: dict[str, int | None] = field(default_factory=dict)
 
@@ -147,7 +149,7 @@ def gather(
     segment: str | None,
     options: Mapping[str, Any],
 ) -> Results:
-    """The evaluate calls of the page (three at most) and the inputs' row counts."""
+    """The evaluate calls of the page (two at most) and the inputs' row counts."""
     from sqlmetrics.run import evaluate, read_diagnostics
 
     main = evaluate(
@@ -155,19 +157,10 @@ def gather(
         interactions,
         the_plan.main_labels(),
         group_by=group_by,
+        distributions=the_plan.per_user,
         **options,
         **interval_options(),
     )
-    per_user = None
-    if the_plan.per_user:
-        per_user = evaluate(
-            recommendations,
-            interactions,
-            the_plan.per_user,
-            group_by=group_by,
-            per_user=True,
-            **options,
-        )
     segments = None
     if segment is not None and the_plan.summary:
         segments = evaluate(
@@ -181,7 +174,7 @@ def gather(
     return Results(
         main=main,
         diagnostics=read_diagnostics(main),
-        per_user=per_user,
+        distributions=main.attrs.get("distributions"),
         segments=segments,
         rows=row_counts(recommendations, interactions, options.get("connection")),
     )

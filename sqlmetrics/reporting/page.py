@@ -397,7 +397,7 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
 
 
 def _distributions(results: Results, the_plan: Plan, context: Context, svgs: list[str]) -> str:
-    frame = results.per_user
+    frame = results.distributions
     if frame is None or not the_plan.per_user:
         return ""
     models = model_names(frame, context.group_by)
@@ -405,14 +405,16 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
     parts = []
     zero_rows = []
     for label in the_plan.per_user:
-        samples: dict[str, list[float]] = {m: [] for m in unique_models}
-        for model, value in zip(models, frame[label], strict=True):
-            if not _missing(value):
-                samples[model].append(float(value))
-        shares = {
-            m: (sum(v == 0 for v in s) / len(s) if s else float("nan")) for m, s in samples.items()
+        spread = {
+            model: row
+            for model, (_, row) in zip(models, frame.iterrows(), strict=True)
+            if row["metric"] == label
         }
-        legend = {f"{m} ({shares[m]:.0%} at 0)": s for m, s in samples.items()}
+        shares = {
+            m: row["users_at_0"] / row["users"] if row["users"] else float("nan")
+            for m, row in spread.items()
+        }
+        legend = {f"{m} ({shares[m]:.0%} at 0)": row["quantiles"] for m, row in spread.items()}
         svg = charts.ecdf(f"{label} per user (ECDF)", label, legend)
         parts.append(
             f'<div class="block"><h3>{_e(label)}</h3>'
@@ -423,8 +425,9 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
             + "".join(
                 f'<td data-model="{_e(m)}" data-metric="{_e(label)}" '
                 f'data-share-zero="{shares[m]!r}">'
-                f"{_number(shares[m] * 100, 1)}% of {len(samples[m]):,}</td>"
+                f"{_number(shares[m] * 100, 1)}% of {spread[m]['users']:,}</td>"
                 for m in unique_models
+                if m in spread
             )
             + "</tr>"
         )
@@ -432,7 +435,8 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
     table = f'<table><tr><th class="text">users at 0</th>{head}</tr>{"".join(zero_rows)}</table>'
     note = (
         "How the per-user values spread: a mean of 0.3 can be most users near 0.3 or a third at 1 "
-        "and the rest at 0. The height of a line at 0 is the share of users at 0."
+        "and the rest at 0. The height of a line at 0 is the share of users at 0. Each line "
+        "steps through the percentiles 0 %, 1 %, .., 100 % of the users' values."
     )
     return (
         f'<section id="distributions"><h2>Per-user distributions</h2><p class="note">{_e(note)}</p>'
