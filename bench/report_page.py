@@ -4,8 +4,9 @@ metrics at k = K alone. Each run in a fresh child process, alternating, medians 
 
     python bench/generate.py --rows 1e7 && python bench/report_page.py --rows 1e7 --rounds 3
 
-The report's time is split into its evaluate calls (every k at once; per user) and the rest
-(row counts, drawing, writing the page), from the timings the child prints.
+The report's time is split into its evaluate call (every k at once, with the intervals and the
+per-user distributions in the same query) and the rest (row counts, drawing, writing the page),
+from the timings the child prints.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ original = sqlmetrics.evaluate
 def timed(*args, **kwargs):
     start = time.perf_counter()
     result = original(*args, **kwargs)
-    name = "per_user" if kwargs.get("per_user") else "curves"
+    name = "curves"
     times[name] = times.get(name, 0) + time.perf_counter() - start
     return result
 start = time.perf_counter()
@@ -80,16 +81,12 @@ def main() -> None:
             print(f"round {round_number + 1} {what}: {time.perf_counter() - started:.1f} s wall")
     evaluate = statistics.median(r["seconds"] for r in results["evaluate"])
     report = statistics.median(r["seconds"] for r in results["report"])
-    parts = {
-        key: statistics.median(r.get(key, 0.0) for r in results["report"])
-        for key in ("curves", "per_user")
-    }
+    curves = statistics.median(r.get("curves", 0.0) for r in results["report"])
     print(
         f"rows {args.rows}, {len(METRICS)} metrics, k_max {args.k_max}: evaluate at k={args.k_max} "
-        f"{evaluate:.2f} s; report {report:.2f} s ({report / evaluate:.2f}x): curves call "
-        f"{parts['curves']:.2f} s ({len(METRICS) * args.k_max} labels), per-user call "
-        f"{parts['per_user']:.2f} s, the rest {report - sum(parts.values()):.2f} s; page "
-        f"{results['report'][0]['page_bytes'] / 1e6:.2f} MB"
+        f"{evaluate:.2f} s; report {report:.2f} s ({report / evaluate:.2f}x): evaluate call "
+        f"{curves:.2f} s ({len(METRICS) * args.k_max} labels, intervals, distributions), the "
+        f"rest {report - curves:.2f} s; page {results['report'][0]['page_bytes'] / 1e6:.2f} MB"
     )
     out = HERE / "results" / f"report_page_{args.rows}.json"
     out.parent.mkdir(exist_ok=True)

@@ -403,15 +403,26 @@ def final(
     return query
 
 
-def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
+def moments(
+    requests: Sequence[MetricRequest], groups: int, distributions: Sequence[int] = ()
+) -> exp.Select:
     """The t-interval's moments (sqlmetrics/stats.py's ``stats_moments``) from the curve
     plan's per_user: per group (``g0``..), ``users`` and per request ``n{i}`` (users with a
     value), ``s{i}`` (their sum, exact as the summary's) and ``q{i}`` (their sum of
-    squares). Every request is a mean (stats.has_interval), never a micro ratio."""
+    squares); per request of ``distributions``, stats.spread_aggregates' columns, from the
+    same pass over per_user's rows. Every request is a mean (stats.has_interval), never a
+    micro ratio."""
+    from sqlmetrics.stats import spread_aggregates
+
     keys = [group_key(i) for i in range(groups)]
     per_cutoff = exp.select(*keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users"))
     per_cutoff = per_cutoff.from_("per_user").group_by(*keys, CUTOFF)
     grouped = families(requests)
+    pivots = requests_at_cutoffs(requests, grouped)
+    for index in distributions:  # counted at the request's cutoff only
+        _, family, at_cutoff = pivots[index]
+        aggregates = spread_aggregates(index, exp.column(family.name), at_cutoff)
+        per_cutoff.select(*aggregates, copy=False)
     for family in grouped:
         value = exp.column(family.name)
         for slot, moment in (
@@ -425,8 +436,13 @@ def moments(requests: Sequence[MetricRequest], groups: int) -> exp.Select:
         *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),
         exp.alias_(users, "users"),
     ).from_(exp.alias_(exp.paren(per_cutoff), "per_cutoff"))
-    for index, (_, family, at_cutoff) in enumerate(requests_at_cutoffs(requests, grouped)):
+    for index, (_, family, at_cutoff) in enumerate(pivots):
         for slot in ("n", "s", "q"):
             picked = _picked(at_cutoff, f"{family.name}_{slot}")
+            query.select(exp.alias_(picked, f"{slot}{index}"), copy=False)
+    for index in distributions:
+        at_cutoff = pivots[index][2]
+        for slot in ("d", "z", "c"):
+            picked = _picked(at_cutoff, f"{slot}{index}")
             query.select(exp.alias_(picked, f"{slot}{index}"), copy=False)
     return query.group_by(*keys) if keys else query

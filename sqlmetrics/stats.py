@@ -23,7 +23,7 @@ in Python (``finish_*``); sqlmetrics.tdist has the t distribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -194,11 +194,13 @@ def _curve_moments(
     dialect: str,
     diagnostics: bool,
     score_floor: float | None,
+    distributions: Sequence[int] = (),
 ) -> tuple[list[exp.CTE], list[str]] | None:
     """The t-interval of many cutoffs (the report's curves) from the curve plan's rows per
     (user, cutoff) (sqlmetrics/curves.py), when compose takes it for these requests: CTEs
     ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
-    ``stats_moments``, and the group labels. None: the per-user query (_per_user_values)."""
+    ``stats_moments`` (with the spread_aggregates of ``distributions``), and the group labels.
+    None: the per-user query (_per_user_values)."""
     from sqlmetrics import curves
     from sqlmetrics.plan import choose_plan
 
@@ -208,30 +210,9 @@ def _curve_moments(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
     )
     ctes, body = _hoisted(query)
-    moments = curves.moments(requests, len(inputs.groups))
+    moments = curves.moments(requests, len(inputs.groups), distributions)
     ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]
-
-
-def _curve_values(
-    requests: Sequence[MetricRequest], groups: int, wanted: Sequence[int]
-) -> tuple[exp.CTE, tuple[Mapping[int, exp.Expr], Mapping[int, exp.Expr]]]:
-    """``stats_curve_values``: the curve plan's per_user rows (one per user and cutoff) with
-    their group keys as g0..; and per wanted request, its family's column and its cutoff's
-    condition (_distribution_rows' ``values`` and ``where``)."""
-    from sqlmetrics import curves
-    from sqlmetrics.compose import group_key
-
-    picked = curves.requests_at_cutoffs(requests, curves.families(requests))
-    families = list(dict.fromkeys(picked[i][1].name for i in wanted))
-    rows = exp.select(
-        *(exp.alias_(exp.column(group_key(i)), f"g{i}") for i in range(groups)),
-        curves.CUTOFF,
-        *families,
-    ).from_("per_user")
-    values = {i: exp.column(picked[i][1].name) for i in wanted}
-    where = {i: picked[i][2] for i in wanted}
-    return _cte("stats_curve_values", rows), (values, where)
 
 
 def _cte(name: str, body: exp.Expr) -> exp.CTE:
@@ -485,33 +466,33 @@ def quantile_levels() -> list[float]:
     return [i / (QUANTILE_LEVELS - 1) for i in range(QUANTILE_LEVELS)]
 
 
-def _distribution_rows(
-    layout: Layout, source: str, values: Mapping[int, exp.Expr], where: Mapping[int, exp.Expr]
-) -> tuple[list[exp.CTE], exp.Select]:
-    """Rows ``quantiles`` of the requests in ``values`` (index -> its per-user value in
-    ``source``, counted where ``where[index]`` holds, if given): per group and level
-    (``replicate``: 0 .. QUANTILE_LEVELS - 1), n = the value at that level, s = the users at 0,
-    q = the users with a value. DuckDB only (a list of levels in one QUANTILE_DISC)."""
-    keys = _keys(len(layout.groups))
+def spread_aggregates(index: int, value: exp.Expr, where: exp.Expr | None = None) -> list[exp.Expr]:
+    """The aggregates of a request's distribution (number ``index``) over its per-user
+    ``value``, counted where ``where`` holds if given: ``d{index}``, its quantiles at
+    quantile_levels() (DuckDB's QUANTILE_DISC over a list of levels), ``z{index}``, the users
+    at 0, and ``c{index}``, the users with a value."""
     levels = exp.Array(expressions=[exp.Literal.number(level) for level in quantile_levels()])
 
-    def counted(aggregate: exp.Expr, index: int, condition: exp.Expr | None = None) -> exp.Expr:
-        conditions = [c.copy() for c in (where.get(index), condition) if c is not None]
+    def counted(aggregate: exp.Expr, condition: exp.Expr | None = None) -> exp.Expr:
+        conditions = [c.copy() for c in (where, condition) if c is not None]
         if not conditions:
             return aggregate
         return exp.Filter(this=aggregate, expression=exp.Where(this=exp.and_(*conditions)))
 
-    summary = exp.select(*(key.copy() for key in keys)).from_(source)
-    for index, value in values.items():
-        at_zero = exp.EQ(this=value.copy(), expression=exp.Literal.number(0))
-        summary.select(
-            exp.alias_(
-                counted(exp.func("QUANTILE_DISC", value.copy(), levels), index), f"d{index}"
-            ),
-            exp.alias_(counted(exp.func("COUNT", exp.Star()), index, at_zero), f"z{index}"),
-            exp.alias_(counted(exp.func("COUNT", value.copy()), index), f"c{index}"),
-            copy=False,
-        )
+    at_zero = exp.EQ(this=value.copy(), expression=exp.Literal.number(0))
+    return [
+        exp.alias_(counted(exp.func("QUANTILE_DISC", value.copy(), levels)), f"d{index}"),
+        exp.alias_(counted(exp.func("COUNT", exp.Star()), at_zero), f"z{index}"),
+        exp.alias_(counted(exp.func("COUNT", value.copy())), f"c{index}"),
+    ]
+
+
+def _distribution_rows(
+    layout: Layout, summary: str, wanted: Sequence[int]
+) -> tuple[exp.CTE, exp.Select]:
+    """Rows ``quantiles`` from ``summary`` (per group g0.., spread_aggregates' columns of the
+    wanted requests): per group and level (``replicate``: 0 .. QUANTILE_LEVELS - 1), n = the
+    value at that level, s = the users at 0, q = the users with a value."""
     level = exp.column("level")
     unnested = exp.Unnest(
         expressions=[exp.func("RANGE", exp.Literal.number(QUANTILE_LEVELS))],
@@ -519,19 +500,16 @@ def _distribution_rows(
             this=exp.to_identifier("levels"), columns=[exp.to_identifier("level")]
         ),
     )
-    at_level = exp.select("*").from_("stats_quantiles").join(unnested, join_type="cross")
+    at_level = exp.select("*").from_(summary).join(unnested, join_type="cross")
     slots: dict[tuple[int, str], exp.Expr] = {}
-    for index in values:
+    for index in wanted:
         position = exp.Add(this=level.copy(), expression=exp.Literal.number(1))
         element = exp.Bracket(this=exp.column(f"d{index}"), expressions=[position], offset=1)
         slots[(index, "n")] = element
         slots[(index, "s")] = exp.column(f"z{index}")
         slots[(index, "q")] = exp.column(f"c{index}")
-    ctes = [
-        _cte("stats_quantiles", _grouped(summary, keys)),
-        _cte("stats_quantile_rows", at_level),
-    ]
-    return ctes, _row(layout, "quantiles", "stats_quantile_rows", level, None, slots)
+    rows = _row(layout, "quantiles", "stats_quantile_rows", level, None, slots)
+    return _cte("stats_quantile_rows", at_level), rows
 
 
 @gc_paused
@@ -551,7 +529,9 @@ def compose_ci(
     ``diagnostics`` evaluate's diagnostics rows, and with ``distributions`` (indexes of
     requests, DuckDB) their rows ``quantiles`` (_distribution_rows)."""
     if resampling.method == "t":
-        curve = _curve_moments(requests, inputs, options, dialect, diagnostics, score_floor)
+        curve = _curve_moments(
+            requests, inputs, options, dialect, diagnostics, score_floor, distributions
+        )
         if curve is not None:
             ctes, groups = curve
             layout = Layout(tuple(groups), len(requests), ("n", "s", "q"), diagnostics)
@@ -562,11 +542,9 @@ def compose_ci(
             }
             moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
             quantile_rows = None
-            if distributions:
-                values, where = _curve_values(requests, len(groups), distributions)
-                ctes.append(values)
-                more, quantile_rows = _distribution_rows(layout, "stats_curve_values", *where)
-                ctes += more
+            if distributions:  # curves.moments' stats_moments has their columns too
+                at_level, quantile_rows = _distribution_rows(layout, "stats_moments", distributions)
+                ctes.append(at_level)
             return _result(layout, moment_rows, None, None, ctes, quantile_rows)
     ctes, groups, labels = _per_user_values(
         requests, inputs, options, dialect, diagnostics, score_floor
@@ -628,9 +606,12 @@ def compose_ci(
         )
     quantile_rows = None
     if distributions:
-        column = {i: exp.column(f"v{i}") for i in distributions}
-        more, quantile_rows = _distribution_rows(layout, "stats_values", column, {})
-        ctes += more
+        spread = exp.select(*(key.copy() for key in keys)).from_("stats_values")
+        for i in distributions:
+            spread.select(*spread_aggregates(i, exp.column(f"v{i}")), copy=False)
+        ctes.append(_cte("stats_quantiles", _grouped(spread, keys)))
+        at_level, quantile_rows = _distribution_rows(layout, "stats_quantiles", distributions)
+        ctes.append(at_level)
     return _result(layout, moment_rows, replicate_rows, None, ctes, quantile_rows)
 
 
