@@ -241,7 +241,7 @@ def test_plan_reads_one_query_for_every_k() -> None:
     assert plan.summary == ["ndcg@6", "map@5", "map@3", "auc"]
     assert plan.beyond == ["coverage@10"]
     # auc is one ROC AUC over all scored rows (micro): no per-user values to spread
-    assert plan.per_user == ["ndcg@6", "map@5", "map@3"]
+    assert plan.distributions == ["ndcg@6", "map@5", "map@3"]
     labels = plan.main_labels()
     assert len(labels) == len(set(labels)) == 12 + 1 + 1
 

@@ -40,7 +40,7 @@ class Plan:
     curves: dict[str, list[str]]  # metric name -> its curve labels
     summary: list[str]  # the summary table's labels: accuracy metrics, as evaluate names them
     beyond: list[str]  # beyond-accuracy labels (metrics over the top-k lists)
-    per_user: list[str]  # the summary labels that are means over users (a value per user)
+    distributions: list[str]  # the summary labels that are means over users: their spread
     metrics: dict[str, Metric]  # every metric on the page, by label, for its definition
 
     def main_labels(self) -> list[str]:
@@ -59,7 +59,7 @@ def plan(metrics: Sequence[str] | str, k_max: int = DEFAULT_K_MAX) -> Plan:
     curves: dict[str, list[str]] = {}
     summary: list[str] = []
     beyond: list[str] = []
-    per_user: list[str] = []
+    distributions: list[str] = []
     described: dict[str, Metric] = {}
     for request in parse_requests(metrics):
         metric = request.metric
@@ -80,13 +80,13 @@ def plan(metrics: Sequence[str] | str, k_max: int = DEFAULT_K_MAX) -> Plan:
         summary.append(label)
         described[label] = metric
         if has_interval(request):  # a mean over users: per-user values to spread
-            per_user.append(label)
+            distributions.append(label)
     return Plan(
         k_max=k_max,
         curves=curves,
         summary=list(dict.fromkeys(summary)),
         beyond=list(dict.fromkeys(beyond)),
-        per_user=list(dict.fromkeys(per_user)),
+        distributions=list(dict.fromkeys(distributions)),
         metrics=described,
     )
 
@@ -157,7 +157,7 @@ def gather(
         interactions,
         the_plan.main_labels(),
         group_by=group_by,
-        distributions=the_plan.per_user,
+        distributions=the_plan.distributions,
         **options,
         **interval_options(),
     )

@@ -398,13 +398,13 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
 
 def _distributions(results: Results, the_plan: Plan, context: Context, svgs: list[str]) -> str:
     frame = results.distributions
-    if frame is None or not the_plan.per_user:
+    if frame is None or not the_plan.distributions:
         return ""
     models = model_names(frame, context.group_by)
     unique_models = list(dict.fromkeys(models))
     parts = []
     zero_rows = []
-    for label in the_plan.per_user:
+    for label in the_plan.distributions:
         spread = {
             model: row
             for model, (_, row) in zip(models, frame.iterrows(), strict=True)
