@@ -24,7 +24,7 @@ from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.sums import aggregate
+from sqlmetrics.sums import aggregate, exact_conditional_sum, exact_sum
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -601,8 +601,8 @@ def compose(
         ranked = _with_list_lengths(ranked)
     top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
     hit_rows = plan.judged == "judged_hits"
-    if ranking and plan.same_bits and not hit_rows:
-        _sum_in_position_order(per_user_stages["judged"])
+    if ranking and plan.same_bits:
+        _exact_user_sums(per_user_stages["judged"])
 
     bound = _input_stages(
         inputs,
@@ -1156,7 +1156,7 @@ def _is_sum_of_hits(node: exp.Expr) -> bool:
 def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
     """ties="average": sums of hits read ranked_average's closed form ``hits_through`` (the
     largest position within x holds the expected hits up to x), so they are exact (the other
-    sums: _sum_in_position_order)."""
+    sums: _exact_user_sums)."""
     for node in list(expression.find_all(exp.Sum)):
         if _is_sum_of_hits(node):
             case = node.this.copy()
@@ -1170,22 +1170,27 @@ def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
 POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 
 
-def _sum_in_position_order(per_user: exp.Select) -> None:
-    """per_user's fractional sums (DCG, AP, ties="average"'s shares) add their terms in position
-    order. DuckDB adds a user's rows in whatever order its threads deliver them out of a window,
-    so the last bits of ndcg could change between runs (seen at 1e6 rows). Each sum's terms are
-    nonzero only at the distinct positions it reads, so ordering by those is a total order. Sums
-    of hits are whole numbers, exact in any order (ties="average": _tie_averaged_sums made them
-    MAXes). The hit-rows plan needs none: each user's hits come from one list, in one thread."""
+def _exact_user_sums(per_user: exp.Select) -> None:
+    """per_user's fractional sums (DCG, AP, ties="average"'s shares) as exact sums (sums.py):
+    whole numbers of 2^-64ths added in a HUGEINT, rounded once. DuckDB adds a user's rows in
+    whatever order its threads deliver them (out of a window, or out of the hit-rows plan's
+    joins and groupings), so a plain SUM's last bits could change between runs (seen at 1e6
+    rows, and on the bundled example); an exact sum is the same in any order, and costs less
+    than sorting each user's terms. Sums of hits are whole numbers, exact in any order
+    (ties="average": _tie_averaged_sums made them MAXes). The curve plan's running sums are the
+    same exact sums of the same terms (curves.py), so both plans give the same bits."""
     for node in list(per_user.find_all(exp.Sum)):
         read = {column.name for column in node.find_all(exp.Column)}
-        keys = [
-            exp.Ordered(this=exp.column(name), nulls_first=False)
-            for name in POSITIONS
-            if name in read
-        ]
-        if keys and not _is_sum_of_hits(node):
-            node.set("this", exp.Order(this=node.this, expressions=keys))
+        if not read & set(POSITIONS) or _is_sum_of_hits(node):
+            continue
+        case = node.this
+        ifs = case.args.get("ifs") or [] if isinstance(case, exp.Case) else []
+        default = case.args.get("default") if isinstance(case, exp.Case) else None
+        if len(ifs) == 1 and isinstance(default, exp.Literal) and default.to_py() == 0:
+            # SUM(CASE WHEN pos <= k THEN term ELSE 0 END): the cutoffs of a term share a test
+            node.replace(exact_conditional_sum(ifs[0].this, ifs[0].args["true"]))
+        else:
+            node.replace(exact_sum(case))
 
 
 def ranked_stage_name(inputs: Inputs, options: Options, top_k: bool) -> str:

@@ -7,9 +7,9 @@ the 700-column mean). Here each such aggregate is gathered once per user as the 
 terms in position order, with their running sums; one row per (user, cutoff) then reads the
 running sum at the last of its positions within the cutoff; the means are taken per cutoff
 and turned into the usual one-column-per-label row at the end. The work is per (user, cutoff)
-rather than per (judged row, cutoff), and the numbers have the same bits: the terms are added
-one by one in position order, as the window plan's sums add them, and the means over the
-users are exact sums (sums.py), as the window plan's.
+rather than per (judged row, cutoff), and the numbers have the same bits: a user's running
+sums are exact sums of its terms, as the window plan's per-user sums (compose._exact_user_sums),
+and the means over the users are exact sums (sums.py), as the window plan's.
 
 DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
 pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
@@ -33,6 +33,7 @@ from sqlmetrics.compose import (
     group_key,
     partial_columns,
 )
+from sqlmetrics.sums import BOUND_BITS, SCALE_BITS
 from sqlmetrics.sums import aggregate as over_users
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
@@ -136,15 +137,28 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
     return ("SUM" if isinstance(aggregate, exp.Sum) else "MAX"), position, condition, term
 
 
-# Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i in
-# position order, sequentially like the window plan's aggregate (a window's running sum adds in
-# another order and changes the last bits). Lists are a user's hits or ideal positions: short.
+# Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i.
+# Lists are a user's hits or ideal positions: short. A fractional sum is the window plan's exact
+# sum (compose._exact_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
+# (``fixed``, NULL for a term too large) added in a HUGEINT, rounded once; the same bits. A list
+# with a term of 2^32 or more is added as doubles in position order, as the window plan's plain
+# SUM (whose order is DuckDB's: such sums are not the same bits from run to run).
 _RUNNING = {
     function: parsed(
         f"LIST_TRANSFORM(RANGE(1, LEN(terms) + 1), lambda i: LIST_{function}(terms[1:i]))"
     )
     for function in ("SUM", "MAX")
 }
+_FIXED = parsed(
+    f"LIST_TRANSFORM(terms, lambda t: CASE WHEN ABS(t) < POWER(2, {BOUND_BITS})"
+    f" THEN CAST(t * POWER(2, {SCALE_BITS}) AS HUGEINT) END)"
+)
+_EXACT_RUNNING = parsed(
+    "CASE WHEN LIST_AGGREGATE(fixed, 'count') = LEN(fixed) THEN LIST_TRANSFORM("
+    "RANGE(1, LEN(fixed) + 1),"
+    f" lambda i: CAST(LIST_SUM(fixed[1:i]) AS DOUBLE) / POWER(2, {SCALE_BITS}))"
+    " ELSE LIST_TRANSFORM(RANGE(1, LEN(terms) + 1), lambda i: LIST_SUM(terms[1:i])) END"
+)
 # The aggregate at the cutoff of a row, from the running list and the count of its positions
 # within the cutoff. The window plan's MAX also meets the ELSE 0 of each row outside the
 # cutoff: here, the user's judged rows its positions leave out.
@@ -159,11 +173,13 @@ _AT_CUTOFF = {
 
 @dataclass(frozen=True)
 class Running:
-    """Per user, the running SUM or MAX of a Terms list (``running{j}``)."""
+    """Per user, the running SUM or MAX of a Terms list (``running{j}``); ``exact``: a sum of
+    fractional terms, added as whole numbers of 2^-64ths (``fixed{j}``, _EXACT_RUNNING)."""
 
     name: str
     function: str
     terms: Terms
+    exact: bool
 
 
 def _renamed(template: exp.Expr, names: dict[str, str]) -> exp.Expr:
@@ -228,9 +244,12 @@ def split(
                     listed = terms.setdefault(
                         (term.sql("duckdb"), at.name), Terms(f"terms{len(terms) + 1}", term, at)
                     )
+                    # sums of hits are whole numbers: exact as they are (compose._is_sum_of_hits)
+                    hits = isinstance(term, exp.Column) and term.name == "hit"
+                    exact = function == "SUM" and not hits
                     summed = running.setdefault(
                         (function, listed.name),
-                        Running(f"running{len(running) + 1}", function, listed),
+                        Running(f"running{len(running) + 1}", function, listed, exact),
                     )
                     within = f"within{at.name[2:]}"
                     names = {"running": summed.name, "within": within}
@@ -311,10 +330,16 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
             this=exp.to_identifier("cutoffs"), columns=[exp.to_identifier(CUTOFF)]
         ),
     )
-    sums = exp.select("*").from_("per_user_lists")
+    fixed = exp.select("*").from_("per_user_lists")
     for summed in parts.running:
-        value = _renamed(_RUNNING[summed.function], {"terms": summed.terms.name})
-        sums.select(exp.alias_(value, summed.name), copy=False)
+        if summed.exact:
+            value = _renamed(_FIXED, {"terms": summed.terms.name})
+            fixed.select(exp.alias_(value, f"fixed{summed.name[7:]}"), copy=False)
+    sums = exp.select("*").from_(exp.alias_(exp.paren(fixed), "per_user_fixed"))
+    for summed in parts.running:
+        names = {"terms": summed.terms.name, "fixed": f"fixed{summed.name[7:]}"}
+        template = _EXACT_RUNNING if summed.exact else _RUNNING[summed.function]
+        sums.select(exp.alias_(_renamed(template, names), summed.name), copy=False)
     for positions in parts.positions:
         dense = _renamed(_DENSE, {"at": positions.name})
         sums.select(exp.alias_(dense, f"dense{positions.name[2:]}"), copy=False)

@@ -46,6 +46,30 @@ def exact_sum(value: exp.Expr) -> exp.Expr:
     return exp.Case().when(every_value_fixed, exact).else_(exp.func("SUM", value.copy()))
 
 
+def exact_conditional_sum(condition: exp.Expr, term: exp.Expr) -> exp.Expr:
+    """SUM(CASE WHEN condition THEN term ELSE 0 END) as exact_sum gives it, for a user's terms
+    at several cutoffs: the test that every term is small enough reads the term alone, so the
+    cutoffs of one term share it (DuckDB computes an aggregate written twice once). A term of
+    2^32 or more anywhere in the user's rows leaves the sums of that term to a plain SUM."""
+    bound = _power_of_two(BOUND_BITS)
+    small = exp.func("ABS", term.copy()) < bound
+    every_term_small = exp.func("COUNT", exp.Case().when(small, exp.Literal.number(1))).eq(
+        exp.func("COUNT", term.copy())
+    )
+    fixed = exp.cast(exp.Mul(this=term.copy(), expression=_power_of_two(SCALE_BITS)), "HUGEINT")
+    fixed_sum = exp.func(
+        "SUM",
+        exp.Case()
+        .when(exp.and_(condition.copy(), small.copy()), fixed)
+        .else_(exp.Literal.number(0)),
+    )
+    exact = exp.Div(this=exp.cast(fixed_sum, "DOUBLE"), expression=_power_of_two(SCALE_BITS))
+    plain = exp.func(
+        "SUM", exp.Case().when(condition.copy(), term.copy()).else_(exp.Literal.number(0))
+    )
+    return exp.Case().when(every_term_small, exact).else_(plain)
+
+
 def exact_mean(value: exp.Expr) -> exp.Expr:
     """AVG(value) on DuckDB from exact_sum: NULL for no value, as AVG."""
     return exp.Div(this=exact_sum(value), expression=exp.func("COUNT", value.copy()))

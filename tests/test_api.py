@@ -123,7 +123,7 @@ def test_tie_averaged_sums_are_exact_and_repeatable() -> None:
     first = runs[0].iloc[0]
     assert (first["hits"], first["recall"], first["micro_hit_ratio"]) == (3.0, 1.0, 1.0)
     assert first["hits@4"] == 8 / 3 and first["precision@4"] == (8 / 3) / 4
-    for run in runs[1:]:  # the fractional sums add in position order: the same bits every run
+    for run in runs[1:]:  # the fractional sums are exact sums: the same bits every run
         pd.testing.assert_frame_equal(run, runs[0], check_exact=True)
 
 

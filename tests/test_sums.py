@@ -72,3 +72,33 @@ def test_a_value_beyond_two_to_the_32_leaves_its_column_to_a_plain_sum() -> None
     summary = sqlmetrics.evaluate(recs, truth, ["dcg_exp@10", "ndcg@10"])
     assert float(summary["dcg_exp@10"].iloc[0]) == 2.0**39  # (2^40 - 1 + 1) / 2
     assert float(summary["ndcg@10"].iloc[0]) == 1.0
+
+
+def test_per_user_sums_are_exact_whatever_the_order_and_threads() -> None:
+    # A user's fractional sums (AP's precisions, DCG's gains) are exact sums of their terms too
+    # (compose._exact_user_sums): the hit-rows plan adds a user's hits in whatever order its
+    # joins deliver them, which changed the last bit of some users' ndcg from run to run.
+    recs, truth = _inputs(20_000, seed=11)
+    metrics = ["map@10", "ndcg@10", "map@12"]
+    first = sqlmetrics.evaluate(recs, truth, metrics, per_user=True)
+    # AP@10 of a user: the exact sum of hits_so_far / pos (each a correctly rounded double, as
+    # in DuckDB) over its hits within 10, rounded once, over its relevant items
+    ranked = recs.sort_values(["user_id", "score", "item_id"], ascending=[True, False, False])
+    ranked["pos"] = ranked.groupby("user_id").cumcount() + 1
+    relevant = truth[truth["relevance"] > 0]
+    hits = ranked.merge(relevant, on=["user_id", "item_id"])
+    hits = hits[hits["pos"] <= 10].sort_values(["user_id", "pos"])
+    hits["so_far"] = hits.groupby("user_id").cumcount() + 1
+    n_relevant = relevant.groupby("user_id").size()
+    for user, part in hits.groupby("user_id"):
+        exact = float(
+            sum(Fraction(s / p) for s, p in zip(part["so_far"], part["pos"], strict=True))
+        )
+        got = float(first.loc[first["user_id"] == user, "map@10"].iloc[0])
+        assert got == exact / n_relevant[user], user
+    shuffled = recs.sample(frac=1.0, random_state=5).reset_index(drop=True)
+    for frame, threads in ((recs, 1), (shuffled, 4), (shuffled, 1)):
+        connection = duckdb.connect(config={"threads": threads})
+        again = sqlmetrics.evaluate(frame, truth, metrics, per_user=True, connection=connection)
+        for metric in metrics:
+            assert again[metric].equals(first[metric]), (metric, threads)

@@ -69,13 +69,26 @@ WITH input_recommendations AS (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(
-        CASE
-          WHEN NOT pos IS NULL AND hit = 1
-          THEN 1 / LOG(2, pos + 2 - hits_so_far)
-          ELSE 0
-        END ORDER BY pos
-      ) / MAX(n_relevant),
+      CASE
+        WHEN COUNT(CASE WHEN ABS(1 / LOG(2, pos + 2 - hits_so_far)) < POWER(2, 32) THEN 1 END) = COUNT(1 / LOG(2, pos + 2 - hits_so_far))
+        THEN CAST(SUM(
+          CASE
+            WHEN (
+              NOT pos IS NULL AND hit = 1
+            )
+            AND ABS(1 / LOG(2, pos + 2 - hits_so_far)) < POWER(2, 32)
+            THEN CAST(1 / LOG(2, pos + 2 - hits_so_far) * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(
+          CASE
+            WHEN NOT pos IS NULL AND hit = 1
+            THEN 1 / LOG(2, pos + 2 - hits_so_far)
+            ELSE 0
+          END
+        )
+      END / MAX(n_relevant),
       0
     ) AS m1
   FROM judged

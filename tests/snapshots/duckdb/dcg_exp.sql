@@ -326,7 +326,20 @@ WITH input_recommendations AS NOT MATERIALIZED (
     user_id,
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
-    COALESCE(SUM(CASE WHEN pos <= 10 THEN exp_gain / LOG(2, pos + 1) ELSE 0 END), 0) AS m1
+    COALESCE(
+      CASE
+        WHEN COUNT(CASE WHEN ABS(exp_gain / LOG(2, pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(exp_gain / LOG(2, pos + 1))
+        THEN CAST(SUM(
+          CASE
+            WHEN pos <= 10 AND ABS(exp_gain / LOG(2, pos + 1)) < POWER(2, 32)
+            THEN CAST(exp_gain / LOG(2, pos + 1) * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(CASE WHEN pos <= 10 THEN exp_gain / LOG(2, pos + 1) ELSE 0 END)
+      END,
+      0
+    ) AS m1
   FROM judged
   GROUP BY
     user_id

@@ -72,9 +72,19 @@ WITH input_recommendations AS (
       LN(
         GREATEST(
           COALESCE(
-            SUM(
-              CASE WHEN NOT pos IS NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END ORDER BY pos
-            ) / MAX(n_relevant),
+            CASE
+              WHEN COUNT(CASE WHEN ABS(hits_so_far / pos) < POWER(2, 32) THEN 1 END) = COUNT(hits_so_far / pos)
+              THEN CAST(SUM(
+                CASE
+                  WHEN (
+                    NOT pos IS NULL AND hit = 1
+                  ) AND ABS(hits_so_far / pos) < POWER(2, 32)
+                  THEN CAST(hits_so_far / pos * POWER(2, 64) AS INT128)
+                  ELSE 0
+                END
+              ) AS DOUBLE) / POWER(2, 64)
+              ELSE SUM(CASE WHEN NOT pos IS NULL AND hit = 1 THEN hits_so_far / pos ELSE 0 END)
+            END / MAX(n_relevant),
             0
           ),
           0.00001

@@ -328,7 +328,19 @@ WITH input_recommendations AS NOT MATERIALIZED (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 AND hit = 1 THEN hits_so_far / pos ELSE 0 END) / MAX(n_relevant),
+      CASE
+        WHEN COUNT(CASE WHEN ABS(hits_so_far / pos) < POWER(2, 32) THEN 1 END) = COUNT(hits_so_far / pos)
+        THEN CAST(SUM(
+          CASE
+            WHEN (
+              pos <= 10 AND hit = 1
+            ) AND ABS(hits_so_far / pos) < POWER(2, 32)
+            THEN CAST(hits_so_far / pos * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(CASE WHEN pos <= 10 AND hit = 1 THEN hits_so_far / pos ELSE 0 END)
+      END / MAX(n_relevant),
       0
     ) AS m1
   FROM judged

@@ -326,7 +326,17 @@ WITH input_recommendations AS NOT MATERIALIZED (
     user_id,
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
-    SUM(CASE WHEN pos <= 10 THEN hit / pos ELSE 0 END) AS m1_numerator,
+    CASE
+      WHEN COUNT(CASE WHEN ABS(hit / pos) < POWER(2, 32) THEN 1 END) = COUNT(hit / pos)
+      THEN CAST(SUM(
+        CASE
+          WHEN pos <= 10 AND ABS(hit / pos) < POWER(2, 32)
+          THEN CAST(hit / pos * POWER(2, 64) AS INT128)
+          ELSE 0
+        END
+      ) AS DOUBLE) / POWER(2, 64)
+      ELSE SUM(CASE WHEN pos <= 10 THEN hit / pos ELSE 0 END)
+    END AS m1_numerator,
     MAX(n_relevant) AS m1_denominator
   FROM judged
   GROUP BY

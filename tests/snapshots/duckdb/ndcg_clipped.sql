@@ -183,20 +183,52 @@ WITH input_recommendations AS NOT MATERIALIZED (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(
-        CASE
-          WHEN pos <= 10
-          THEN gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END
-          ELSE 0
-        END ORDER BY pos
-      ) / NULLIF(
-        SUM(
+      CASE
+        WHEN COUNT(
           CASE
-            WHEN ideal_pos <= 10
-            THEN relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END
+            WHEN ABS(gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END) < POWER(2, 32)
+            THEN 1
+          END
+        ) = COUNT(gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END)
+        THEN CAST(SUM(
+          CASE
+            WHEN pos <= 10
+            AND ABS(gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END) < POWER(2, 32)
+            THEN CAST(gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END * POWER(2, 64) AS INT128)
             ELSE 0
-          END ORDER BY ideal_pos
-        ),
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(
+          CASE
+            WHEN pos <= 10
+            THEN gain / CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END
+            ELSE 0
+          END
+        )
+      END / NULLIF(
+        CASE
+          WHEN COUNT(
+            CASE
+              WHEN ABS(relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END) < POWER(2, 32)
+              THEN 1
+            END
+          ) = COUNT(relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END)
+          THEN CAST(SUM(
+            CASE
+              WHEN ideal_pos <= 10
+              AND ABS(relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END) < POWER(2, 32)
+              THEN CAST(relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(
+            CASE
+              WHEN ideal_pos <= 10
+              THEN relevance / CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END
+              ELSE 0
+            END
+          )
+        END,
         0
       ),
       0

@@ -329,16 +329,50 @@ WITH input_recommendations AS NOT MATERIALIZED (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 THEN exp_gain / LOG(2, pos + 1) ELSE 0 END) / NULLIF(
-        SUM(
+      CASE
+        WHEN COUNT(CASE WHEN ABS(exp_gain / LOG(2, pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(exp_gain / LOG(2, pos + 1))
+        THEN CAST(SUM(
           CASE
-            WHEN ideal_pos <= 10
-            THEN (
-              POWER(2, relevance) - 1
-            ) / LOG(2, ideal_pos + 1)
+            WHEN pos <= 10 AND ABS(exp_gain / LOG(2, pos + 1)) < POWER(2, 32)
+            THEN CAST(exp_gain / LOG(2, pos + 1) * POWER(2, 64) AS INT128)
             ELSE 0
           END
-        ),
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(CASE WHEN pos <= 10 THEN exp_gain / LOG(2, pos + 1) ELSE 0 END)
+      END / NULLIF(
+        CASE
+          WHEN COUNT(
+            CASE
+              WHEN ABS((
+                POWER(2, relevance) - 1
+              ) / LOG(2, ideal_pos + 1)) < POWER(2, 32)
+              THEN 1
+            END
+          ) = COUNT((
+            POWER(2, relevance) - 1
+          ) / LOG(2, ideal_pos + 1))
+          THEN CAST(SUM(
+            CASE
+              WHEN ideal_pos <= 10
+              AND ABS((
+                POWER(2, relevance) - 1
+              ) / LOG(2, ideal_pos + 1)) < POWER(2, 32)
+              THEN CAST((
+                POWER(2, relevance) - 1
+              ) / LOG(2, ideal_pos + 1) * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(
+            CASE
+              WHEN ideal_pos <= 10
+              THEN (
+                POWER(2, relevance) - 1
+              ) / LOG(2, ideal_pos + 1)
+              ELSE 0
+            END
+          )
+        END,
         0
       ),
       0

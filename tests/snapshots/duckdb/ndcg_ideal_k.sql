@@ -327,7 +327,17 @@ WITH input_recommendations AS NOT MATERIALIZED (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 THEN hit / LOG(2, pos + 1) ELSE 0 END) / 4.543559338088346,
+      CASE
+        WHEN COUNT(CASE WHEN ABS(hit / LOG(2, pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(hit / LOG(2, pos + 1))
+        THEN CAST(SUM(
+          CASE
+            WHEN pos <= 10 AND ABS(hit / LOG(2, pos + 1)) < POWER(2, 32)
+            THEN CAST(hit / LOG(2, pos + 1) * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(CASE WHEN pos <= 10 THEN hit / LOG(2, pos + 1) ELSE 0 END)
+      END / 4.543559338088346,
       0
     ) AS m1
   FROM judged

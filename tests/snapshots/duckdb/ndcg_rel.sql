@@ -127,14 +127,47 @@ WITH input_recommendations AS (
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
       (
-        SUM(
-          CASE WHEN NOT pos IS NULL AND hit = 1 THEN dcg_so_far / ideal_dcg_at_pos ELSE 0 END ORDER BY pos
-        ) + (
+        CASE
+          WHEN COUNT(CASE WHEN ABS(dcg_so_far / ideal_dcg_at_pos) < POWER(2, 32) THEN 1 END) = COUNT(dcg_so_far / ideal_dcg_at_pos)
+          THEN CAST(SUM(
+            CASE
+              WHEN (
+                NOT pos IS NULL AND hit = 1
+              )
+              AND ABS(dcg_so_far / ideal_dcg_at_pos) < POWER(2, 32)
+              THEN CAST(dcg_so_far / ideal_dcg_at_pos * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(
+            CASE WHEN NOT pos IS NULL AND hit = 1 THEN dcg_so_far / ideal_dcg_at_pos ELSE 0 END
+          )
+        END + (
           MAX(n_relevant) - SUM(CASE WHEN NOT pos IS NULL THEN hit ELSE 0 END)
-        ) * SUM(CASE WHEN NOT pos IS NULL THEN gain / LOG(2, pos + 1) ELSE 0 END ORDER BY pos) / NULLIF(
-          SUM(
-            CASE WHEN NOT ideal_pos IS NULL THEN relevance / LOG(2, ideal_pos + 1) ELSE 0 END ORDER BY ideal_pos
-          ),
+        ) * CASE
+          WHEN COUNT(CASE WHEN ABS(gain / LOG(2, pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(gain / LOG(2, pos + 1))
+          THEN CAST(SUM(
+            CASE
+              WHEN NOT pos IS NULL AND ABS(gain / LOG(2, pos + 1)) < POWER(2, 32)
+              THEN CAST(gain / LOG(2, pos + 1) * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(CASE WHEN NOT pos IS NULL THEN gain / LOG(2, pos + 1) ELSE 0 END)
+        END / NULLIF(
+          CASE
+            WHEN COUNT(CASE WHEN ABS(relevance / LOG(2, ideal_pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(relevance / LOG(2, ideal_pos + 1))
+            THEN CAST(SUM(
+              CASE
+                WHEN NOT ideal_pos IS NULL AND ABS(relevance / LOG(2, ideal_pos + 1)) < POWER(2, 32)
+                THEN CAST(relevance / LOG(2, ideal_pos + 1) * POWER(2, 64) AS INT128)
+                ELSE 0
+              END
+            ) AS DOUBLE) / POWER(2, 64)
+            ELSE SUM(
+              CASE WHEN NOT ideal_pos IS NULL THEN relevance / LOG(2, ideal_pos + 1) ELSE 0 END
+            )
+          END,
           0
         )
       ) / MAX(n_relevant),

@@ -76,14 +76,37 @@ WITH input_recommendations AS (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(CASE WHEN pos <= 10 THEN gain / LOG(2, pos + 1) ELSE 0 END ORDER BY pos) / NULLIF(
-        SUM(
+      CASE
+        WHEN COUNT(CASE WHEN ABS(gain / LOG(2, pos + 1)) < POWER(2, 32) THEN 1 END) = COUNT(gain / LOG(2, pos + 1))
+        THEN CAST(SUM(
           CASE
-            WHEN scored_ideal_pos <= 10
-            THEN relevance / LOG(2, scored_ideal_pos + 1)
+            WHEN pos <= 10 AND ABS(gain / LOG(2, pos + 1)) < POWER(2, 32)
+            THEN CAST(gain / LOG(2, pos + 1) * POWER(2, 64) AS INT128)
             ELSE 0
-          END ORDER BY scored_ideal_pos
-        ),
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(CASE WHEN pos <= 10 THEN gain / LOG(2, pos + 1) ELSE 0 END)
+      END / NULLIF(
+        CASE
+          WHEN COUNT(
+            CASE WHEN ABS(relevance / LOG(2, scored_ideal_pos + 1)) < POWER(2, 32) THEN 1 END
+          ) = COUNT(relevance / LOG(2, scored_ideal_pos + 1))
+          THEN CAST(SUM(
+            CASE
+              WHEN scored_ideal_pos <= 10
+              AND ABS(relevance / LOG(2, scored_ideal_pos + 1)) < POWER(2, 32)
+              THEN CAST(relevance / LOG(2, scored_ideal_pos + 1) * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(
+            CASE
+              WHEN scored_ideal_pos <= 10
+              THEN relevance / LOG(2, scored_ideal_pos + 1)
+              ELSE 0
+            END
+          )
+        END,
         0
       ),
       0

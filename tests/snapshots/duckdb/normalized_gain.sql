@@ -123,14 +123,42 @@ WITH input_recommendations AS (
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
     COALESCE(
-      SUM(
+      CASE
+        WHEN COUNT(
+          CASE
+            WHEN ABS(gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far)) < POWER(2, 32)
+            THEN 1
+          END
+        ) = COUNT(gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far))
+        THEN CAST(SUM(
+          CASE
+            WHEN (
+              NOT pos IS NULL AND gain <> 0
+            )
+            AND ABS(gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far)) < POWER(2, 32)
+            THEN CAST(gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far) * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(
+          CASE
+            WHEN NOT pos IS NULL AND gain <> 0
+            THEN gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far)
+            ELSE 0
+          END
+        )
+      END / NULLIF(
         CASE
-          WHEN NOT pos IS NULL AND gain <> 0
-          THEN gain / LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far)
-          ELSE 0
-        END ORDER BY pos
-      ) / NULLIF(
-        SUM(CASE WHEN NOT ideal_pos IS NULL THEN relevance ELSE 0 END ORDER BY ideal_pos),
+          WHEN COUNT(CASE WHEN ABS(relevance) < POWER(2, 32) THEN 1 END) = COUNT(relevance)
+          THEN CAST(SUM(
+            CASE
+              WHEN NOT ideal_pos IS NULL AND ABS(relevance) < POWER(2, 32)
+              THEN CAST(relevance * POWER(2, 64) AS INT128)
+              ELSE 0
+            END
+          ) AS DOUBLE) / POWER(2, 64)
+          ELSE SUM(CASE WHEN NOT ideal_pos IS NULL THEN relevance ELSE 0 END)
+        END,
         0
       ),
       0
