@@ -695,10 +695,11 @@ def plan_switches() -> tuple[object, ...]:
 
 
 def curve_split(
-    requests: Sequence[MetricRequest], options: Options, population: str
+    requests: Sequence[MetricRequest], options: Options, population: str, hit_rows: bool = False
 ) -> curves.Split | None:
     """The curve plan's parts (sqlmetrics/curves.py) when enough cutoffs are asked of metric
-    files it can take apart; None: the window plan."""
+    files it can take apart; None: the window plan. ``hit_rows``: judged is judged_hits.sql's,
+    whose rows with a position are all hits."""
     from sqlmetrics import curves
 
     if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
@@ -714,7 +715,7 @@ def curve_split(
         population == "all" and (request.population or options.population) == "common"
         for request in requests
     ]
-    return curves.split(requests, prepared, narrowed)
+    return curves.split(requests, prepared, narrowed, hit_rows)
 
 
 def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:

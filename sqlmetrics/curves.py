@@ -171,6 +171,17 @@ _AT_CUTOFF = {
 }
 
 
+# _AT_CUTOFF over the hits of judged_hits.sql, where every position is a hit (hit = 1): the
+# running sum at ``within`` is ``within``, the running MAX 1 from the first hit on.
+_AT_CUTOFF_OF_HITS = {
+    "SUM": parsed("within"),
+    "MAX": parsed(
+        "CASE WHEN within < judged_rows THEN LEAST(within, 1)"
+        " ELSE CASE WHEN within > 0 THEN 1 END END"
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Running:
     """Per user, the running SUM or MAX of a Terms list (``running{j}``); ``exact``: a sum of
@@ -205,14 +216,36 @@ class Split:
     values: list[tuple[str, exp.Expr]]
 
 
+def _without_hit_test(condition: exp.Expr | None) -> exp.Expr | None:
+    """A condition without its ``hit = 1`` conjuncts (None when nothing is left)."""
+    if condition is None:
+        return None
+    parts = list(condition.flatten()) if isinstance(condition, exp.And) else [condition]
+    kept = [
+        part
+        for part in parts
+        if not (
+            isinstance(part, exp.EQ)
+            and isinstance(part.this, exp.Column)
+            and part.this.name == "hit"
+            and isinstance(part.expression, exp.Literal)
+            and part.expression.to_py() == 1
+        )
+    ]
+    return exp.and_(*kept) if kept else None
+
+
 def split(
     requests: Sequence[MetricRequest],
     prepared: Sequence[dict[str, exp.Expr]],
     narrowed: Sequence[bool],
+    hit_rows: bool = False,
 ) -> Split | None:
     """The Split of ``requests`` (``prepared``: each request's expressions as the window plan
     reads them before its cutoff is bound; ``narrowed``: NULL for a user without a list),
-    or None when a metric file has an aggregate of another shape."""
+    or None when a metric file has an aggregate of another shape. ``hit_rows``: every judged
+    row with a position is a hit (judged_hits.sql), so ``pos <= k AND hit = 1`` lists the
+    same positions as ``pos <= k`` and shares its list (map's and mrr's with ndcg's)."""
     grouped = families(requests)
     positions: dict[tuple[str, str], Positions] = {}
     terms: dict[tuple[str, str], Terms] = {}
@@ -237,23 +270,32 @@ def split(
                     if parts is None:
                         return None
                     function, position, condition, term = parts
+                    if hit_rows and position == "pos":
+                        condition = _without_hit_test(condition)
                     where = (position, condition.sql("duckdb") if condition else "")
                     at = positions.setdefault(
                         where, Positions(f"at{len(positions) + 1}", position, condition)
                     )
-                    listed = terms.setdefault(
-                        (term.sql("duckdb"), at.name), Terms(f"terms{len(terms) + 1}", term, at)
-                    )
-                    # sums of hits are whole numbers: exact as they are (compose._is_sum_of_hits)
-                    hits = isinstance(term, exp.Column) and term.name == "hit"
-                    exact = function == "SUM" and not hits
-                    summed = running.setdefault(
-                        (function, listed.name),
-                        Running(f"running{len(running) + 1}", function, listed, exact),
-                    )
                     within = f"within{at.name[2:]}"
-                    names = {"running": summed.name, "within": within}
-                    replacement = _renamed(_AT_CUTOFF[function], names)
+                    hits = isinstance(term, exp.Column) and term.name == "hit"
+                    if hit_rows and hits and position == "pos":
+                        # every listed position is a hit: the running sum of its hits is
+                        # the count of positions within the cutoff, no list needed
+                        replacement = _renamed(_AT_CUTOFF_OF_HITS[function], {"within": within})
+                    else:
+                        listed = terms.setdefault(
+                            (term.sql("duckdb"), at.name),
+                            Terms(f"terms{len(terms) + 1}", term, at),
+                        )
+                        # sums of hits are whole numbers: exact as they are
+                        # (compose._is_sum_of_hits)
+                        exact = function == "SUM" and not hits
+                        summed = running.setdefault(
+                            (function, listed.name),
+                            Running(f"running{len(running) + 1}", function, listed, exact),
+                        )
+                        names = {"running": summed.name, "within": within}
+                        replacement = _renamed(_AT_CUTOFF[function], names)
                 else:
                     name, _ = free.setdefault(key, (f"a{len(free) + 1}", aggregate.copy()))
                     replacement = exp.column(name)

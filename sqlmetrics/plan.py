@@ -154,7 +154,7 @@ def choose_plan(
         else None
     )
     if why_not is None:
-        curve = compose.curve_split(requests, options, population)
+        curve = compose.curve_split(requests, options, population, judged == "judged_hits")
     unsplit = "a metric file whose sums the curve plan cannot split"
     why.append(
         f"per_user: curves, {distinct} distinct cutoffs"

@@ -8,8 +8,12 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
-from sqlmetrics import curves
+from sqlmetrics import curves, duckdb_plan
+from sqlmetrics.catalog import parse_requests
+from sqlmetrics.compose import Options
 from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.plan import choose_plan
+from tests.test_plan_choice import inputs as plan_inputs
 from tests.test_plans import tied_data
 
 # Every ranking metric whose file the curve plan can take apart.
@@ -99,6 +103,29 @@ def test_curve_plan_equals_window_plans(
         pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
         pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
         assert with_curves["users"].gt(0).all()
+
+
+def test_the_hit_rows_curve_plan_equals_window_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metrics that read hit rows only take judged_hits.sql, where every listed position is a
+    hit: the curve plan lists their positions once and counts hits without a list of them
+    (curves.split's ``hit_rows``). The same bits as DuckDB's window plans."""
+    names = sorted(duckdb_plan.HIT_ROWS_METRICS - {"ndcg_ideal_k"})  # a constant of the cutoff
+    metrics = [f"{name}@1:12" for name in names]
+    monkeypatch.setattr(curves, "MIN_CUTOFFS", 1)
+    chosen = choose_plan(parse_requests(metrics), plan_inputs(), Options(ties="id"))
+    assert (chosen.judged, chosen.per_user) == ("judged_hits", "curves")
+    recs, truth = tied_data(6)
+    truth = truth.assign(segment=truth["user_id"].map(lambda user: "a" if user % 2 else "b"))
+    repeated = pd.concat([recs, recs.iloc[::7].assign(score=lambda frame: frame["score"] / 3)])
+    calls = [
+        ((recs, truth, metrics), {"group_by": "segment"}),
+        ((recs, truth, metrics), {"population": "common", "threshold": 1}),
+        ((repeated, truth, metrics), {"duplicates": "first", "ties": "id_text"}),
+    ]
+    results = _plans(monkeypatch, *calls)
+    for with_curves, duckdb, portable in zip(*results.values(), strict=True):
+        pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
+        pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
 
 
 def test_a_profile_with_a_population_per_metric(monkeypatch: pytest.MonkeyPatch) -> None:
