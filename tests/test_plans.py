@@ -533,7 +533,15 @@ def oracle_repeats_and_ties(recs: pd.DataFrame, cutoffs: list[int], ties: str) -
 
 @pytest.mark.parametrize(
     ("seed", "cutoffs", "ties"),
-    [(11, [1, 3, 5], "id"), (12, [2, 30], "id"), (13, [1, 2, 3, 4, 5], "id_text"), (14, [4], "id")],
+    [
+        (11, [1, 3, 5], "id"),
+        (12, [2, 30], "id"),
+        (13, [1, 2, 3, 4, 5], "id_text"),
+        (14, [4], "id"),
+        # ranges of cutoffs: from a k above 1, and deeper than top_lists.sql's
+        (15, list(range(3, 9)), "id"),
+        (16, list(range(1, 31)), "id_text"),
+    ],
 )
 def test_repeats_and_ties_across_cutoffs_match_their_definitions(
     seed: int, cutoffs: list[int], ties: str, monkeypatch: pytest.MonkeyPatch
