@@ -476,10 +476,10 @@ def moments(
     """The t-interval's moments (sqlmetrics/stats.py's ``stats_moments``) from the curve
     plan's per_user: per group (``g0``..), ``users`` and per request ``n{i}`` (users with a
     value), ``s{i}`` (their sum, exact as the summary's) and ``q{i}`` (their sum of
-    squares); per request of ``distributions``, stats.spread_aggregates' columns, from the
+    squares); per request of ``distributions``, distributions.spread_aggregates' columns, from the
     same pass over per_user's rows. Every request is a mean (stats.has_interval), never a
     micro ratio."""
-    from sqlmetrics.stats import spread_aggregates
+    from sqlmetrics.distributions import spread_aggregates
 
     keys = [group_key(i) for i in range(groups)]
     per_cutoff = exp.select(*keys, CUTOFF, exp.alias_(exp.func("COUNT", exp.Star()), "users"))

@@ -19,6 +19,7 @@ from sqlmetrics.checks import (
     resolve_inputs,
 )
 from sqlmetrics.compose import CHECKS, KIND, Inputs, Options, compose_checks
+from sqlmetrics.distributions import distributions_of, finish_distributions
 from sqlmetrics.engines import open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.errors import SqlmetricsError
@@ -28,10 +29,8 @@ from sqlmetrics.stats import (
     Resampling,
     compose_ci,
     compose_compare,
-    distributions_of,
     finish_ci,
     finish_compare,
-    finish_distributions,
     has_interval,
     with_intervals,
     without_interval,

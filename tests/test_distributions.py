@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
+from sqlmetrics.distributions import QUANTILE_LEVELS
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats import QUANTILE_LEVELS
 
 REPO = Path(__file__).resolve().parent.parent
 RECS = str(REPO / "examples" / "recommendations.parquet")
