@@ -24,7 +24,7 @@ from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.sums import aggregate, exact_conditional_sum, exact_sum
+from sqlmetrics.sums import aggregate, exact_conditional_sum, exact_sum, is_fractional
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -1172,14 +1172,18 @@ POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 
 
 def _exact_user_sums(per_user: exp.Select) -> None:
-    """per_user's fractional sums (DCG, AP, ties="average"'s shares) as exact sums (sums.py):
-    whole numbers of 2^-64ths added in a HUGEINT, rounded once. DuckDB adds a user's rows in
-    whatever order its threads deliver them (out of a window, or out of the hit-rows plan's
-    joins and groupings), so a plain SUM's last bits could change between runs (seen at 1e6
-    rows, and on the bundled example); an exact sum is the same in any order, and costs less
-    than sorting each user's terms. Sums of hits are whole numbers, exact in any order
-    (ties="average": _tie_averaged_sums made them MAXes). The curve plan's running sums are the
-    same exact sums of the same terms (curves.py), so both plans give the same bits."""
+    """per_user's sums over a user's positions, the same bits on every run: DuckDB adds a
+    user's rows in whatever order its threads deliver them (out of a window, or out of the
+    hit-rows plan's joins and groupings), so a plain SUM's last bits could change between runs
+    (seen at 1e6 rows, and on the bundled example).
+    - A fractional term (DCG's, AP's, ties="average"'s shares: sums.is_fractional) is added as
+      an exact sum (sums.py): whole numbers of 2^-64ths in a HUGEINT, rounded once, the same in
+      any order and cheaper than sorting each user's terms.
+    - Another term (cg's gain) is added in position order: over whole numbers its sum keeps
+      their integer type, as on the other engines.
+    Sums of hits are whole numbers, exact in any order (ties="average": _tie_averaged_sums made
+    them MAXes). The curve plan's running sums do the same with the same terms (curves.py), so
+    both plans give the same bits."""
     for node in list(per_user.find_all(exp.Sum)):
         read = {column.name for column in node.find_all(exp.Column)}
         if not read & set(POSITIONS) or _is_sum_of_hits(node):
@@ -1187,9 +1191,18 @@ def _exact_user_sums(per_user: exp.Select) -> None:
         case = node.this
         ifs = case.args.get("ifs") or [] if isinstance(case, exp.Case) else []
         default = case.args.get("default") if isinstance(case, exp.Case) else None
-        if len(ifs) == 1 and isinstance(default, exp.Literal) and default.to_py() == 0:
+        conditional = len(ifs) == 1 and isinstance(default, exp.Literal) and default.to_py() == 0
+        term = ifs[0].args["true"] if conditional else case
+        if not is_fractional(term):
+            keys = [
+                exp.Ordered(this=exp.column(name), nulls_first=False)
+                for name in POSITIONS
+                if name in read
+            ]
+            node.set("this", exp.Order(this=case, expressions=keys))
+        elif conditional:
             # SUM(CASE WHEN pos <= k THEN term ELSE 0 END): the cutoffs of a term share a test
-            node.replace(exact_conditional_sum(ifs[0].this, ifs[0].args["true"]))
+            node.replace(exact_conditional_sum(ifs[0].this, term))
         else:
             node.replace(exact_sum(case))
 

@@ -33,7 +33,7 @@ from sqlmetrics.compose import (
     group_key,
     partial_columns,
 )
-from sqlmetrics.sums import BOUND_BITS, SCALE_BITS
+from sqlmetrics.sums import BOUND_BITS, SCALE_BITS, is_fractional
 from sqlmetrics.sums import aggregate as over_users
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
@@ -142,7 +142,8 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
 # sum (compose._exact_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
 # (``fixed``, NULL for a term too large) added in a HUGEINT, rounded once; the same bits. A list
 # with a term of 2^32 or more is added as doubles in position order, as the window plan's plain
-# SUM (whose order is DuckDB's: such sums are not the same bits from run to run).
+# SUM (whose order is DuckDB's: such sums are not the same bits from run to run). Another sum
+# (cg's gains) adds in position order, as the window plan's.
 _RUNNING = {
     function: parsed(
         f"LIST_TRANSFORM(RANGE(1, LEN(terms) + 1), lambda i: LIST_{function}(terms[1:i]))"
@@ -289,7 +290,7 @@ def split(
                         )
                         # sums of hits are whole numbers: exact as they are
                         # (compose._is_sum_of_hits)
-                        exact = function == "SUM" and not hits
+                        exact = function == "SUM" and not hits and is_fractional(term)
                         summed = running.setdefault(
                             (function, listed.name),
                             Running(f"running{len(running) + 1}", function, listed, exact),

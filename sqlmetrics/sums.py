@@ -46,6 +46,25 @@ def exact_sum(value: exp.Expr) -> exp.Expr:
     return exp.Case().when(every_value_fixed, exact).else_(exp.func("SUM", value.copy()))
 
 
+# Functions whose values are fractions whatever their arguments (DuckDB's / divides as well).
+_FRACTIONAL_FUNCTIONS = (exp.Div, exp.Log, exp.Ln, exp.Pow, exp.Exp, exp.Sqrt)
+
+
+def is_fractional(term: exp.Expr) -> bool:
+    """Whether a term is a fraction whatever its inputs' types (a division, a logarithm, a
+    power, a decimal literal): its sum is a DOUBLE, and an exact sum keeps that type. A term of
+    columns, whole literals and + - * only (cg's gain) is a whole number over whole-number
+    inputs, whose sum keeps their integer type; it is summed in position order instead."""
+    if any(True for _ in term.find_all(*_FRACTIONAL_FUNCTIONS)):
+        return True
+    if any(
+        isinstance(node, exp.Anonymous) and node.name.upper() in ("LOG2", "LOG10", "POWER")
+        for node in term.find_all(exp.Anonymous)
+    ):
+        return True
+    return any(literal.is_number and not literal.is_int for literal in term.find_all(exp.Literal))
+
+
 def exact_conditional_sum(condition: exp.Expr, term: exp.Expr) -> exp.Expr:
     """SUM(CASE WHEN condition THEN term ELSE 0 END) as exact_sum gives it, for a user's terms
     at several cutoffs: the test that every term is small enough reads the term alone, so the

@@ -326,20 +326,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
     user_id,
     MAX(n_relevant) AS n_relevant,
     COALESCE(MAX(list_length), 0) AS list_length,
-    COALESCE(
-      CASE
-        WHEN COUNT(CASE WHEN ABS(gain) < POWER(2, 32) THEN 1 END) = COUNT(gain)
-        THEN CAST(SUM(
-          CASE
-            WHEN pos <= 10 AND ABS(gain) < POWER(2, 32)
-            THEN CAST(gain * POWER(2, 64) AS INT128)
-            ELSE 0
-          END
-        ) AS DOUBLE) / POWER(2, 64)
-        ELSE SUM(CASE WHEN pos <= 10 THEN gain ELSE 0 END)
-      END,
-      0
-    ) AS m1
+    COALESCE(SUM(CASE WHEN pos <= 10 THEN gain ELSE 0 END ORDER BY pos), 0) AS m1
   FROM judged
   GROUP BY
     user_id

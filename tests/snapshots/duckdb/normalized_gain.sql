@@ -148,17 +148,7 @@ WITH input_recommendations AS (
           END
         )
       END / NULLIF(
-        CASE
-          WHEN COUNT(CASE WHEN ABS(relevance) < POWER(2, 32) THEN 1 END) = COUNT(relevance)
-          THEN CAST(SUM(
-            CASE
-              WHEN NOT ideal_pos IS NULL AND ABS(relevance) < POWER(2, 32)
-              THEN CAST(relevance * POWER(2, 64) AS INT128)
-              ELSE 0
-            END
-          ) AS DOUBLE) / POWER(2, 64)
-          ELSE SUM(CASE WHEN NOT ideal_pos IS NULL THEN relevance ELSE 0 END)
-        END,
+        SUM(CASE WHEN NOT ideal_pos IS NULL THEN relevance ELSE 0 END ORDER BY ideal_pos),
         0
       ),
       0
