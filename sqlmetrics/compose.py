@@ -602,7 +602,7 @@ def compose(
     top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
     hit_rows = plan.judged == "judged_hits"
     if ranking and plan.same_bits:
-        _exact_user_sums(per_user_stages["judged"])
+        _stable_user_sums(per_user_stages["judged"])
 
     bound = _input_stages(
         inputs,
@@ -1157,7 +1157,7 @@ def _is_sum_of_hits(node: exp.Expr) -> bool:
 def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
     """ties="average": sums of hits read ranked_average's closed form ``hits_through`` (the
     largest position within x holds the expected hits up to x), so they are exact (the other
-    sums: _exact_user_sums)."""
+    sums: _stable_user_sums)."""
     for node in list(expression.find_all(exp.Sum)):
         if _is_sum_of_hits(node):
             case = node.this.copy()
@@ -1171,7 +1171,7 @@ def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
 POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 
 
-def _exact_user_sums(per_user: exp.Select) -> None:
+def _stable_user_sums(per_user: exp.Select) -> None:
     """per_user's sums over a user's positions, the same bits on every run: DuckDB adds a
     user's rows in whatever order its threads deliver them (out of a window, or out of the
     hit-rows plan's joins and groupings), so a plain SUM's last bits could change between runs

@@ -8,8 +8,9 @@ terms in position order, with their running sums; one row per (user, cutoff) the
 running sum at the last of its positions within the cutoff; the means are taken per cutoff
 and turned into the usual one-column-per-label row at the end. The work is per (user, cutoff)
 rather than per (judged row, cutoff), and the numbers have the same bits: a user's running
-sums are exact sums of its terms, as the window plan's per-user sums (compose._exact_user_sums),
-and the means over the users are exact sums (sums.py), as the window plan's.
+sums add its terms as the window plan's per-user sums do (compose._stable_user_sums: exact sums
+of fractional terms, the others in position order), and the means over the users are exact
+sums (sums.py), as the window plan's.
 
 DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
 pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
@@ -139,7 +140,7 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
 
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i.
 # Lists are a user's hits or ideal positions: short. A fractional sum is the window plan's exact
-# sum (compose._exact_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
+# sum (compose._stable_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
 # (``fixed``, NULL for a term too large) added in a HUGEINT, rounded once; the same bits. A list
 # with a term of 2^32 or more is added as doubles in position order, as the window plan's plain
 # SUM (whose order is DuckDB's: such sums are not the same bits from run to run). Another sum

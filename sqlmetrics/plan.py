@@ -26,8 +26,9 @@ per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics
                   one of judged users (trec_eval's); else ``columns``: a column per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
-same_bits         DuckDB (any plan): sums per user and over users exact (sums.py), so that
-                  every run and every plan gives the same bits.
+same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its
+                  other sums in position order, the sums over users exact, so that every
+                  run and every plan gives the same bits.
 ================  ==========================================================================
 
 Under a DuckDB memory limit too small for one query, engines/duckdb_passes.py runs the chosen
@@ -171,7 +172,7 @@ def choose_plan(
 
     same_bits = dialect == "duckdb"
     if same_bits:
-        why.append("sums: per user and over users exact (DuckDB: the same bits)")
+        why.append("sums: per user exact or in position order, over users exact (the same bits)")
     return Plan(
         own=duckdb_own,
         groups=groups,
