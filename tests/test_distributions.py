@@ -8,7 +8,6 @@ rows by the definition itself (the smallest value with at least the level's shar
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -97,12 +96,12 @@ def test_quantiles_of_the_per_user_values(way: dict[str, float], metrics: list[s
         assert row["quantiles"] == np.quantile(values, levels, method="inverted_cdf").tolist()
 
 
-def test_a_group_without_values_gets_nan() -> None:
+def test_a_model_without_lists_has_every_user_at_zero() -> None:
     recs, truth = hand_data()
     recs["model"] = "a"
-    extra = pd.DataFrame(
-        {"user_id": [9], "item_id": ["q"], "score": [0.5], "model": ["b"]}
-    )  # model b's one user has nothing relevant: not in the population
+    # model b lists one item to a user with nothing relevant: its population (the users with
+    # a relevant item) has no list there, and scores 0 (population="all")
+    extra = pd.DataFrame({"user_id": [9], "item_id": ["q"], "score": [0.5], "model": ["b"]})
     result = sqlmetrics.evaluate(
         pd.concat([recs, extra]),
         truth,
@@ -112,9 +111,9 @@ def test_a_group_without_values_gets_nan() -> None:
         distributions=["ndcg@2"],
     )
     spread = result.attrs["distributions"].set_index("model")
-    assert spread.loc["a", "users"] == 4
-    assert spread.loc["b", "users"] == 4  # the population: users with a relevant item, at 0
-    assert not any(math.isnan(v) for v in spread.loc["b", "quantiles"])
+    assert (spread.loc["a", "users"], spread.loc["a", "users_at_0"]) == (4, 1)
+    assert (spread.loc["b", "users"], spread.loc["b", "users_at_0"]) == (4, 4)
+    assert spread.loc["b", "quantiles"] == [0.0] * QUANTILE_LEVELS
 
 
 @pytest.mark.parametrize(
