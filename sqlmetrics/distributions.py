@@ -61,34 +61,32 @@ def finish_distributions(
     """compose_ci's rows ``quantiles`` as evaluate's ``attrs["distributions"]``: per group and
     wanted request, ``users`` (with a value), ``users_at_0`` and ``quantiles`` (the values at
     quantile_levels(), NaN for a group without a value)."""
-    import pandas as pd
-
     from sqlmetrics.stats import _float, _group_key, _split
 
-    found: dict[tuple[Any, ...], dict[int, list[Any]]] = {}
+    by_group: dict[tuple[Any, ...], list[Any]] = {}
     for _, row in _split(frame, "quantiles").iterrows():
-        key = _group_key(row, groups)
-        found.setdefault(key, {})[int(row["replicate"])] = [row[name] for name in groups] + [
-            (row[f"m{i}_n"], row[f"m{i}_s"], row[f"m{i}_q"]) for i in wanted
-        ]
+        by_group.setdefault(_group_key(row, groups), []).append(row)
     rows = []
-    for by_level in found.values():
-        first = by_level[0]
-        for position, index in enumerate(wanted):
-            _, zeros, users = first[len(groups) + position]
-            quantiles = [
-                _float(by_level[level][len(groups) + position][0])
-                for level in range(QUANTILE_LEVELS)
-            ]
+    for level_rows in by_group.values():
+        level_rows.sort(key=lambda row: int(row["replicate"]))  # level 0 first
+        first = level_rows[0]
+        for index in wanted:
             rows.append(
                 [
-                    *first[: len(groups)],
+                    *(first[name] for name in groups),
                     requests[index].label,
-                    int(_float(users)),
-                    int(_float(zeros)),
-                    quantiles,
+                    int(_float(first[f"m{index}_q"])),
+                    int(_float(first[f"m{index}_s"])),
+                    [_float(row[f"m{index}_n"]) for row in level_rows],
                 ]
             )
+    return _frame(rows, groups)
+
+
+def _frame(rows: list[list[Any]], groups: Sequence[str]) -> pd.DataFrame:
+    """The distributions' rows as a frame in group order, NULL groups last (as evaluate's)."""
+    import pandas as pd
+
     result = pd.DataFrame(rows, columns=[*groups, *DISTRIBUTION_COLUMNS])
     if groups:
         result = result.sort_values(list(groups), na_position="last", kind="stable")
@@ -102,7 +100,6 @@ def distributions_of(
     whose SQL has no list of quantile levels: QUANTILE_DISC's definition, the smallest value
     with at least the level's share of the users at or below it."""
     import numpy as np
-    import pandas as pd
 
     rows = []
     grouped = (
@@ -118,7 +115,4 @@ def distributions_of(
                 else [math.nan] * QUANTILE_LEVELS
             )
             rows.append([*key, label, len(values), int((values == 0).sum()), quantiles])
-    result = pd.DataFrame(rows, columns=[*groups, *DISTRIBUTION_COLUMNS])
-    if groups:
-        result = result.sort_values(list(groups), na_position="last", kind="stable")
-    return result.reset_index(drop=True)
+    return _frame(rows, groups)
