@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.rows import float_or_nan, group_key, split
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,11 +62,9 @@ def finish_distributions(
     """compose_ci's rows ``quantiles`` as evaluate's ``attrs["distributions"]``: per group and
     wanted request, ``users`` (with a value), ``users_at_0`` and ``quantiles`` (the values at
     quantile_levels(), NaN for a group without a value)."""
-    from sqlmetrics.stats import _float, _group_key, _split
-
     by_group: dict[tuple[Any, ...], list[Any]] = {}
-    for _, row in _split(frame, "quantiles").iterrows():
-        by_group.setdefault(_group_key(row, groups), []).append(row)
+    for _, row in split(frame, "quantiles").iterrows():
+        by_group.setdefault(group_key(row, groups), []).append(row)
     rows = []
     for level_rows in by_group.values():
         level_rows.sort(key=lambda row: int(row["replicate"]))  # level 0 first
@@ -75,9 +74,9 @@ def finish_distributions(
                 [
                     *(first[name] for name in groups),
                     requests[index].label,
-                    int(_float(first[f"m{index}_q"])),
-                    int(_float(first[f"m{index}_s"])),
-                    [_float(row[f"m{index}_n"]) for row in level_rows],
+                    int(float_or_nan(first[f"m{index}_q"])),
+                    int(float_or_nan(first[f"m{index}_s"])),
+                    [float_or_nan(row[f"m{index}_n"]) for row in level_rows],
                 ]
             )
     return _frame(rows, groups)

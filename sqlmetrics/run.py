@@ -23,16 +23,14 @@ from sqlmetrics.distributions import distributions_of, finish_distributions
 from sqlmetrics.engines import open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.profiles import resolve
 from sqlmetrics.stats import (
     TESTS,
     Resampling,
     compose_ci,
     compose_compare,
-    finish_ci,
-    finish_compare,
     has_interval,
-    with_intervals,
     without_interval,
 )
 from sqlmetrics.trec import TrecFile
@@ -280,7 +278,7 @@ def _statistics(
     query: Callable[[bool], exp.Query],
     options: Options,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A statistics query's rows (sqlmetrics.stats) and evaluate's diagnostics, from the same
+    """A statistics query's rows (sqlmetrics/stats.py) and evaluate's diagnostics, from the same
     query where the engine takes them together."""
     separate = engine.dialect in SEPARATE_DIAGNOSTICS
     frame = engine._frame(query(not separate))

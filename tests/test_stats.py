@@ -1,4 +1,4 @@
-"""Confidence intervals and paired comparisons (issue 19; sqlmetrics/stats.py).
+"""Confidence intervals and paired comparisons (issue 19; sqlmetrics/stats.py and inference.py).
 
 The numbers are checked against independent computations on the per-user values that
 ``evaluate(per_user=True)`` returns: scipy's t.interval and ttest_rel to 1e-9, ranx's Fisher
@@ -23,7 +23,8 @@ from scipy import stats as scipy_stats
 import sqlmetrics
 from sqlmetrics import tdist
 from sqlmetrics.dialects import draw_value, render, uniform_draw
-from sqlmetrics.stats import POISSON_CDF, holm, percentile_interval, welch_test
+from sqlmetrics.inference import holm, percentile_interval, welch_test
+from sqlmetrics.stats import POISSON_CDF
 
 REPO = Path(__file__).resolve().parent.parent
 RECS = str(REPO / "examples" / "recommendations.parquet")

@@ -136,7 +136,7 @@ def _rows(engine: DuckDBEngine, sql: str) -> list[tuple[Any, ...]]:
     columns, rows = engine.query(sql)
     del columns
     # A replicate's mean over buckets with no value is 0 / 0: NaN in DuckDB's own SQL, NULL
-    # where dialects.py guards the division; both read as "no value" (stats._float).
+    # where dialects.py guards the division; both read as "no value" (rows.float_or_nan).
     rows = [tuple(math.nan if value is None else value for value in row) for row in rows]
     # the union's rows come in no particular order: sorted by their text
     return sorted(rows, key=lambda row: [repr(value) for value in row])

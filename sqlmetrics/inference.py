@@ -1,0 +1,403 @@
+"""The statistics finished in Python from the statistics query's rows (sqlmetrics/stats.py builds
+the query; docs/METRICS.md, "Intervals and tests"): Student's t-interval and paired t-test,
+the bootstrap percentile interval, the randomization test's p-value, Holm's correction, Welch's
+test against a stored run, and the frames evaluate and compare return (``finish_ci``,
+``finish_compare``, ``against_stored``, ``with_intervals``). sqlmetrics.tdist has the t
+distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.rows import float_or_nan, group_key, split
+from sqlmetrics.stats import Resampling, has_interval
+from sqlmetrics.tdist import t_quantile, two_sided_p
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Metrics where a smaller value is better (errors and losses): --fail-if-worse reads this.
+LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss"})
+
+
+@dataclass(frozen=True)
+class Moments:
+    """n values, their sum and sum of squares."""
+
+    n: float
+    total: float
+    squares: float
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.n if self.n > 0 else math.nan
+
+    @property
+    def variance(self) -> float:
+        """The sample variance (n - 1 in the denominator)."""
+        if self.n < 2:
+            return math.nan
+        return max(0.0, (self.squares - self.total * self.total / self.n) / (self.n - 1))
+
+
+def t_interval(moments: Moments, level: float) -> tuple[float, float]:
+    """Student's t-interval for the mean (scipy.stats.t.interval with the standard error)."""
+    if moments.n < 2:
+        return math.nan, math.nan
+    half = t_quantile(0.5 + level / 2, moments.n - 1) * math.sqrt(moments.variance / moments.n)
+    return moments.mean - half, moments.mean + half
+
+
+def t_test(moments: Moments) -> float:
+    """The two-sided p-value of the one-sample t-test of mean 0 (scipy.stats.ttest_rel on
+    paired differences)."""
+    if moments.n < 2:
+        return math.nan
+    error = math.sqrt(moments.variance / moments.n)
+    if error == 0:
+        return math.nan  # as scipy: every difference equal, no spread to test against
+    return two_sided_p(moments.mean / error, moments.n - 1)
+
+
+def percentile_interval(values: Sequence[float], level: float) -> tuple[float, float]:
+    """The bootstrap percentile interval, linearly interpolated (numpy.quantile's default)."""
+    ordered = sorted(v for v in values if v is not None and not math.isnan(v))
+    if not ordered:
+        return math.nan, math.nan
+
+    def quantile(p: float) -> float:
+        position = p * (len(ordered) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    return quantile((1 - level) / 2), quantile((1 + level) / 2)
+
+
+def randomization_p(observed: float, flipped: Sequence[float]) -> float:
+    """The two-sided p-value of the sign-flip test: (1 + replicates at least as extreme as the
+    observed sum) / (1 + replicates), so that it is never 0 (the observed signs are one of the
+    equally likely flips under the null)."""
+    values = [v for v in flipped if v is not None and not math.isnan(v)]
+    if math.isnan(observed) or not values:
+        return math.nan
+    # The observed sum and a replicate with every sign +1 add the same numbers in another order.
+    bar = abs(observed) * (1 - 1e-12) - 1e-300
+    extreme = sum(1 for v in values if abs(v) >= bar)
+    return (1 + extreme) / (1 + len(values))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, at most 1); NaN stays NaN and is
+    not counted among the hypotheses."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if not math.isnan(p))
+    adjusted = [math.nan] * len(p_values)
+    running = 0.0
+    count = len(present)
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (count - rank) * p))
+        adjusted[index] = running
+    return adjusted
+
+
+def welch_test(mean1: float, var1: float, n1: float, mean2: float, var2: float, n2: float) -> float:
+    """Welch's two-sided p-value for two independent samples given by mean, variance, count
+    (scipy.stats.ttest_ind_from_stats(..., equal_var=False))."""
+    if n1 < 2 or n2 < 2:
+        return math.nan
+    a, b = var1 / n1, var2 / n2
+    if a + b == 0:
+        return math.nan
+    t = (mean2 - mean1) / math.sqrt(a + b)
+    df = (a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
+    return two_sided_p(t, df)
+
+
+def replicate_values(
+    frame: pd.DataFrame, groups: Sequence[str], metrics: int, slot: str
+) -> dict[tuple[Any, ...], list[list[float]]]:
+    """Per group, per metric, the replicates' values of one slot."""
+    values: dict[tuple[Any, ...], list[list[float]]] = {}
+    for _, row in split(frame, "replicates").iterrows():
+        per_metric = values.setdefault(group_key(row, groups), [[] for _ in range(metrics)])
+        for i in range(metrics):
+            per_metric[i].append(float_or_nan(row[f"m{i}_{slot}"]))
+    return values
+
+
+def finish_ci(
+    frame: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    resampling: Resampling,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """compose_ci's rows as evaluate's result with ``<metric>_lo`` and ``<metric>_hi`` after
+    each metric, and the moments per group and metric (for --output and --against)."""
+    import pandas as pd
+
+    moments_rows = split(frame, "moments")
+    boot = (
+        replicate_values(frame, groups, len(requests), "n")
+        if resampling.method == "bootstrap"
+        else {}
+    )
+    rows, stored = [], []
+    for _, row in moments_rows.iterrows():
+        key = group_key(row, groups)
+        out: dict[str, Any] = {name: row[name] for name in groups}
+        out["users"] = int(float_or_nan(row["users"]))
+        for i, request in enumerate(requests):
+            moments = Moments(
+                float_or_nan(row[f"m{i}_n"]),
+                float_or_nan(row[f"m{i}_s"]),
+                float_or_nan(row[f"m{i}_q"]),
+            )
+            label = request.label
+            out[label] = moments.mean
+            if not has_interval(request):
+                low = high = math.nan
+            elif resampling.method == "t":
+                low, high = t_interval(moments, resampling.level)
+            else:
+                low, high = percentile_interval(
+                    boot.get(key, [[]] * len(requests))[i], resampling.level
+                )
+            out[f"{label}_lo"], out[f"{label}_hi"] = low, high
+            if has_interval(request):
+                stored.append(
+                    {
+                        **{name: row[name] for name in groups},
+                        "metric": label,
+                        "mean": moments.mean,
+                        "variance": moments.variance,
+                        "n": int(moments.n),
+                    }
+                )
+        rows.append(out)
+    columns = [*groups, "users"]
+    for request in requests:
+        columns += [request.label, f"{request.label}_lo", f"{request.label}_hi"]
+    result = pd.DataFrame(rows, columns=columns)
+    if groups:
+        result = result.sort_values(list(groups), na_position="last", kind="stable")
+    return result.reset_index(drop=True), pd.DataFrame(
+        stored, columns=[*groups, "metric", "mean", "variance", "n"]
+    )
+
+
+def finish_compare(
+    frame: pd.DataFrame,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    model: str,
+    baseline: str,
+    resampling: Resampling,
+    test: str,
+    alpha: float,
+) -> tuple[pd.DataFrame, list[str]]:
+    """compose_compare's rows as compare's result (one row per model, other groups and metric)
+    and the notes to tell the user (users left out by the pairing)."""
+    import pandas as pd
+
+    boot = replicate_values(frame, groups, len(requests), "n")
+    flips = replicate_values(frame, groups, len(requests), "s")
+    counts = {
+        group_key(row, groups): int(float_or_nan(row["users"]))
+        for _, row in split(frame, "users").iterrows()
+    }
+    others = [name for name in groups if name != model]
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for _, row in split(frame, "moments").iterrows():
+        key = group_key(row, groups)
+        paired = int(float_or_nan(row["users"]))
+        own = counts.get(key, 0)
+        base = next(
+            (n for k, n in counts.items() if _is_baseline(k, key, groups, model, baseline)),
+            None,
+        )
+        if base is not None and (paired < own or paired < base):
+            where = ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
+            notes.append(
+                f"{where}: compared on the {paired} users both it and {baseline} were evaluated "
+                f"on ({own} and {base} users)"
+            )
+        for i, request in enumerate(requests):
+            if not has_interval(request):
+                continue
+            differences = Moments(
+                float_or_nan(row[f"m{i}_n"]),
+                float_or_nan(row[f"m{i}_s"]),
+                float_or_nan(row[f"m{i}_q"]),
+            )
+            n = differences.n
+            value = float_or_nan(row[f"m{i}_x"]) / n if n else math.nan
+            reference = float_or_nan(row[f"m{i}_y"]) / n if n else math.nan
+            difference = differences.mean
+            if resampling.method == "t":
+                low, high = t_interval(differences, resampling.level)
+            else:
+                low, high = percentile_interval(
+                    boot.get(key, [[]] * len(requests))[i], resampling.level
+                )
+            rows.append(
+                {
+                    **{name: row[name] for name in groups},
+                    "metric": request.label,
+                    "baseline": reference,
+                    "value": value,
+                    "difference": difference,
+                    "relative_difference": difference / reference if reference else math.nan,
+                    "difference_lo": low,
+                    "difference_hi": high,
+                    "p_t": t_test(differences),
+                    "p_randomization": randomization_p(
+                        differences.total, flips.get(key, [[]] * len(requests))[i]
+                    ),
+                    "users": int(n),
+                }
+            )
+    result = pd.DataFrame(
+        rows,
+        columns=[
+            *groups,
+            "metric",
+            "baseline",
+            "value",
+            "difference",
+            "relative_difference",
+            "difference_lo",
+            "difference_hi",
+            "p_t",
+            "p_randomization",
+            "users",
+        ],
+    )
+    chosen = "p_t" if test == "t" else "p_randomization"
+    result["p_holm"] = holm([float(p) for p in result[chosen]])
+    result["significant"] = [bool(p < alpha) for p in result["p_holm"]]
+    order = [model, *others, "metric"]
+    metric_order = {request.label: i for i, request in enumerate(requests)}
+    result = result.sort_values(
+        order,
+        key=lambda column: column.map(metric_order) if column.name == "metric" else column,
+        na_position="last",
+        kind="stable",
+    )
+    return result.reset_index(drop=True), notes
+
+
+def _is_baseline(
+    key: tuple[Any, ...], of: tuple[Any, ...], groups: Sequence[str], model: str, baseline: str
+) -> bool:
+    """Whether ``key`` is the baseline's group paired with ``of`` (the model value matched as
+    text, as the query matches it)."""
+    return all(
+        (value is not None and str(value) == baseline) if name == model else value == other
+        for name, value, other in zip(groups, key, of, strict=True)
+    )
+
+
+def better_is_lower(label: str) -> bool:
+    """Whether a smaller value of this metric is better (an error or a loss)."""
+    return label.split("@")[0] in LOWER_IS_BETTER
+
+
+def against_stored(
+    previous: pd.DataFrame,
+    current: pd.DataFrame,
+    groups: Sequence[str],
+    alpha: float,
+) -> pd.DataFrame:
+    """Each (group, metric) of ``current`` against the same in ``previous`` (both: group
+    columns, metric, mean, variance, n; the moments of evaluate(ci=...)): Welch's test, since
+    the users of two runs are not paired; Holm-Bonferroni over every row; ``worse`` when the
+    change is significant and in the metric's bad direction. A (group, metric) missing from
+    either side is left out."""
+    import pandas as pd
+
+    def key(row: Any) -> tuple[Any, ...]:
+        return (*group_key(row, groups), row["metric"])
+
+    stored = {key(row): row for _, row in previous.iterrows()}
+    rows = []
+    for _, row in current.iterrows():
+        before = stored.get(key(row))
+        if before is None:
+            continue
+        p = welch_test(
+            float(before["mean"]),
+            float(before["variance"]),
+            float(before["n"]),
+            float(row["mean"]),
+            float(row["variance"]),
+            float(row["n"]),
+        )
+        rows.append(
+            {
+                **{name: row[name] for name in groups},
+                "metric": row["metric"],
+                "previous": float(before["mean"]),
+                "current": float(row["mean"]),
+                "difference": float(row["mean"]) - float(before["mean"]),
+                "p_welch": p,
+                "users_previous": int(before["n"]),
+                "users_current": int(row["n"]),
+            }
+        )
+    columns = [*groups, "metric", "previous", "current", "difference", "p_welch"]
+    result = pd.DataFrame(rows, columns=[*columns, "users_previous", "users_current"])
+    result["p_holm"] = holm([float(p) for p in result["p_welch"]])
+    result["worse"] = [
+        bool(p < alpha) and (d > 0 if better_is_lower(metric) else d < 0)
+        for p, d, metric in zip(
+            result["p_holm"], result["difference"], result["metric"], strict=True
+        )
+    ]
+    return result
+
+
+def with_intervals(
+    result: pd.DataFrame,
+    intervals: pd.DataFrame | None,
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+) -> pd.DataFrame:
+    """evaluate's ``result`` with ``<metric>_lo`` and ``<metric>_hi`` after each metric: from
+    ``intervals`` (finish_ci's, matched on the group columns) where it has them, else NaN."""
+    import pandas as pd
+
+    shown = result.copy()
+    if intervals is not None and groups:
+        bounds = [c for c in intervals.columns if c.endswith(("_lo", "_hi"))]
+        # merge matches a missing group value with a missing one, as GROUP BY does
+        joined = shown[list(groups)].merge(
+            intervals[[*groups, *bounds]], on=list(groups), how="left", sort=False
+        )
+        found = {column: joined[column].to_numpy() for column in bounds}
+    elif intervals is not None:
+        found = {
+            c: intervals[c].to_numpy() for c in intervals.columns if c.endswith(("_lo", "_hi"))
+        }
+    else:
+        found = {}
+    columns: dict[str, object] = {name: shown[name] for name in shown.columns}
+    ordered: list[str] = [name for name in shown.columns if name not in _labels(requests)]
+    for request in requests:
+        ordered.append(request.label)
+        for side in ("_lo", "_hi"):
+            name = request.label + side
+            columns[name] = found.get(name, [math.nan] * len(shown))
+            ordered.append(name)
+    combined = pd.DataFrame({name: columns[name] for name in ordered}, index=shown.index)
+    combined.attrs.update(result.attrs)
+    return combined
+
+
+def _labels(requests: Sequence[MetricRequest]) -> set[str]:
+    return {request.label for request in requests}
