@@ -31,10 +31,29 @@ STYLE: dict[str, Any] = {
 }
 
 
-def _figure(width: float = 6.0, height: float = 3.2) -> tuple[Figure, Axes]:
+# Room (inches: left, bottom, right, top) for the furniture of a chart whose tick labels are
+# numbers (curves, ECDFs): a one-line title, axis labels, ticks up to 6 characters. Fixed
+# margins spare the constrained layout's cost (22 of 53 ms a chart, 8 charts a page); charts
+# labelled with names of any length (segments, models) keep the constrained layout.
+NUMBERS_MARGINS = (0.75, 0.5, 0.15, 0.3)
+
+
+def _figure(
+    width: float = 6.0, height: float = 3.2, margins: tuple[float, ...] | None = None
+) -> tuple[Figure, Axes]:
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width, height), layout="constrained")
+    if margins is None:
+        figure = Figure(figsize=(width, height), layout="constrained")
+    else:
+        left, bottom, right, top = margins
+        figure = Figure(figsize=(width, height))
+        figure.subplots_adjust(
+            left=left / width,
+            bottom=bottom / height,
+            right=1 - right / width,
+            top=1 - top / height,
+        )
     return figure, figure.add_subplot()
 
 
@@ -62,7 +81,7 @@ def curves(
 ) -> str:
     """metric@k against k, a line per model, and its interval band where there is one."""
     with _style():
-        figure, axes = _figure()
+        figure, axes = _figure(margins=NUMBERS_MARGINS)
         for index, (model, values) in enumerate(lines.items()):
             # the gids name the drawn elements in the SVG, for tests and readers of the source
             axes.plot(
@@ -143,7 +162,7 @@ def ecdf(title: str, label: str, quantiles: Mapping[str, Sequence[float]]) -> st
     import numpy as np
 
     with _style():
-        figure, axes = _figure()
+        figure, axes = _figure(margins=NUMBERS_MARGINS)
         for index, (model, values) in enumerate(quantiles.items()):
             data = np.asarray(values, dtype=float)
             if not len(data) or np.isnan(data).all():
