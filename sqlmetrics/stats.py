@@ -199,21 +199,22 @@ def _curve_moments(
     score_floor: float | None,
     distributions: Sequence[int] = (),
 ) -> tuple[list[exp.CTE], list[str]] | None:
-    """The t-interval of many cutoffs (the report's curves) from the curve plan's rows per
-    (user, cutoff) (sqlmetrics/curves.py), when compose takes it for these requests: CTEs
+    """The t-interval of many cutoffs (the report's curves) from the curve plan's sums per
+    (group, cutoff) (sqlmetrics/curves.py), when compose takes it for these requests: CTEs
     ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
     ``stats_moments`` (with the spread_aggregates of ``distributions``), and the group labels.
     None: the per-user query (_per_user_values)."""
     from sqlmetrics import curves
     from sqlmetrics.plan import choose_plan
 
-    if choose_plan(requests, inputs, options, dialect).per_user != "curves":
+    chosen = choose_plan(requests, inputs, options, dialect)
+    if chosen.per_user != "curves" or chosen.curve is None:
         return None
     query = compose(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
     )
     ctes, body = _hoisted(query)
-    moments = curves.moments(requests, len(inputs.groups), distributions)
+    moments = curves.moments(chosen.curve, requests, len(inputs.groups), distributions)
     ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]
 

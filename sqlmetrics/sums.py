@@ -30,17 +30,17 @@ def _power_of_two(bits: int) -> exp.Expr:
     )
 
 
-def _small(value: exp.Expr) -> exp.Expr:
+def small(value: exp.Expr) -> exp.Expr:
     """Whether a value is summed exactly: of magnitude below 2^BOUND_BITS."""
     return exp.func("ABS", value.copy()) < _power_of_two(BOUND_BITS)
 
 
-def _fixed(value: exp.Expr) -> exp.Expr:
+def fixed(value: exp.Expr) -> exp.Expr:
     """A value as a whole number of 2^-SCALE_BITS (a HUGEINT)."""
     return exp.cast(exp.Mul(this=value.copy(), expression=_power_of_two(SCALE_BITS)), "HUGEINT")
 
 
-def _rounded(fixed_sum: exp.Expr) -> exp.Expr:
+def rounded(fixed_sum: exp.Expr) -> exp.Expr:
     """A sum of _fixed values as a DOUBLE, rounded once."""
     return exp.Div(this=exp.cast(fixed_sum, "DOUBLE"), expression=_power_of_two(SCALE_BITS))
 
@@ -48,9 +48,9 @@ def _rounded(fixed_sum: exp.Expr) -> exp.Expr:
 def exact_sum(value: exp.Expr) -> exp.Expr:
     """SUM(value) as a DOUBLE on DuckDB, from exact integer sums (see the module); NULL for no
     value, as SUM."""
-    fixed = exp.Case().when(_small(value), _fixed(value))
-    exact = _rounded(exp.func("SUM", fixed.copy()))
-    every_value_fixed = exp.func("COUNT", fixed).eq(exp.func("COUNT", value.copy()))
+    fixed_value = exp.Case().when(small(value), fixed(value))
+    exact = rounded(exp.func("SUM", fixed_value.copy()))
+    every_value_fixed = exp.func("COUNT", fixed_value).eq(exp.func("COUNT", value.copy()))
     return exp.Case().when(every_value_fixed, exact).else_(exp.func("SUM", value.copy()))
 
 
@@ -78,12 +78,12 @@ def exact_conditional_sum(condition: exp.Expr, term: exp.Expr) -> exp.Expr:
     at several cutoffs: the test that every term is small enough reads the term alone, so the
     cutoffs of one term share it (DuckDB computes an aggregate written twice once). A term of
     2^32 or more anywhere in the user's rows leaves the sums of that term to a plain SUM."""
-    small = _small(term)
-    every_term_small = exp.func("COUNT", exp.Case().when(small, exp.Literal.number(1))).eq(
+    term_small = small(term)
+    every_term_small = exp.func("COUNT", exp.Case().when(term_small, exp.Literal.number(1))).eq(
         exp.func("COUNT", term.copy())
     )
-    fixed = exp.Case().when(exp.and_(condition.copy(), small.copy()), _fixed(term))
-    exact = _rounded(exp.func("SUM", fixed.else_(exp.Literal.number(0))))
+    fixed_term = exp.Case().when(exp.and_(condition.copy(), term_small.copy()), fixed(term))
+    exact = rounded(exp.func("SUM", fixed_term.else_(exp.Literal.number(0))))
     plain = exp.func(
         "SUM", exp.Case().when(condition.copy(), term.copy()).else_(exp.Literal.number(0))
     )
