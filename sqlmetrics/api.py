@@ -14,9 +14,10 @@ from sqlglot.errors import SqlglotError
 
 from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import metrics
-from sqlmetrics.compose import Group, Inputs, Options, column_names, compose, compose_checks
+from sqlmetrics.compose import compose, compose_checks
 from sqlmetrics.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.inputs import Group, Inputs, Options, column_names
 from sqlmetrics.profiles import resolve
 from sqlmetrics.stats import Resampling, compose_ci, compose_compare
 

@@ -14,20 +14,16 @@ from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import (
     CHECKS,
     DIAGNOSTICS,
-    Inputs,
     MetricColumn,
-    Options,
     UserPass,
-    _nulls_last,
     _per_user_stages,
     _ratio,
-    _same_group,
     _with_diagnostics_rows,
     compose,
-    group_key,
     widest_population,
-    with_ctes,
 )
+from sqlmetrics.inputs import Inputs, Options
+from sqlmetrics.stages import group_key, nulls_last, same_group, with_ctes
 from sqlmetrics.sums import aggregate
 
 
@@ -142,7 +138,7 @@ def complement_arms(
         )
 
     def same_groups(left: str, right: str) -> exp.Expr:
-        return exp.and_(*(_same_group(exp.column(k, left), exp.column(k, right)) for k in keys))
+        return exp.and_(*(same_group(exp.column(k, left), exp.column(k, right)) for k in keys))
 
     stages, columns = _per_user_stages(
         requests, options, population=widest_population(requests, options)
@@ -211,7 +207,7 @@ def complement_arms(
         .join("unlisted_sums", join_type="cross")
         .join("covered_sums", on=same_groups("arms", "covered_sums"), join_type="left")
         .where(total("per_user_rows", parts) > 0)  # a group with no per_user row has no row
-        .order_by(*_nulls_last([exp.column(key, "arms") for key in keys]))
+        .order_by(*nulls_last([exp.column(key, "arms") for key in keys]))
     )
     # read_inputs_again's choices (NOT MATERIALIZED inputs) hold in the combined query too
     materialized = {

@@ -15,24 +15,43 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest, parsed, sql_folder
+from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
+from sqlmetrics.inputs import (
+    ID_TIES,
+    JUDGED_POPULATIONS,
+    POPULATIONS,
+    Inputs,
+    Options,
+    bind_history,
+    bind_items,
+    check_choice,
+    input_stages,
+)
+from sqlmetrics.stages import (
+    bind_placeholders,
+    group_key,
+    nulls_last,
+    number,
+    prune,
+    same_group,
+    stage,
+    widen_keys,
+    with_ctes,
+)
 from sqlmetrics.sums import aggregate, exact_conditional_sum, exact_sum, is_fractional
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
     from sqlmetrics.plan import Plan
 
-TIES = ("id", "id_text", "optimistic", "pessimistic", "average")
-# The policies ordering equal scores by item id alone: a rank column or the top-k plan serves them.
-ID_TIES = ("id", "id_text")
 # Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
@@ -40,12 +59,6 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
-POPULATIONS = ("all", "common", "judged", "all_judged")
-# trec_eval's populations: the users with a judgement (any interaction row, relevant or not;
-# "judged" also needs a list, as trec_eval without -c; "all_judged" does not, as -c). A user
-# judged with nothing relevant is in them and scores what the metric files give with no
-# relevant item (0, num_ret its list length, the geometric means their floor).
-JUDGED_POPULATIONS = ("judged", "all_judged")
 # The column judged holds 1 on a row per user with a judgement (_with_judged_users).
 JUDGED_USER = "judged_user"
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
@@ -55,256 +68,6 @@ CONSTANT_MAX_CUTOFF = MAX_CUTOFF  # parse_request refuses larger cutoffs
 CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
 }
-DUPLICATES = ("error", "first")
-# How a rank column is read: "consecutive" wants each list's ranks to be 1, 2, ..., n (a gap or
-# a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
-# (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
-RANKS = ("consecutive", "literal")
-
-
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
-DEFAULT_COLUMNS: dict[str, str | None] = {
-    "user": "user_id",
-    "item": "item_id",
-    "score": "score",
-    "rank": None,
-    "relevance": "relevance",
-    "rating": "rating",  # read only by the rating metrics (rmse, mae, mse, r2)
-    "category": "category",  # of the items table
-}
-
-
-def column_names(columns: Mapping[str, str | None] | None) -> dict[str, str | None]:
-    """The user's column names over the defaults; unknown roles are refused."""
-    unknown = set(columns or {}) - set(COLUMN_ROLES)
-    if unknown:
-        raise SqlmetricsError(
-            f"unknown column role(s) {', '.join(sorted(unknown))}; use {', '.join(COLUMN_ROLES)}"
-        )
-    return {**DEFAULT_COLUMNS, **dict(columns or {})}
-
-
-@dataclass(frozen=True)
-class Group:
-    """A group_by column: its output name, its identifier in the inputs, where it lives."""
-
-    name: str
-    column: exp.Identifier
-    in_interactions: bool
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """The two inputs as relations to select from, and the identifiers of their columns."""
-
-    recommendations: exp.Expr
-    interactions: exp.Expr
-    user: exp.Identifier
-    item: exp.Identifier
-    score: exp.Identifier | None = None  # one of score and rank orders the lists
-    rank: exp.Identifier | None = None
-    relevance: exp.Identifier | None = None  # None: every interaction has relevance 1
-    groups: tuple[Group, ...] = field(default_factory=tuple)
-    items: exp.Expr | None = None  # the optional items table: the catalogue, item categories
-    category: exp.Identifier | None = None  # its category column, when it has one
-    history: exp.Expr | None = None  # the optional history table: what users consumed before
-    rating: exp.Identifier | None = None  # the interactions' rating, for the rating metrics
-
-
-@dataclass(frozen=True)
-class Options:
-    ties: str = "id"
-    threshold: float = 0.0
-    population: str = "all"
-    duplicates: str = "error"  # "error": evaluate refuses them, counted by the diagnostics
-    ranks: str = "consecutive"  # how a rank column is read (RANKS); scores are ranked 1..n
-
-    def __post_init__(self) -> None:
-        _check_choice("ties", self.ties, TIES)
-        _check_choice("ranks", self.ranks, RANKS)
-        _check_choice("population", self.population, POPULATIONS)
-        _check_choice("duplicates", self.duplicates, DUPLICATES)
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-            raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")
-        if not (threshold >= 0 and math.isfinite(threshold)):  # NaN, inf and 1e400 too
-            raise SqlmetricsError(f"threshold must be a number >= 0 and finite, got {threshold!r}")
-
-
-def number(value: float) -> exp.Expr:
-    """A number bound into the query: a finite literal. ``exp.convert`` writes infinity as the
-    identifier ``inf`` (a column, to the engine), so anything else is refused here."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise SqlmetricsError(f"{value!r} is not a finite number; the query takes only those")
-    return exp.convert(value)
-
-
-def _check_choice(name: str, value: object, choices: Sequence[str]) -> None:
-    if value not in choices:
-        raise SqlmetricsError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
-
-
-@functools.cache
-def _parsed_stage(name: str) -> exp.Select:
-    tree = parsed((sql_folder() / "stages" / f"{name}.sql").read_text(encoding="utf-8"))
-    for node in tree.walk():
-        node.comments = None  # so outputs stay clean
-    if not isinstance(tree, exp.Select):
-        raise SqlmetricsError(f"sql/stages/{name}.sql must hold exactly one query")
-    return tree
-
-
-def stage(name: str) -> exp.Select:
-    """A fresh copy of one stage file's tree (parsed once per process)."""
-    return _parsed_stage(name).copy()
-
-
-def group_key(index: int) -> str:
-    """Internal name of the index-th group column: stage column names never clash with it."""
-    return f"group_{index + 1}"
-
-
-def _is_user_key(node: exp.Expr) -> bool:
-    return isinstance(node, exp.Column) and node.name == "user_id"
-
-
-def _renamed(node: exp.Expr, name: str) -> exp.Expr:
-    """A copy of node with every user_id column (and alias) renamed to ``name``."""
-    copy = node.copy()
-    for column in list(copy.find_all(exp.Column)):
-        if column.name == "user_id":
-            column.set("this", exp.to_identifier(name))
-    if isinstance(copy, exp.Alias) and copy.alias == "user_id":
-        copy.set("alias", exp.to_identifier(name))
-    return copy
-
-
-def _same_group(left: exp.Expr, right: exp.Expr) -> exp.Expr:
-    """The join condition on a group column: null-safe, so that a NULL value is a group of its
-    own, as GROUP BY makes it (user_id's own equality stays the join's hash key). In
-    parentheses: DataFusion's parser binds IS NOT DISTINCT FROM more loosely than AND."""
-    return exp.paren(exp.NullSafeEQ(this=left, expression=right))
-
-
-def _nulls_last(columns: Sequence[exp.Expr]) -> list[exp.Ordered]:
-    """ORDER BY terms with NULL (a NULL group value) last on every engine, as DuckDB puts it."""
-    return [exp.Ordered(this=column, nulls_first=False) for column in columns]
-
-
-def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
-    """Makes (keys..., user_id) the key wherever a stage keys on user_id.
-
-    Partitions, GROUP BY lists and projections get the group columns before user_id; join
-    conditions ``a.user_id = b.user_id`` get a _same_group condition per group column. A window
-    without user_id spans the group (like scored.sql's ``SUM(negatives) OVER ()``): its
-    partition gets the group columns first.
-    """
-    if not keys:
-        return tree
-    for node in list(tree.walk()):
-        if isinstance(node, exp.Window):
-            partition = node.args.get("partition_by") or []
-            if not any(_is_user_key(column) for column in partition):
-                partition = [exp.column(key) for key in keys] + partition
-            node.set("partition_by", _widened_list(partition, keys))
-        elif isinstance(node, exp.Group):
-            node.set("expressions", _widened_list(node.expressions, keys))
-        elif isinstance(node, exp.Select):
-            node.set("expressions", _widened_list(node.expressions, keys, projections=True))
-        elif (
-            isinstance(node, (exp.EQ, exp.NullSafeEQ))
-            and _is_user_key(node.this)
-            and _is_user_key(node.expression)
-        ):
-            groups = [
-                _same_group(_renamed(node.this, key), _renamed(node.expression, key))
-                for key in keys
-            ]
-            node.replace(exp.and_(*groups, node.copy()))
-    return tree
-
-
-def _widened_list(
-    items: list[exp.Expr], keys: Sequence[str], projections: bool = False
-) -> list[exp.Expr]:
-    widened: list[exp.Expr] = []
-    for item in items:
-        is_key = item.alias_or_name == "user_id" if projections else _is_user_key(item)
-        if is_key:
-            widened.extend(_renamed(item, key) for key in keys)
-        widened.append(item)
-    return widened
-
-
-def bind_recommendations(inputs: Inputs) -> exp.Select:
-    columns: list[exp.Expr] = [
-        exp.alias_(exp.column(group.column), group_key(i)) for i, group in enumerate(inputs.groups)
-    ]
-    columns += [
-        exp.alias_(exp.column(inputs.user), "user_id"),
-        exp.alias_(exp.column(inputs.item), "item_id"),
-    ]
-    if inputs.rank is not None:
-        columns.append(exp.alias_(exp.column(inputs.rank), "pos"))
-    elif inputs.score is not None:
-        columns.append(exp.alias_(exp.column(inputs.score), "score"))
-    else:
-        raise SqlmetricsError("recommendations need a score column or a rank column")
-    return exp.select(*columns).from_(inputs.recommendations.copy())
-
-
-def bind_interactions(inputs: Inputs, rating: bool = False) -> exp.Select:
-    """The interactions as user_id, item_id, relevance (and ``rating`` when a metric reads it)."""
-    columns: list[exp.Expr] = []
-    arms: list[str] = []
-    for i, group in enumerate(inputs.groups):
-        if group.in_interactions:
-            columns.append(exp.alias_(exp.column(group.column), group_key(i)))
-        else:
-            columns.append(exp.column(group_key(i), "arms"))
-            arms.append(group_key(i))
-    relevance: exp.Expr = (
-        exp.column(inputs.relevance) if inputs.relevance is not None else exp.Literal.number(1)
-    )
-    columns += [
-        exp.alias_(exp.column(inputs.user), "user_id"),
-        exp.alias_(exp.column(inputs.item), "item_id"),
-        exp.alias_(relevance, "relevance"),
-    ]
-    if rating and inputs.rating is not None:
-        columns.append(exp.alias_(exp.column(inputs.rating), "rating"))
-    bound = exp.select(*columns).from_(exp.alias_(inputs.interactions.copy(), "interactions"))
-    if arms:
-        # A column only the recommendations have (a model, an experiment arm): each of its
-        # values is evaluated against the whole population of the interactions.
-        values = exp.select(*arms).distinct().from_("input_recommendations")
-        bound = bound.join(exp.alias_(exp.paren(values), "arms"), join_type="cross")
-    # Qualify the interaction columns: the arms subquery must not capture them.
-    for column in bound.selects:
-        target = column.this if isinstance(column, exp.Alias) else column
-        if isinstance(target, exp.Column) and not target.table:
-            target.set("table", exp.to_identifier("interactions"))
-    return bound
-
-
-def bind_items(inputs: Inputs, category: bool) -> exp.Select:
-    """The items table as input_items: item_id, and category when a metric reads it."""
-    if inputs.items is None:
-        raise SqlmetricsError("no items table to bind")
-    columns = [exp.alias_(exp.column(inputs.item), "item_id")]
-    if category and inputs.category is not None:
-        columns.append(exp.alias_(exp.column(inputs.category), "category"))
-    return exp.select(*columns).from_(inputs.items.copy())
-
-
-def bind_history(inputs: Inputs) -> exp.Select:
-    """The history table as input_history: user_id, item_id (the same column names)."""
-    if inputs.history is None:
-        raise SqlmetricsError("no history table to bind")
-    return exp.select(
-        exp.alias_(exp.column(inputs.user), "user_id"),
-        exp.alias_(exp.column(inputs.item), "item_id"),
-    ).from_(inputs.history.copy())
 
 
 def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
@@ -396,11 +159,6 @@ def _lists_stages(
     return shared + stages
 
 
-def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
-    """``$name`` placeholders replaced by literal nodes (never by SQL text)."""
-    return cast(exp.Select, exp.replace_placeholders(tree, **values))
-
-
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
     """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY (the
     WHERE of ranked_given.sql, which has no window to qualify)."""
@@ -456,12 +214,6 @@ def _per_user_constants(expression: exp.Expr) -> exp.Expr:
         if column.name in replacements and not column.find_ancestor(exp.AggFunc):
             column.replace(replacements[column.name]())
     return expression
-
-
-def _prune(select: exp.Select, needed: set[str]) -> set[str]:
-    """Drops projections nobody reads; returns the column names the rest read."""
-    select.set("expressions", [p for p in select.expressions if p.alias_or_name in needed])
-    return {column.name for column in select.find_all(exp.Column)}
 
 
 @dataclass(frozen=True)
@@ -575,8 +327,8 @@ def compose(
         _spread_per_user_constants(judged, per_user_stages["judged"])
         if plan.judged == "joined_hits":
             duckdb_plan.keep_hit_rows(joined)
-        needed = _prune(judged, needed) | {"user_id"}
-        needed = _prune(joined, needed) | {"user_id", "item_id"}
+        needed = prune(judged, needed) | {"user_id"}
+        needed = prune(joined, needed) | {"user_id", "item_id"}
     else:
         needed = {"user_id", "item_id"}
     for _, source in scored_stages:
@@ -589,10 +341,10 @@ def compose(
     for name, cte in diagnosis:
         if name != "counted":  # list_counts.sql's columns, not ranked's
             needed |= {column.name for column in cte.find_all(exp.Column)}
-    _prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
+    prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
     # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists.
     list_lengths = "list_length" in needed and not top_k
-    _prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
+    prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
     truth = bind_placeholders(truth, threshold=number(options.threshold))
     # Diagnostics also read the position after each cutoff: a tie across it decides what is in.
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
@@ -604,7 +356,7 @@ def compose(
     if ranking and plan.same_bits:
         _stable_user_sums(per_user_stages["judged"])
 
-    bound = _input_stages(
+    bound = input_stages(
         inputs,
         options,
         keys,
@@ -725,7 +477,7 @@ def widest_population(requests: Sequence[MetricRequest], options: Options) -> st
     request is averaged over its own population (MetricRequest.population)."""
     for request in requests:
         if request.population is not None:
-            _check_choice(f"the population of {request.label}", request.population, POPULATIONS)
+            check_choice(f"the population of {request.label}", request.population, POPULATIONS)
             if request.metric.reads != "judged":  # the others have no population option
                 raise SqlmetricsError(
                     f"{request.label} reads {request.metric.reads}, not the ranked lists: it "
@@ -793,57 +545,6 @@ def _top_lists_stage(
     return top_lists
 
 
-def _input_stages(
-    inputs: Inputs,
-    options: Options,
-    keys: Sequence[str],
-    user_pass: UserPass | None,
-    rating: bool,
-    pool: bool = False,
-) -> list[tuple[str, exp.Expr]]:
-    """The inputs bound to the stages' names (they already carry the group columns; the
-    stages get them by widening), one pass's users only, and duplicates="first"'s
-    de-duplicated recommendations. With ``pool`` (infap reads pool.sql) the interactions are
-    bound twice: input_pool with every row, input_interactions without the rows of a negative
-    relevance (the pool's unjudged documents), so every other stage reads what it reads
-    without infap."""
-    recommendations = bind_recommendations(inputs)
-    interactions = bind_interactions(inputs, rating=rating)
-    pooled = bind_interactions(inputs, rating=rating) if pool else None
-    if user_pass is not None:
-        for binding in (recommendations, interactions, pooled):
-            if binding is not None:
-                binding.where(user_pass.condition(exp.column(inputs.user)), copy=False)
-    bound: list[tuple[str, exp.Expr]] = [
-        ("input_recommendations", recommendations),
-        ("input_interactions", interactions),
-    ]
-    if pooled is not None:
-        if inputs.relevance is not None:
-            # Only a finite negative number is a pool row (x * 0 = 0 holds for finite numbers
-            # only): NULL, NaN and -infinity stay, for the checks to refuse. The input read
-            # again rather than input_pool's rows (SELECT * over it): Spark cannot resolve
-            # truth.sql's MAX(relevance) over such a CTE.
-            relevance = exp.column(inputs.relevance, "interactions")
-            finite = exp.EQ(this=relevance.copy() * 0, expression=exp.Literal.number(0))
-            unjudged = exp.and_(relevance.copy() < 0, finite)
-            # a CASE, not a boolean value: T-SQL has none, and unknown (NULL) must keep the row
-            pooled_row = (
-                exp.case().when(unjudged, exp.Literal.number(1)).else_(exp.Literal.number(0))
-            )
-            judged = exp.EQ(this=pooled_row, expression=exp.Literal.number(0))
-            interactions.where(judged, copy=False)
-        bound.insert(1, ("input_pool", pooled))
-    if options.duplicates == "first":
-        first = stage("first_recommendations")
-        if inputs.rank is not None:
-            for window in first.find_all(exp.Window):
-                window.set("order", exp.Order(expressions=[exp.column("pos")]))
-        bound[0] = ("all_recommendations", bound[0][1])
-        bound.insert(1, ("input_recommendations", widen_keys(first, keys)))
-    return bound
-
-
 def _list_counts(
     plan: Plan, inputs: Inputs, options: Options, dialect: str, diagnostics: bool
 ) -> exp.Select:
@@ -852,7 +553,7 @@ def _list_counts(
     given_ranks = inputs.rank is not None
     list_counts = list_counts_stage(given_ranks, given_ranks and options.ranks == "literal")
     if not diagnostics:  # only the diagnostics read more than the lengths
-        _prune(list_counts, {"user_id", "list_length"})
+        prune(list_counts, {"user_id", "list_length"})
     if dialect == "duckdb" and diagnostics:
         duckdb_plan.count_nan_by_filter(list_counts)
     if plan.own and diagnostics:
@@ -882,8 +583,8 @@ def _hit_rows_stages(
     ``long_lists``: sorted_lists.sql's, whose hits join the relevant pairs grouped first."""
     truth_lists, judged = stage("truth_lists"), stage("judged_hits")
     if not diagnostics:  # only the diagnostics read the other counts
-        _prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
-    _prune(judged, needed)
+        prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
+    prune(judged, needed)
     if long_lists:
         duckdb_plan.join_relevant_pairs(judged)
     threshold = number(options.threshold)
@@ -1053,7 +754,7 @@ def _bound_source(
     a population of judged users judgements.sql keeps every user with a judgement, relevant
     or not (its WHERE: a relevant one)."""
     source = stage(name)
-    _prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
+    prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
     if name in ("judgements", "pool") and population in JUDGED_POPULATIONS:
         judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
         source.set("where", exp.Where(this=judged))
@@ -1359,7 +1060,7 @@ def _ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
     if not reads & set(IDEAL_COLUMNS):
         return []
     ranked_ideal = stage("ranked_ideal")
-    _prune(ranked_ideal, reads)
+    prune(ranked_ideal, reads)
     for table in joined.find_all(exp.Table):
         if table.name == "ranked":
             table.set("this", exp.to_identifier("ranked_ideal"))
@@ -1423,7 +1124,7 @@ def _with_diagnostics_rows(
     order = [exp.column(KIND), *[exp.column(name) for name in groups]]
     if per_user:
         order.append(exp.column(first[0]))
-    return exp.union(metrics, diagnosed, distinct=False).order_by(*_nulls_last(order))
+    return exp.union(metrics, diagnosed, distinct=False).order_by(*nulls_last(order))
 
 
 def refused_checks(
@@ -1476,7 +1177,7 @@ def compose_checks(
         refused,
     ).from_("diagnosed")
     if groups:
-        query = query.order_by(*_nulls_last([exp.column(group_key(i)) for i in range(len(groups))]))
+        query = query.order_by(*nulls_last([exp.column(group_key(i)) for i in range(len(groups))]))
     return with_ctes(query, [(name, ctes[name]) for name in _needed_ctes(ctes, "diagnosed")])
 
 
@@ -1613,7 +1314,7 @@ def _final(
                 *(
                     exp.column(name, left).eq(exp.column(name, other))
                     if name == "user_id"
-                    else _same_group(exp.column(name, left), exp.column(name, other))
+                    else same_group(exp.column(name, left), exp.column(name, other))
                     for name in on
                 )
             )
@@ -1642,7 +1343,7 @@ def _final(
             *groups, user, *(label(c, v) for c, v in zip(columns, values, strict=True))
         ).from_("per_user")
         query = joined(query, "_users", [*keys, "user_id"])
-        return query.order_by(*_nulls_last([*order, exp.column("user_id", table)]))
+        return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
 
     def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
         """``function`` of per_user's column (sums.aggregate: exact on DuckDB, the same bits
@@ -1704,7 +1405,7 @@ def _final(
     )
     query = joined(query, "_groups", keys, left=left)
     if order:
-        query = query.group_by(*order).order_by(*_nulls_last(order))
+        query = query.group_by(*order).order_by(*nulls_last(order))
     return query
 
 
@@ -1723,7 +1424,7 @@ def _list_groups(
         union = exp.union(union, part, distinct=False)
     frame = exp.select(*keys).distinct().from_(exp.alias_(exp.paren(union), "listed_groups"))
     on = exp.and_(
-        *(_same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
+        *(same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
     )
     return query.from_(exp.alias_(exp.paren(frame), LIST_GROUPS)).join(
         "per_user", on=on, join_type="left"
@@ -1735,29 +1436,7 @@ def _summary(request: MetricRequest) -> str:
     return "SUM" if request.metric.summed else "AVG"
 
 
-def with_ctes(query: exp.Query, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Query:
-    """Puts ``ctes`` first in the query's WITH clause, before the CTEs it already has."""
-    existing = query.args.get("with_")
-    new = [
-        exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
-        for name, body in ctes
-    ]
-    query.set("with_", exp.With(expressions=new + (existing.expressions if existing else [])))
-    return query
-
-
-def stage_names() -> list[str]:
-    return sorted(path.stem for path in (sql_folder() / "stages").glob("*.sql"))
-
-
 __all__ = [
-    "Group",
-    "Inputs",
-    "Options",
     "compose",
     "compose_checks",
-    "stage",
-    "stage_names",
-    "widen_keys",
-    "with_ctes",
 ]

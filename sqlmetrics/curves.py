@@ -30,14 +30,9 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest, parsed
-from sqlmetrics.compose import (
-    Inputs,
-    _nulls_last,
-    _ratio,
-    _summary,
-    group_key,
-    partial_columns,
-)
+from sqlmetrics.compose import _ratio, _summary, partial_columns
+from sqlmetrics.inputs import Inputs
+from sqlmetrics.stages import group_key, nulls_last
 from sqlmetrics.sums import BOUND_BITS, SCALE_BITS, fixed, is_fractional, rounded, small
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
@@ -811,7 +806,7 @@ def final(
     )
     if keys:
         order = [exp.column(key) for key in keys]
-        query = query.group_by(*order).order_by(*_nulls_last(order))
+        query = query.group_by(*order).order_by(*nulls_last(order))
     return query
 
 

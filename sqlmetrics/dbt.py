@@ -34,18 +34,11 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
 from sqlmetrics.catalog import Metric, MetricRequest, metrics
-from sqlmetrics.compose import (
-    CUTOFF_CONSTANTS,
-    POPULATIONS,
-    TIES,
-    Group,
-    Inputs,
-    Options,
-    compose,
-    group_key,
-)
+from sqlmetrics.compose import CUTOFF_CONSTANTS, compose
 from sqlmetrics.dialects import RESERVED_WORDS, portable
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.inputs import POPULATIONS, TIES, Group, Inputs, Options
+from sqlmetrics.stages import group_key
 
 ADAPTERS: dict[str, str] = {
     "duckdb": "duckdb",

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from sqlmetrics import compose, curves, duckdb_plan
 from sqlmetrics.arms import complements_arms
 from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ class Plan:
 
 def choose_plan(
     requests: Sequence[MetricRequest],
-    inputs: compose.Inputs,
-    options: compose.Options,
+    inputs: Inputs,
+    options: Options,
     dialect: str = "duckdb",
     *,
     per_user: bool = False,
@@ -109,7 +110,7 @@ def choose_plan(
             else own
             if not duckdb_own
             else f"ties {options.ties!r}"
-            if options.ties not in compose.ID_TIES
+            if options.ties not in ID_TIES
             else "a metric without a cutoff"
         )
         why.append(f"lists: none ({because})")
@@ -123,7 +124,7 @@ def choose_plan(
     if ranking:
         if lists is not None and only_judged and hit_rows_only:
             judged = "judged_hits"
-        elif duckdb_own and options.ties in compose.ID_TIES and inputs.rank is None:
+        elif duckdb_own and options.ties in ID_TIES and inputs.rank is None:
             judged = "joined_hits" if hit_rows_only else "joined"
         else:
             judged = "joined"
@@ -149,7 +150,7 @@ def choose_plan(
         if not only_judged
         # a row per judged user (compose._with_judged_users): not in the curve plan's lists
         else f"population {population!r}, a row per judged user"
-        if population in compose.JUDGED_POPULATIONS
+        if population in JUDGED_POPULATIONS
         else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
         if distinct < curves.MIN_CUTOFFS
         else None

@@ -18,12 +18,13 @@ from sqlmetrics.checks import (
     refuse_nan_ratings,
     resolve_inputs,
 )
-from sqlmetrics.compose import CHECKS, KIND, Inputs, Options, compose_checks
+from sqlmetrics.compose import CHECKS, KIND, compose_checks
 from sqlmetrics.distributions import distributions_of, finish_distributions
 from sqlmetrics.engines import open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.inference import finish_ci, finish_compare, with_intervals
+from sqlmetrics.inputs import Inputs, Options
 from sqlmetrics.profiles import resolve
 from sqlmetrics.stats import (
     TESTS,

@@ -29,11 +29,12 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose
+from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, compose
 from sqlmetrics.dialects import uniform_draw
 from sqlmetrics.distributions import QUANTILE_LEVELS, spread_aggregates
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
+from sqlmetrics.inputs import Inputs, Options
 from sqlmetrics.sums import aggregate
 
 CI_METHODS = ("t", "bootstrap")
@@ -129,7 +130,7 @@ def _null(kind: str = "DOUBLE") -> exp.Expr:
 
 
 def _same(left: exp.Expr, right: exp.Expr) -> exp.Expr:
-    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: compose._same_group)."""
+    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: compose.same_group)."""
     return exp.paren(exp.NullSafeEQ(this=left, expression=right))
 
 

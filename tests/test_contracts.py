@@ -9,7 +9,8 @@ from sqlglot import exp
 
 from sqlmetrics import to_sql
 from sqlmetrics.catalog import metrics, sql_folder
-from sqlmetrics.compose import CUTOFF_CONSTANTS, stage
+from sqlmetrics.compose import CUTOFF_CONSTANTS
+from sqlmetrics.stages import stage
 
 # judged.sql's hits_through_position is compose's stand-in for hits_so_far under
 # ranks="literal" (compose._hits_so_far): no metric file reads it by that name.

@@ -10,8 +10,8 @@ import pytest
 import sqlmetrics
 from sqlmetrics import curves, duckdb_plan
 from sqlmetrics.catalog import parse_requests
-from sqlmetrics.compose import Options
 from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.inputs import Options
 from sqlmetrics.plan import choose_plan
 from tests.test_plan_choice import inputs as plan_inputs
 from tests.test_plans import tied_data

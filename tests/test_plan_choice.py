@@ -11,7 +11,8 @@ import pytest
 from sqlglot import exp
 
 from sqlmetrics.catalog import parse_requests
-from sqlmetrics.compose import Group, Inputs, Options, compose
+from sqlmetrics.compose import compose
+from sqlmetrics.inputs import Group, Inputs, Options
 from sqlmetrics.plan import choose_plan
 
 PLAN = ("lists", "ranked", "judged", "per_user", "scored")

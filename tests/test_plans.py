@@ -11,7 +11,6 @@ import pytest
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics.compose import bind_placeholders, stage, with_ctes
 from sqlmetrics.duckdb_plan import (
     HIT_ROWS_METRICS,
     SCORED_SUM_METRICS,
@@ -20,6 +19,7 @@ from sqlmetrics.duckdb_plan import (
 )
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.duckdb import DuckDBEngine, known_rows
+from sqlmetrics.stages import bind_placeholders, stage, with_ctes
 
 NAMES = (
     "hits",

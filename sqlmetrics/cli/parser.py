@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from sqlmetrics.compose import DUPLICATES, POPULATIONS, RANKS, TIES
+from sqlmetrics.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.profiles import PROFILES
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT

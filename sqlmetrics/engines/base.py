@@ -19,9 +19,10 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, Inputs, Options, compose, compose_checks
+from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, compose, compose_checks
 from sqlmetrics.dialects import render
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.inputs import Inputs, Options
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -19,10 +19,11 @@ from sqlglot.errors import ParseError
 
 from sqlmetrics import trec
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import Inputs, Options, lists_stage
+from sqlmetrics.compose import lists_stage
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.inputs import Inputs, Options
 
 if TYPE_CHECKING:
     import duckdb

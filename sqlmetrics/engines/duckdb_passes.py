@@ -19,13 +19,9 @@ from sqlmetrics.compose import (
     CHECKS,
     DIAGNOSTICS,
     KIND,
-    Inputs,
-    Options,
     UserPass,
-    bind_recommendations,
     compose,
     deepest_cutoff,
-    group_key,
     lists_stage,
     partial_columns,
     reads_whole_group,
@@ -34,6 +30,8 @@ from sqlmetrics.compose import (
 from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
+from sqlmetrics.inputs import Inputs, Options, bind_recommendations
+from sqlmetrics.stages import group_key
 
 if TYPE_CHECKING:
     import duckdb
