@@ -14,15 +14,13 @@ from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.compose import (
     CHECKS,
     DIAGNOSTICS,
-    MetricColumn,
     UserPass,
-    _per_user_stages,
     _ratio,
     _with_diagnostics_rows,
     compose,
-    widest_population,
 )
 from sqlmetrics.inputs import Inputs, Options
+from sqlmetrics.per_user import MetricColumn, per_user_stages, widest_population
 from sqlmetrics.stages import group_key, nulls_last, same_group, with_ctes
 from sqlmetrics.sums import aggregate
 
@@ -140,7 +138,7 @@ def complement_arms(
     def same_groups(left: str, right: str) -> exp.Expr:
         return exp.and_(*(same_group(exp.column(k, left), exp.column(k, right)) for k in keys))
 
-    stages, columns = _per_user_stages(
+    stages, columns = per_user_stages(
         requests, options, population=widest_population(requests, options)
     )
     in_population = "judged" in stages and len(stages) > 1  # see _final's population

@@ -13,7 +13,6 @@ the conditions); compose() assembles the chosen plan's stages.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
@@ -21,19 +20,31 @@ from typing import TYPE_CHECKING, cast
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest
+from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.inputs import (
     ID_TIES,
     JUDGED_POPULATIONS,
-    POPULATIONS,
     Inputs,
     Options,
     bind_history,
     bind_items,
-    check_choice,
     input_stages,
+)
+from sqlmetrics.per_user import (
+    MetricColumn,
+    bound_source,
+    deepest_cutoff,
+    lists_stages,
+    per_user_stages,
+    per_user_union,
+    requested_cutoffs,
+    spread_per_user_constants,
+    stable_user_sums,
+    tie_averaged_sums,
+    widest_population,
+    with_judged_users,
 )
 from sqlmetrics.stages import (
     bind_placeholders,
@@ -46,7 +57,7 @@ from sqlmetrics.stages import (
     widen_keys,
     with_ctes,
 )
-from sqlmetrics.sums import aggregate, exact_conditional_sum, exact_sum, is_fractional
+from sqlmetrics.sums import aggregate
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -59,104 +70,6 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
-# The column judged holds 1 on a row per user with a judgement (_with_judged_users).
-JUDGED_USER = "judged_user"
-# Parameters of a metric file that depend only on its cutoff, bound as number literals: the
-# ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|). Computed
-# in Python, so their cutoffs are bounded (a sum over k = 1e6 takes 0.1 s).
-CONSTANT_MAX_CUTOFF = MAX_CUTOFF  # parse_request refuses larger cutoffs
-CUTOFF_CONSTANTS = {
-    "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
-}
-
-
-def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
-    """Makes the group columns the key of a group-level metric (``aggregate: group``): every
-    SELECT that reads the lists projects them, groups by them and partitions its windows by
-    them; a SELECT over a global stage only (the catalogue size) is left as it is."""
-    if not keys:
-        return tree
-    for select in list(tree.find_all(exp.Select)):
-        if not any(table.name == "ranked" for table in select.find_all(exp.Table)):
-            continue
-
-        def own(node: exp.Expr, select: exp.Select = select) -> bool:
-            return node.find_ancestor(exp.Select) is select
-
-        for window in [w for w in select.find_all(exp.Window) if own(w)]:
-            partition = window.args.get("partition_by") or []
-            window.set("partition_by", [*map(exp.column, keys), *partition])
-        aggregates = any(
-            own(node) and not node.find_ancestor(exp.Window)
-            for node in select.find_all(exp.AggFunc)
-        )
-        group = select.args.get("group")
-        if group is not None:
-            group.set("expressions", [*map(exp.column, keys), *group.expressions])
-        elif aggregates:
-            select.group_by(*map(exp.column, keys), copy=False)
-        select.set("expressions", [*map(exp.column, keys), *select.expressions])
-    return tree
-
-
-def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
-    """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
-    not read the lists (over the history or the interactions: the same for every group)."""
-    global_selects = [
-        select
-        for select in query.find_all(exp.Select)
-        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
-    ]
-    held = {}
-    for index, select in enumerate(global_selects):
-        marker = exp.Placeholder(this=f"global_{index}")
-        held[marker.name] = select
-        select.replace(marker)
-    widen_keys(query, keys)
-    for marker in list(query.find_all(exp.Placeholder)):
-        if marker.name in held:
-            marker.replace(held[marker.name])
-    return query
-
-
-def _lists_stages(
-    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
-) -> list[tuple[str, exp.Expr]]:
-    """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
-    for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
-    and the global stages (catalogue, popularity) they read."""
-    stages: list[tuple[str, exp.Expr]] = []
-    read: set[str] = set()
-    for column in columns:
-        if not column.over_lists:
-            continue
-        name, metric = column.names[0], column.request.metric
-        query = cast(exp.Select, _bind_cutoff(metric.query.copy(), column.request.k))
-        for node in query.walk():
-            node.comments = None
-        for projection in query.expressions:
-            if projection.alias_or_name == metric.name:
-                projection.set("alias", exp.to_identifier(name))
-        read |= {table.name for table in query.find_all(exp.Table)}
-        if metric.group_level:
-            stages.append((f"{name}_groups", widen_groups(query, keys)))
-            continue
-        stages.append((f"{name}_users", _widen_lists_keys(query, keys)))
-        mean = exp.select(
-            *map(exp.column, keys), exp.alias_(exp.func("AVG", exp.column(name)), name)
-        ).from_(f"{name}_users")
-        stages.append((f"{name}_groups", mean.group_by(*map(exp.column, keys)) if keys else mean))
-    shared: list[tuple[str, exp.Expr]] = []
-    if "catalogue" in read:
-        catalogue = stage("catalogue")
-        if inputs.items is not None:
-            for table in catalogue.find_all(exp.Table):
-                if table.name == "input_interactions":
-                    table.set("this", exp.to_identifier("input_items"))
-        shared.append(("catalogue", catalogue))
-    if "popularity" in read:
-        shared.append(("popularity", stage("popularity")))
-    return shared + stages
 
 
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
@@ -169,67 +82,6 @@ def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
             tree.set("where", None)
         return tree
     return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
-
-
-def _bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> exp.Expr:
-    """``x <= $k`` keeps positions within k; ``$k`` elsewhere is the list size k.
-
-    Without a cutoff the whole list counts: ``x <= $k`` becomes ``x IS NOT NULL`` and ``$k``
-    becomes the user's list length (precision without @k is hits / list length).
-    """
-    for placeholder in list(expression.find_all(exp.Placeholder)):
-        if name == "k" and placeholder.name in CUTOFF_CONSTANTS:
-            if value is None:
-                raise SqlmetricsError(f"${placeholder.name} needs a cutoff (cutoff: required)")
-            if value > CONSTANT_MAX_CUTOFF:
-                raise SqlmetricsError(
-                    f"a cutoff of {value:,} is beyond what ${placeholder.name} is computed for: "
-                    f"use at most {CONSTANT_MAX_CUTOFF:,} (no list is that long)"
-                )
-            constant = CUTOFF_CONSTANTS[placeholder.name](value)
-            placeholder.replace(exp.Literal.number(repr(constant)))
-            continue
-        if placeholder.name != name:
-            raise SqlmetricsError(f"unknown parameter ${placeholder.name} where ${name} is bound")
-        if value is not None:
-            placeholder.replace(exp.Literal.number(value))
-        elif isinstance(placeholder.parent, exp.LTE) and placeholder.arg_key == "expression":
-            comparison = placeholder.parent
-            comparison.replace(exp.Not(this=exp.Is(this=comparison.this, expression=exp.Null())))
-        else:
-            placeholder.replace(exp.column("list_length"))
-    return expression
-
-
-def _per_user_constants(expression: exp.Expr) -> exp.Expr:
-    """Reads n_relevant and list_length, per-user constants to a metric file, as the per-user
-    aggregates per_user.sql defines (judged carries each on one side of the join only)."""
-    replacements = {
-        "n_relevant": lambda: exp.func("MAX", exp.column("n_relevant")),
-        "list_length": lambda: exp.func("COALESCE", exp.func("MAX", exp.column("list_length")), 0),
-    }
-    if isinstance(expression, exp.Column) and expression.name in replacements:
-        return replacements[expression.name]()
-    for column in list(expression.find_all(exp.Column)):
-        if column.name in replacements and not column.find_ancestor(exp.AggFunc):
-            column.replace(replacements[column.name]())
-    return expression
-
-
-@dataclass(frozen=True)
-class MetricColumn:
-    """Where a request's per-user value lives in ``per_user``: one column for a mean metric,
-    a numerator and a denominator column for a micro metric."""
-
-    request: MetricRequest
-    names: tuple[str, ...]
-
-    @property
-    def over_lists(self) -> bool:
-        """Computed over the top-k lists (``reads: lists``), in CTEs of its own rather than in
-        ``per_user``: ``{name}_groups`` holds its value per group, and for a per-user metric
-        ``{name}_users`` its value per user with a list."""
-        return self.request.metric.reads == "lists"
 
 
 @gc_paused
@@ -285,16 +137,16 @@ def compose(
         )
     keys = [group_key(i) for i in range(len(inputs.groups))]
     population = widest_population(requests, options)
-    per_user_stages, columns = _per_user_stages(requests, options, population=population)
+    selects, columns = per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
     curve = plan.curve
     if curve is not None and cutoff is not None:  # per_user_lists, then per_user per cutoff
-        per_user_stages["judged"] = curves.lists_stage(per_user_stages["judged"], curve, cutoff)
-    ranking = "judged" in per_user_stages
+        selects["judged"] = curves.lists_stage(selects["judged"], curve, cutoff)
+    ranking = "judged" in selects
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {"user_id"}
-    for per_source in per_user_stages.values():
+    for per_source in selects.values():
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
@@ -313,9 +165,9 @@ def compose(
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
-        (source, _bound_source(source, per_user_stages[source], counted, options, population))
+        (source, bound_source(source, selects[source], counted, options, population))
         for source in ("scored", "rated", "judgements", "pool")
-        if source in per_user_stages
+        if source in selects
     ]
     positives_only = plan.scored == "scored_positives"
     if positives_only:
@@ -324,7 +176,7 @@ def compose(
             for name, source in scored_stages
         ]
     if ranking:
-        _spread_per_user_constants(judged, per_user_stages["judged"])
+        spread_per_user_constants(judged, selects["judged"])
         if plan.judged == "joined_hits":
             duckdb_plan.keep_hit_rows(joined)
         needed = prune(judged, needed) | {"user_id"}
@@ -334,7 +186,7 @@ def compose(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        _diagnostics_stages(options, requests, keys, scored="scored" in per_user_stages)
+        _diagnostics_stages(options, requests, keys, scored="scored" in selects)
         if diagnostics
         else []
     )
@@ -354,15 +206,15 @@ def compose(
     top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
     hit_rows = plan.judged == "judged_hits"
     if ranking and plan.same_bits:
-        _stable_user_sums(per_user_stages["judged"])
+        stable_user_sums(selects["judged"])
 
     bound = input_stages(
         inputs,
         options,
         keys,
         user_pass,
-        rating="rated" in per_user_stages,
-        pool="pool" in per_user_stages,
+        rating="rated" in selects,
+        pool="pool" in selects,
     )
     stages: list[tuple[str, exp.Expr]] = []
     if (list_lengths or diagnostics) and not top_k:
@@ -381,7 +233,7 @@ def compose(
             listed = bind_placeholders(stage("listed_top_k"), cutoffs=cutoffs)
             diagnosis = duckdb_plan.diagnose_lists(diagnosis, listed)
     else:
-        if ranking or "scored" in per_user_stages or _reads(ranked, "truth"):
+        if ranking or "scored" in selects or _reads(ranked, "truth"):
             stages.append(("truth", truth))
         if top_k and (ranking or diagnostics):
             stages.append(("top_lists", top_lists))
@@ -391,17 +243,17 @@ def compose(
             stages += [*_ranked_ideal(joined), ("joined", joined), ("judged", judged)]
     if ranking and population in JUDGED_POPULATIONS:
         stages = [
-            (name, _with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
+            (name, with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
             for name, cte in stages
         ]
     stages += scored_stages
     if curve is not None:
         stages += [
-            ("per_user_lists", per_user_stages["judged"]),
+            ("per_user_lists", selects["judged"]),
             ("per_user", curves.per_user_stage(curve, requested_cutoffs(requests))),
         ]
     else:
-        stages += _per_user_union(per_user_stages, columns)
+        stages += per_user_union(selects, columns)
     if top_k and diagnostics:  # counted by top_lists' own aggregate over the recommendations
         stages.append(("list_counts", duckdb_plan.list_counts_from("top_lists")))
     stages += diagnosis
@@ -412,7 +264,7 @@ def compose(
             bound.append(("input_items", bind_items(inputs, category)))
         if any(r.metric.needs_history for r in over_lists):
             bound.append(("input_history", bind_history(inputs)))
-        stages += _lists_stages(columns, inputs, keys)
+        stages += lists_stages(columns, inputs, keys)
     final = (
         curves.final(curve, requests, inputs, sums=user_pass is not None)
         if curve is not None
@@ -422,7 +274,7 @@ def compose(
             per_user,
             exact_sums=plan.same_bits,
             sums=user_pass is not None,
-            population=ranking and len(per_user_stages) > 1,  # else COUNT(*) of per_user
+            population=ranking and len(selects) > 1,  # else COUNT(*) of per_user
         )
     )
     query = (
@@ -431,7 +283,7 @@ def compose(
         else final
     )
     composed = with_ctes(query, [*bound, *stages])
-    if top_k or (positives_only and "scored" in per_user_stages):
+    if top_k or (positives_only and "scored" in selects):
         duckdb_plan.read_inputs_again(
             composed, interactions=hit_rows, recommendations=options.duplicates != "first"
         )
@@ -458,7 +310,7 @@ def curve_split(
         return None
     prepared = [
         {
-            alias: _tie_averaged_sums(expression) if options.ties == "average" else expression
+            alias: tie_averaged_sums(expression) if options.ties == "average" else expression
             for alias, expression in request.metric.expressions().items()
         }
         for request in requests
@@ -468,56 +320,6 @@ def curve_split(
         for request in requests
     ]
     return curves.split(requests, prepared, narrowed, hit_rows)
-
-
-def widest_population(requests: Sequence[MetricRequest], options: Options) -> str:
-    """The population per_user keeps: the narrowest holding every one asked ("all" holds
-    "common"; "judged" holds "common"; "all_judged" holds them all). A request with a narrower
-    one gets NULL for the users outside it, so its mean skips them (_per_user_stages): each
-    request is averaged over its own population (MetricRequest.population)."""
-    for request in requests:
-        if request.population is not None:
-            check_choice(f"the population of {request.label}", request.population, POPULATIONS)
-            if request.metric.reads != "judged":  # the others have no population option
-                raise SqlmetricsError(
-                    f"{request.label} reads {request.metric.reads}, not the ranked lists: it "
-                    "cannot have a population of its own"
-                )
-    asked = {request.population or options.population for request in requests}
-    if asked <= {"all", "common"}:
-        return "all" if "all" in asked else "common"
-    # common's users are in judged too; all's (unlisted users with a relevant item) are not
-    return "judged" if asked <= {"judged", "common"} else "all_judged"
-
-
-def _needs_relevant(population: str) -> bool:
-    return population in ("all", "common")
-
-
-def _needs_list(population: str) -> bool:
-    return population in ("common", "judged")
-
-
-def population_condition(population: str, within: str | None = None) -> exp.Expr:
-    """The condition on per_user's aggregates over judged for a user of ``population``; with
-    ``within`` (a wider population per_user already keeps), only the parts it does not imply.
-    A relevant item: MAX(n_relevant) > 0; a list: list_length > 0; a judgement: the row
-    _with_judged_users adds (every user of the other populations has one too)."""
-    parts: list[exp.Expr] = []
-    if within is None and population in JUDGED_POPULATIONS:
-        parts.append(exp.func("MAX", exp.column(JUDGED_USER)) > 0)
-    if _needs_relevant(population) and (within is None or not _needs_relevant(within)):
-        parts.append(exp.func("MAX", exp.column("n_relevant")) > 0)
-    if _needs_list(population) and (within is None or not _needs_list(within)):
-        parts.append(_per_user_constants(exp.column("list_length")) > 0)
-    return exp.and_(*parts)
-
-
-def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
-    """How far down the lists the stages read: the deepest cutoff, or None for whole lists."""
-    if any(r.k is None or r.metric.reads_whole_list for r in requests):
-        return None
-    return max(r.k for r in requests if r.k is not None)
 
 
 def _top_lists_stage(
@@ -650,264 +452,6 @@ def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options
         )
 
 
-def _spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -> None:
-    """A metric that reads n_relevant or list_length row by row (inside an aggregate, like
-    r_precision's ``pos <= n_relevant``) needs it on every row of the user, not only on the
-    side of the join that carries it: a window spreads it, only when needed."""
-    inside = {
-        column.name
-        for column in per_user_stage.find_all(exp.Column)
-        if column.name in ("n_relevant", "list_length")
-        and column.find_ancestor(exp.AggFunc)
-        and not isinstance(column.parent, exp.Max)
-    }
-    for projection in judged.expressions:
-        name = projection.alias_or_name
-        if name in inside:
-            window = exp.Window(
-                this=exp.func("MAX", exp.column(name)), partition_by=[exp.column("user_id")]
-            )
-            # n_relevant stays NULL for a user judged with nothing relevant (a population of
-            # judged users), as per_user's MAX reads it: 0 would be a division by zero
-            spread = exp.func("COALESCE", window, 0) if name == "list_length" else window
-            projection.replace(exp.alias_(spread, name))
-
-
-def _per_user_stages(
-    requests: Sequence[MetricRequest],
-    options: Options,
-    population: str | None = None,
-) -> tuple[dict[str, exp.Select], list[MetricColumn]]:
-    """A per-user select for each stage the requests read, with one column per request (its
-    file's expressions, k or the score threshold bound): per_user.sql for the ranking metrics
-    over judged, a plain GROUP BY user_id for scored and rated. ``population``: the users
-    per_user keeps (widest_population), options.population when None."""
-    population = population or options.population
-    selects: dict[str, exp.Select] = {}
-    columns: list[MetricColumn] = []
-    for index, request in enumerate(requests):
-        source = request.metric.reads
-        if source == "lists":  # computed by _lists_stages, over per_user's population
-            selects.setdefault("judged", stage("per_user"))
-            columns.append(MetricColumn(request, (f"m{index + 1}",)))
-            continue
-        if source not in selects:
-            selects[source] = (
-                stage("per_user")
-                if source == "judged"
-                else exp.select("user_id").from_(source).group_by("user_id")
-            )
-        per_user_stage = selects[source]
-        threshold = request.score_threshold
-        expressions = {
-            alias: _per_user_constants(
-                _bind_cutoff(expression, request.k)
-                if threshold is None
-                else exp.replace_placeholders(expression, score_threshold=number(threshold))
-            )
-            for alias, expression in request.metric.expressions().items()
-        }
-        if options.ties == "average" and source == "judged":
-            expressions = {
-                alias: _tie_averaged_sums(expression) for alias, expression in expressions.items()
-            }
-        own = request.population or options.population
-        narrowed = source == "judged" and own != population
-
-        def own_population(value: exp.Expr, own: str = own, narrowed: bool = narrowed) -> exp.Expr:
-            """NULL for a user of per_user outside the request's own, narrower population."""
-            if not narrowed:
-                return value
-            return exp.Case().when(population_condition(own, within=population), value)
-
-        name = f"m{index + 1}"
-        names: tuple[str, ...]
-        if request.metric.micro:
-            names = (f"{name}_numerator", f"{name}_denominator")
-            for alias, part in zip(("numerator", "denominator"), names, strict=True):
-                per_user_stage.select(
-                    exp.alias_(own_population(expressions[alias]), part), copy=False
-                )
-        else:
-            names = (name,)
-            # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
-            value = exp.func("COALESCE", expressions[request.metric.name], 0)
-            per_user_stage.select(exp.alias_(own_population(value), name), copy=False)
-        columns.append(MetricColumn(request, names))
-    if population == "common" and "judged" in selects:
-        having = selects["judged"].args["having"]
-        longest = _per_user_constants(exp.column("list_length"))
-        having.set("this", exp.and_(having.this, longest > 0))
-    if population in JUDGED_POPULATIONS and "judged" in selects:
-        selects["judged"].args["having"].set("this", population_condition(population))
-    for walked in ("judgements", "pool"):  # bpref, infap: the users with a list
-        if _needs_list(population) and walked in selects:
-            selects[walked].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
-    return selects, columns
-
-
-def _bound_source(
-    name: str, per_user_stage: exp.Select, also: set[str], options: Options, population: str
-) -> exp.Select:
-    """scored.sql, rated.sql or judgements.sql with only the columns the metrics (and ``also``)
-    read (each of their windows is a sort), and the threshold bound (judgements.sql's). Under
-    a population of judged users judgements.sql keeps every user with a judgement, relevant
-    or not (its WHERE: a relevant one)."""
-    source = stage(name)
-    prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
-    if name in ("judgements", "pool") and population in JUDGED_POPULATIONS:
-        judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
-        source.set("where", exp.Where(this=judged))
-    return bind_placeholders(source, threshold=number(options.threshold))
-
-
-def _with_judged_users(judged: exp.Select) -> exp.Query:
-    """judged (either plan's) under a population of judged users: its rows, then one row per
-    user of the interactions with ``judged_user`` 1 (0 on the others), which per_user's
-    population reads, and which gives a user judged with nothing relevant (and, under
-    all_judged, without a list) a row. It holds no position, no hit, no gain and no relevant
-    count, so every metric file reads it as adding nothing."""
-    names = judged.named_selects
-    rows = exp.select(*names, exp.alias_(exp.Literal.number(0), JUDGED_USER)).from_(
-        exp.alias_(exp.paren(judged), "judged_rows")
-    )
-    zero = {"hit", "gain", "exp_gain", "relevance"}
-    marks = (
-        exp.select(
-            *[
-                exp.column(name)
-                if name == "user_id"
-                else exp.alias_(exp.Literal.number(0) if name in zero else exp.Null(), name)
-                for name in names
-            ],
-            exp.alias_(exp.Literal.number(1), JUDGED_USER),
-        )
-        .from_("input_interactions")
-        .group_by("user_id")
-    )
-    return exp.union(rows, marks, distinct=False)
-
-
-def _per_user_union(
-    selects: dict[str, exp.Select], columns: list[MetricColumn]
-) -> list[tuple[str, exp.Expr]]:
-    """``per_user``: one stage's per-user select, or with several one row per user of any of
-    them (UNION ALL, then one row per user), where ``in_population`` is 1 for the ranking
-    population and NULL otherwise; a stage's columns are NULL for users it lacks."""
-    if len(selects) == 1:
-        return [("per_user", next(iter(selects.values())))]
-    names = [name for column in columns if not column.over_lists for name in column.names]
-    ctes: list[tuple[str, exp.Expr]] = []
-    branches: list[exp.Select] = []
-    for source, select in selects.items():
-        cte = f"per_user_{'ranking' if source == 'judged' else source}"
-        ctes.append((cte, select))
-        own = {name for name in select.named_selects}
-        population: exp.Expr = exp.Literal.number(1) if source == "judged" else exp.Null()
-        branches.append(
-            exp.select(
-                "user_id",
-                exp.alias_(population, "in_population"),
-                # One type in every branch (ClickHouse makes a Variant of integer and double).
-                *[
-                    exp.alias_(
-                        exp.cast(exp.column(name) if name in own else exp.Null(), "double"), name
-                    )
-                    for name in names
-                ],
-            ).from_(cte)
-        )
-    union: exp.Query = branches[0]
-    for branch in branches[1:]:
-        union = exp.union(union, branch, distinct=False)
-    combined = (
-        exp.select(
-            "user_id",
-            *[
-                exp.alias_(exp.func("MAX", exp.column(name)), name)
-                for name in ["in_population", *names]
-            ],
-        )
-        .from_(exp.alias_(exp.paren(union), "per_stage"))
-        .group_by("user_id")
-    )
-    return [*ctes, ("per_user", combined)]
-
-
-def _is_sum_of_hits(node: exp.Expr) -> bool:
-    """``SUM(CASE WHEN <a prefix of the list> THEN hit ELSE 0 END)``, the prefix being
-    ``pos <= x`` or, without a cutoff, ``pos IS NOT NULL``: the hits within a prefix."""
-    case = node.this if isinstance(node, exp.Sum) else None
-    if not isinstance(case, exp.Case) or len(case.args.get("ifs") or []) != 1:
-        return False
-    when, default = case.args["ifs"][0], case.args.get("default")
-    condition, value = when.this, when.args.get("true")
-    if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
-        condition = exp.LTE(this=condition.this.this)  # pos IS NOT NULL: the whole list
-    return (
-        isinstance(condition, exp.LTE)
-        and isinstance(condition.this, exp.Column)
-        and condition.this.name == "pos"
-        and isinstance(value, exp.Column)
-        and value.name == "hit"
-        and isinstance(default, exp.Literal)
-        and default.to_py() == 0
-    )
-
-
-def _tie_averaged_sums(expression: exp.Expr) -> exp.Expr:
-    """ties="average": sums of hits read ranked_average's closed form ``hits_through`` (the
-    largest position within x holds the expected hits up to x), so they are exact (the other
-    sums: _stable_user_sums)."""
-    for node in list(expression.find_all(exp.Sum)):
-        if _is_sum_of_hits(node):
-            case = node.this.copy()
-            case.args["ifs"][0].set("true", exp.column("hits_through"))
-            if node is expression:
-                return exp.Max(this=case)
-            node.replace(exp.Max(this=case))
-    return expression
-
-
-POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
-
-
-def _stable_user_sums(per_user: exp.Select) -> None:
-    """per_user's sums over a user's positions, the same bits on every run: DuckDB adds a
-    user's rows in whatever order its threads deliver them (out of a window, or out of the
-    hit-rows plan's joins and groupings), so a plain SUM's last bits could change between runs
-    (seen at 1e6 rows, and on the bundled example).
-    - A fractional term (DCG's, AP's, ties="average"'s shares: sums.is_fractional) is added as
-      an exact sum (sums.py): whole numbers of 2^-64ths in a HUGEINT, rounded once, the same in
-      any order and cheaper than sorting each user's terms.
-    - Another term (cg's gain) is added in position order: over whole numbers its sum keeps
-      their integer type, as on the other engines.
-    Sums of hits are whole numbers, exact in any order (ties="average": _tie_averaged_sums made
-    them MAXes). The curve plan's running sums do the same with the same terms (curves.py), so
-    both plans give the same bits."""
-    for node in list(per_user.find_all(exp.Sum)):
-        read = {column.name for column in node.find_all(exp.Column)}
-        if not read & set(POSITIONS) or _is_sum_of_hits(node):
-            continue
-        case = node.this
-        ifs = case.args.get("ifs") or [] if isinstance(case, exp.Case) else []
-        default = case.args.get("default") if isinstance(case, exp.Case) else None
-        conditional = len(ifs) == 1 and isinstance(default, exp.Literal) and default.to_py() == 0
-        term = ifs[0].args["true"] if conditional else case
-        if not is_fractional(term):
-            keys = [
-                exp.Ordered(this=exp.column(name), nulls_first=False)
-                for name in POSITIONS
-                if name in read
-            ]
-            node.set("this", exp.Order(this=case, expressions=keys))
-        elif conditional:
-            # SUM(CASE WHEN pos <= k THEN term ELSE 0 END): the cutoffs of a term share a test
-            node.replace(exact_conditional_sum(ifs[0].this, term))
-        else:
-            node.replace(exact_sum(case))
-
-
 def ranked_stage_name(inputs: Inputs, options: Options, top_k: bool) -> str:
     """The stage that ranks the rows (plan.py's ``ranked``)."""
     if inputs.rank is not None:
@@ -1009,11 +553,6 @@ def _diagnostics_stages(
 
 def _reads(tree: exp.Expr, name: str) -> bool:
     return any(table.name == name for table in tree.find_all(exp.Table))
-
-
-def requested_cutoffs(requests: Sequence[MetricRequest]) -> list[int]:
-    """The distinct cutoffs requested, in order: where a tie group can change a number."""
-    return sorted({r.k for r in requests if r.k is not None})
 
 
 def _without_cte(query: exp.Select, name: str, count: str) -> None:

@@ -34,10 +34,11 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
 from sqlmetrics.catalog import Metric, MetricRequest, metrics
-from sqlmetrics.compose import CUTOFF_CONSTANTS, compose
+from sqlmetrics.compose import compose
 from sqlmetrics.dialects import RESERVED_WORDS, portable
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.inputs import POPULATIONS, TIES, Group, Inputs, Options
+from sqlmetrics.per_user import CUTOFF_CONSTANTS
 from sqlmetrics.stages import group_key
 
 ADAPTERS: dict[str, str] = {

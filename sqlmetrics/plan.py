@@ -44,6 +44,7 @@ from sqlmetrics import compose, curves, duckdb_plan
 from sqlmetrics.arms import complements_arms
 from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
+from sqlmetrics.per_user import deepest_cutoff, requested_cutoffs, widest_population
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def choose_plan(
     why: list[str] = []
     reads = {request.metric.reads for request in requests}
     ranking = bool(reads & {"judged", "lists"})
-    cutoff = compose.deepest_cutoff(requests)
+    cutoff = deepest_cutoff(requests)
     duckdb_own = dialect in compose.TOP_K_DIALECTS and not portable
     own = "DuckDB's own plans" if duckdb_own else f"the portable plan ({dialect})"
 
@@ -134,8 +135,8 @@ def choose_plan(
         )
 
     curve = None
-    distinct = len(set(compose.requested_cutoffs(requests)))
-    population = compose.widest_population(requests, options)
+    distinct = len(set(requested_cutoffs(requests)))
+    population = widest_population(requests, options)
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
     why_not = (
         own
@@ -148,7 +149,7 @@ def choose_plan(
         if cutoff is None
         else "metrics over scores, lists or judgements too"
         if not only_judged
-        # a row per judged user (compose._with_judged_users): not in the curve plan's lists
+        # a row per judged user (compose.with_judged_users): not in the curve plan's lists
         else f"population {population!r}, a row per judged user"
         if population in JUDGED_POPULATIONS
         else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from sqlmetrics import to_sql
 from sqlmetrics.catalog import metrics, sql_folder
-from sqlmetrics.compose import CUTOFF_CONSTANTS
+from sqlmetrics.per_user import CUTOFF_CONSTANTS
 from sqlmetrics.stages import stage
 
 # judged.sql's hits_through_position is compose's stand-in for hits_so_far under

@@ -77,9 +77,9 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
 def test_a_population_of_its_own_only_for_ranking_metrics() -> None:
     """Only the ranking metrics have a population to narrow; on another it would be ignored."""
     from sqlmetrics.catalog import MetricRequest, metrics
-    from sqlmetrics.compose import widest_population
     from sqlmetrics.errors import SqlmetricsError
     from sqlmetrics.inputs import Options
+    from sqlmetrics.per_user import widest_population
 
     ndcg = MetricRequest(metrics()["ndcg"], 5, "ndcg@5", population="common")
     recall = MetricRequest(metrics()["recall"], 5, "recall@5")

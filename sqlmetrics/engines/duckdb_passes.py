@@ -21,7 +21,6 @@ from sqlmetrics.compose import (
     KIND,
     UserPass,
     compose,
-    deepest_cutoff,
     lists_stage,
     partial_columns,
     reads_whole_group,
@@ -31,6 +30,7 @@ from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.inputs import Inputs, Options, bind_recommendations
+from sqlmetrics.per_user import deepest_cutoff
 from sqlmetrics.stages import group_key
 
 if TYPE_CHECKING:
