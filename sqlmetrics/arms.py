@@ -11,17 +11,12 @@ from dataclasses import replace
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import (
-    CHECKS,
-    DIAGNOSTICS,
-    UserPass,
-    _ratio,
-    _with_diagnostics_rows,
-    compose,
-)
+from sqlmetrics.compose import compose
+from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, with_diagnostics_rows
 from sqlmetrics.inputs import Inputs, Options
 from sqlmetrics.per_user import MetricColumn, per_user_stages, widest_population
 from sqlmetrics.stages import group_key, nulls_last, same_group, with_ctes
+from sqlmetrics.summary import UserPass, ratio
 from sqlmetrics.sums import aggregate
 
 
@@ -141,7 +136,7 @@ def complement_arms(
     stages, columns = per_user_stages(
         requests, options, population=widest_population(requests, options)
     )
-    in_population = "judged" in stages and len(stages) > 1  # see _final's population
+    in_population = "judged" in stages and len(stages) > 1  # see summary.final's population
     names = [name for column in columns for name in column.names]
 
     def sums(select: exp.Select, table: str) -> exp.Select:
@@ -153,7 +148,7 @@ def complement_arms(
         )
         for name in names:
             value = exp.column(name, table)
-            # exact on DuckDB, as _final's sums, for the same bits on every run
+            # exact on DuckDB, as summary.final's sums, for the same bits on every run
             summed = aggregate("SUM", value, exact=dialect == "duckdb")
             select.select(
                 exp.alias_(summed, f"{name}_sum"),
@@ -182,9 +177,9 @@ def complement_arms(
 
     def label(column: MetricColumn) -> exp.Expr:
         value = (
-            _ratio(*map(summed, column.names))
+            ratio(*map(summed, column.names))
             if column.request.metric.micro
-            else _ratio(summed(column.names[0]), total(f"{column.names[0]}_count", parts))
+            else ratio(summed(column.names[0]), total(f"{column.names[0]}_count", parts))
         )
         if column.request.metric.square_root:
             value = exp.func("SQRT", value)
@@ -234,7 +229,7 @@ def complement_arms(
         )
     )
     ctes += [("covered_diagnosed", counted), ("diagnosed", diagnosed)]
-    query = _with_diagnostics_rows(final, inputs, columns, per_user=False, sums=False)
+    query = with_diagnostics_rows(final, inputs, columns, per_user=False, sums=False)
     return _materialized(with_ctes(query, ctes), materialized)
 
 

@@ -1,7 +1,7 @@
 """Discovers the metric files in ``sql/`` and parses their headers.
 
 A metric file is a per-user query over a shared stage (``judged`` for the ranking metrics,
-``scored`` or ``rated`` for the score and rating metrics; see ``compose.py``), or with
+``scored`` or ``rated`` for the score and rating metrics; see ``per_user.py``), or with
 ``reads: lists`` a query over every user's top-k list (``ranked``), preceded by ``-- key: value``
 header lines. Dropping a new file into ``sql/`` is all it takes to add a
 metric: nothing here lists them.

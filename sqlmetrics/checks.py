@@ -12,7 +12,12 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import CHECKS, DIAGNOSTICS, EXPONENTIAL_GAIN_BOUND, uses_exponential_gain
+from sqlmetrics.diagnostics import (
+    CHECKS,
+    DIAGNOSTICS,
+    EXPONENTIAL_GAIN_BOUND,
+    uses_exponential_gain,
+)
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.inputs import Group, Inputs, column_names

@@ -8,19 +8,33 @@ user-supplied names arrive as identifier nodes and values as literals, never as 
 Which plan runs (DuckDB's per-user lists, hit rows only, the curve plan, the windows of every
 other dialect, arms.py's groups) is chosen once, in plan.py (``choose_plan``, with a table of
 the conditions); compose() assembles the chosen plan's stages.
+
+This module holds compose() and the stages only it assembles (the ranking: ranked, judged, the
+lists of DuckDB's plans), and compose_checks. The other parts have modules of their own:
+inputs.py (Inputs, Options and the stages binding the inputs), stages.py (the stage files and
+the rewrites every part makes to them), per_user.py (each request's per-user column, the
+populations), diagnostics.py (the diagnostics and checks rows) and summary.py (the result rows
+from per_user, and a pass's partial sums).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
 from sqlmetrics import duckdb_plan
 from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.diagnostics import (
+    CHECKS,
+    DIAGNOSTICS,
+    diagnostics_stages,
+    list_counts_stage,
+    refused_checks,
+    with_diagnostics_rows,
+)
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.inputs import (
@@ -33,7 +47,6 @@ from sqlmetrics.inputs import (
     input_stages,
 )
 from sqlmetrics.per_user import (
-    MetricColumn,
     bound_source,
     deepest_cutoff,
     lists_stages,
@@ -52,12 +65,11 @@ from sqlmetrics.stages import (
     nulls_last,
     number,
     prune,
-    same_group,
     stage,
     widen_keys,
     with_ctes,
 )
-from sqlmetrics.sums import aggregate
+from sqlmetrics.summary import UserPass, final
 
 if TYPE_CHECKING:
     from sqlmetrics import curves
@@ -186,7 +198,7 @@ def compose(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        _diagnostics_stages(options, requests, keys, scored="scored" in selects)
+        diagnostics_stages(options, requests, keys, scored="scored" in selects)
         if diagnostics
         else []
     )
@@ -265,10 +277,10 @@ def compose(
         if any(r.metric.needs_history for r in over_lists):
             bound.append(("input_history", bind_history(inputs)))
         stages += lists_stages(columns, inputs, keys)
-    final = (
+    rows = (
         curves.final(curve, requests, inputs, sums=user_pass is not None)
         if curve is not None
-        else _final(
+        else final(
             columns,
             inputs,
             per_user,
@@ -278,9 +290,9 @@ def compose(
         )
     )
     query = (
-        _with_diagnostics_rows(final, inputs, columns, per_user, sums=user_pass is not None)
+        with_diagnostics_rows(rows, inputs, columns, per_user, sums=user_pass is not None)
         if diagnostics
-        else final
+        else rows
     )
     composed = with_ctes(query, [*bound, *stages])
     if top_k or (positives_only and "scored" in selects):
@@ -490,102 +502,8 @@ def _order_ids_as_text(ranked: exp.Select) -> None:
         struct.set("expressions", fields)
 
 
-DIAGNOSTICS = (
-    "users_in_interactions",
-    "users_with_recommendations",
-    "population_without_recommendations",
-    "recommended_without_relevant",
-    "lists_shorter_than_k",
-    "duplicate_recommendations",
-    "duplicate_interactions",
-    "null_scores",
-    "tied_score_groups",
-    "single_class_users",  # lists gauc and user_auc skip: every scored row relevant, or none
-)
-# Counts of rows evaluate refuses (see checks.refuse_bad_rows); computed by the same query.
-CHECKS = (
-    "bad_recommendation_user_ids",
-    "bad_recommendation_item_ids",
-    "bad_scores",
-    "bad_rank_lists",
-    "bad_interaction_user_ids",
-    "bad_interaction_item_ids",
-    "bad_relevance",
-    "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
-    "scores_outside_0_1",  # refused only for logloss, which reads scores as probabilities
-)
-# Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
-EXPONENTIAL_GAIN_BOUND = 1000
-KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
-
-
-def _diagnostics_stages(
-    options: Options, requests: Sequence[MetricRequest], keys: Sequence[str], scored: bool
-) -> list[tuple[str, exp.Expr]]:
-    """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
-    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
-    without a cutoff, its ``tied`` CTE."""
-    query = stage("diagnostics")
-    if not scored:
-        _without_cte(query, "single_class", "single_class")
-    cutoffs = requested_cutoffs(requests)
-    if cutoffs:
-        for placeholder in list(query.find_all(exp.Placeholder)):
-            if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
-                placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
-    else:  # no cutoff for a tie group to straddle
-        _without_cte(query, "tied", "tie_groups")
-    max_k = max(cutoffs, default=None)
-    query = bind_placeholders(
-        query,
-        threshold=number(options.threshold),
-        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
-    )
-    ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
-    query.set("with_", None)
-    if keys:
-        # One row per group: users holds the group columns once widened.
-        groups = [exp.column(key) for key in keys]
-        query.set("expressions", groups + query.expressions)
-        query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
-    return [*ctes, ("diagnosed", query)]
-
-
 def _reads(tree: exp.Expr, name: str) -> bool:
     return any(table.name == name for table in tree.find_all(exp.Table))
-
-
-def _without_cte(query: exp.Select, name: str, count: str) -> None:
-    """diagnostics.sql without its CTE ``name``, and the count it gives (``count``) 0."""
-    with_ = query.args["with_"]
-    with_.set("expressions", [c for c in with_.expressions if c.alias != name])
-    for select in query.find_all(exp.Select):
-        joins = [j for j in select.args.get("joins") or [] if j.this.name != name]
-        select.set("joins", joins)
-    for projection in query.find_all(exp.Alias):
-        if projection.alias == count and any(
-            column.table == name for column in projection.find_all(exp.Column)
-        ):
-            projection.set("this", exp.Literal.number(0))
-
-
-def list_counts_stage(given_ranks: bool, literal: bool = False) -> exp.Select:
-    """list_counts.sql: with a rank column the ranks are the "scores" it counts (as in
-    ranked_given.sql); without one, lists the stages number themselves have no broken ranks.
-    Under ranks="literal" a list's ranks are broken when one is below 1 or not whole
-    (broken_literal_ranks); otherwise when they are not 1..n (broken_ranks)."""
-    counts = stage("list_counts")
-    for column in list(counts.find_all(exp.Column)):
-        if given_ranks and column.name == "score":
-            column.set("this", exp.to_identifier("pos"))
-    projections = {projection.alias_or_name: projection for projection in counts.expressions}
-    rule = projections.pop("broken_literal_ranks")
-    if literal:
-        projections["broken_ranks"].set("this", rule.this)
-    if not given_ranks:
-        projections["broken_ranks"].set("this", exp.Literal.number(0))
-    counts.set("expressions", list(projections.values()))
-    return counts
 
 
 IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
@@ -635,60 +553,6 @@ def _with_list_lengths(ranked: exp.Select) -> exp.Select:
     )
 
 
-def _with_diagnostics_rows(
-    query: exp.Select, inputs: Inputs, columns: list[MetricColumn], per_user: bool, sums: bool
-) -> exp.Query:
-    """The metric rows, then one diagnostics row per group, in one result set."""
-    groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
-    first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
-    labels = (
-        [exp.to_identifier(name) for _, name, _ in _summed_names(columns)]
-        if sums and not per_user
-        else [exp.to_identifier(column.request.label, quoted=True) for column in columns]
-    )
-    counts = [exp.to_identifier(name) for name in DIAGNOSTICS + CHECKS]
-    keys = [exp.column(group_key(i)) for i in range(len(groups))]
-    diagnosed = exp.select(
-        exp.alias_(exp.Literal.string("diagnostics"), KIND),
-        *[exp.alias_(key, group) for key, group in zip(keys, groups, strict=True)],
-        *[exp.alias_(exp.Null(), name) for name in first + labels],
-        *[exp.column(name) for name in counts],
-    ).from_("diagnosed")
-    query.set("order", None)  # the caller orders each kind of row
-    metrics = exp.select(
-        exp.alias_(exp.Literal.string("metrics"), KIND),
-        *[exp.column(name) for name in groups + first + labels],
-        *[exp.alias_(exp.Null(), name) for name in counts],
-    ).from_(exp.alias_(exp.paren(query), "metrics"))
-    order = [exp.column(KIND), *[exp.column(name) for name in groups]]
-    if per_user:
-        order.append(exp.column(first[0]))
-    return exp.union(metrics, diagnosed, distinct=False).order_by(*nulls_last(order))
-
-
-def refused_checks(
-    requests: Sequence[MetricRequest], inputs: Inputs, options: Options
-) -> list[str]:
-    """The counts of DIAGNOSTICS and CHECKS that evaluate refuses to go on with (any nonzero)."""
-    refused = ["bad_recommendation_user_ids", "bad_recommendation_item_ids"]
-    refused += ["bad_scores", "bad_interaction_user_ids", "bad_interaction_item_ids"]
-    if inputs.rank is not None:
-        refused.append("bad_rank_lists")
-    if inputs.relevance is not None:
-        refused.append("bad_relevance")
-        if any(uses_exponential_gain(r) for r in requests):
-            refused.append("relevance_over_1000")
-    if options.duplicates == "error":
-        refused.append("duplicate_recommendations")
-    if any(r.metric.name == "logloss" for r in requests) and inputs.score is not None:
-        refused.append("scores_outside_0_1")
-    return refused
-
-
-def uses_exponential_gain(request: MetricRequest) -> bool:
-    return any(column.name == "exp_gain" for column in request.metric.query.find_all(exp.Column))
-
-
 @gc_paused
 def compose_checks(
     requests: Sequence[MetricRequest], inputs: Inputs, options: Options, dialect: str = "duckdb"
@@ -730,249 +594,6 @@ def _needed_ctes(ctes: Mapping[str, exp.Expr], root: str) -> list[str]:
         needed.add(name)
         pending += [t.name for t in ctes[name].find_all(exp.Table) if t.name in ctes]
     return [name for name in ctes if name in needed]
-
-
-def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
-    return exp.Div(this=numerator, expression=exp.func("NULLIF", denominator, 0))
-
-
-@dataclass(frozen=True)
-class UserPass:
-    """The users of one of ``passes`` passes: ``hash(user) % passes = index``, or with
-    ``bounds`` (numeric user ids) ``lower <= user < upper`` (None: no bound), which a file
-    clustered by user answers by reading only its part; NULL users go to the first pass."""
-
-    index: int
-    passes: int
-    bounds: tuple[float | None, float | None] | None = None
-
-    def condition(self, user: exp.Expr) -> exp.Expr:
-        if self.bounds is None:
-            return exp.EQ(
-                this=exp.Mod(
-                    this=exp.func("HASH", user), expression=exp.Literal.number(self.passes)
-                ),
-                expression=exp.Literal.number(self.index),
-            )
-        lower, upper = self.bounds
-        limits: list[exp.Expr] = []
-        if lower is not None:
-            limits.append(exp.GTE(this=user.copy(), expression=exp.convert(lower)))
-        if upper is not None:
-            limits.append(exp.LT(this=user.copy(), expression=exp.convert(upper)))
-        inside = exp.and_(*limits) if limits else exp.true()
-        if self.index == 0:
-            return exp.or_(inside, exp.Is(this=user.copy(), expression=exp.Null()))
-        return inside
-
-
-# Columns of scored.sql and rated.sql computed over every list of a group (windows without
-# user_id): a metric reading them cannot be evaluated in passes over the users.
-GROUP_WIDE_COLUMNS = frozenset({"negatives_below_in_group", "negatives_in_group", "mean_rating"})
-
-
-def reads_whole_group(request: MetricRequest) -> bool:
-    """Whether the request compares rows across users (auc, r2), so passes cannot split it."""
-    return any(
-        column.name in GROUP_WIDE_COLUMNS for column in request.metric.query.find_all(exp.Column)
-    )
-
-
-def splits_into_passes(requests: Sequence[MetricRequest]) -> bool:
-    """Whether passes over the users give every request: none compares rows across users
-    (reads_whole_group) or reads the lists of a whole group (the list metrics, refused in
-    compose's passes)."""
-    return not any(reads_whole_group(r) or r.metric.reads == "lists" for r in requests)
-
-
-def partial_columns(requests: Sequence[MetricRequest]) -> list[tuple[str, str, str | None]]:
-    """Per request of a pass's summary: (label, numerator column, denominator column or None
-    for a mean over ``users``). When a request has a population of its own, the means count
-    their users (``m{i}_users``): they may differ from request to request."""
-    counted = any(r.population is not None for r in requests)
-    return [
-        (r.label, f"m{i + 1}_numerator", f"m{i + 1}_denominator")
-        if r.metric.micro
-        else (r.label, f"m{i + 1}", f"m{i + 1}_users" if counted else None)
-        for i, r in enumerate(requests)
-    ]
-
-
-def _summed_names(columns: Sequence[MetricColumn]) -> list[tuple[str, str, MetricColumn]]:
-    """(column of per_user, its name in a pass's summary, its MetricColumn), see
-    partial_columns."""
-    named = partial_columns([column.request for column in columns])
-    return [
-        (column.names[0] if name.endswith("_users") else name, name, column)
-        for column, (_, *parts) in zip(columns, named, strict=True)
-        for name in parts
-        if name is not None
-    ]
-
-
-def _final(
-    columns: list[MetricColumn],
-    inputs: Inputs,
-    per_user: bool,
-    exact_sums: bool,
-    sums: bool = False,
-    population: bool = False,
-) -> exp.Select:
-    """The result rows from per_user. ``population``: per_user also holds users outside the
-    ranking population (for the other metrics), so ``users`` counts ``in_population``."""
-    over_lists = [column for column in columns if column.over_lists]
-    # Joined to the CTEs of the metrics over the lists, per_user's columns need their table.
-    table = "per_user" if over_lists else None
-    keys = [group_key(i) for i in range(len(inputs.groups))]
-    groups = [
-        exp.alias_(exp.column(key, table), exp.to_identifier(g.name, quoted=True))
-        for key, g in zip(keys, inputs.groups, strict=True)
-    ]
-    order = [exp.column(key, table) for key in keys]
-
-    def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
-        if column.request.metric.square_root:
-            value = exp.func("SQRT", value)
-        if column.request.metric.exponential:
-            value = exp.func("EXP", value)
-        # exp.Alias rather than alias_, which would name a scalar subquery like a table
-        # (Oracle then drops the AS, and the text no longer reads back the same).
-        return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
-
-    def joined(
-        query: exp.Select, suffix: str, on: Sequence[str], left: str | None = table
-    ) -> exp.Select:
-        """``left`` (per_user) left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
-        for column in over_lists:
-            if suffix == "_users" and column.request.metric.group_level:
-                continue
-            other = f"{column.names[0]}{suffix}"
-            if not on:  # without groups the values are scalar subqueries (see list_value)
-                continue
-            condition = exp.and_(
-                *(
-                    exp.column(name, left).eq(exp.column(name, other))
-                    if name == "user_id"
-                    else same_group(exp.column(name, left), exp.column(name, other))
-                    for name in on
-                )
-            )
-            query = query.join(other, on=condition, join_type="left")
-        return query
-
-    if per_user:
-        # A metric over the lists shows the user's own value (NULL without a list); a
-        # group-level one has no per-user value: NULL.
-        values = [
-            (
-                exp.cast(exp.Null(), "DOUBLE")
-                if column.request.metric.group_level
-                else exp.column(column.names[0], f"{column.names[0]}_users")
-            )
-            if column.over_lists
-            else _ratio(*(exp.column(name, table) for name in column.names))
-            if column.request.metric.micro
-            else exp.column(column.names[0], table)
-            for column in columns
-        ]
-        user = exp.alias_(
-            exp.column("user_id", table), exp.to_identifier(inputs.user.name, quoted=True)
-        )
-        query = exp.select(
-            *groups, user, *(label(c, v) for c, v in zip(columns, values, strict=True))
-        ).from_("per_user")
-        query = joined(query, "_users", [*keys, "user_id"])
-        return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
-
-    def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
-        """``function`` of per_user's column (sums.aggregate: exact on DuckDB, the same bits
-        on every run and plan)."""
-        return aggregate(function, exp.column(name, table), exact_sums, integers)
-
-    if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
-        aggregates = [
-            exp.alias_(
-                summed("COUNT", source)
-                if name != source
-                else summed("SUM", source, integers=column.request.metric.summed),
-                name,
-            )
-            for source, name, column in _summed_names(columns)
-        ]
-    else:
-
-        def list_value(name: str) -> exp.Expr:
-            """One row per group in m{i}_groups: MAX reads it. Without groups it is a scalar
-            subquery rather than a cross join, so a population of no user (no relevant
-            interaction) still gives the value, which reads only the lists."""
-            value = exp.func("MAX", exp.column(name, f"{name}_groups"))
-            if keys:
-                return value
-            return exp.select(exp.alias_(value, name)).from_(f"{name}_groups").subquery()
-
-        aggregates = [
-            label(column, list_value(column.names[0]))
-            if column.over_lists
-            else label(column, _ratio(*(summed("SUM", name) for name in column.names)))
-            if column.request.metric.micro
-            else label(
-                column,
-                summed(
-                    _summary(column.request),
-                    column.names[0],
-                    integers=column.request.metric.summed,
-                ),
-            )
-            for column in columns
-        ]
-    counted = exp.column("in_population", table) if population else exp.Star()
-    left = table
-    if over_lists and keys:
-        # A group of lists without a population user still has its metrics over the lists:
-        # the rows are the groups of per_user and of every m{i}_groups (_list_groups).
-        counted = exp.column("in_population" if population else "user_id", table)
-        order = [exp.column(key, LIST_GROUPS) for key in keys]
-        groups = [
-            exp.alias_(column.copy(), exp.to_identifier(g.name, quoted=True))
-            for column, g in zip(order, inputs.groups, strict=True)
-        ]
-        left = LIST_GROUPS
-    users = exp.alias_(exp.func("COUNT", counted), "users")
-    query = exp.select(*groups, users, *aggregates)
-    query = (
-        _list_groups(query, keys, over_lists) if left == LIST_GROUPS else query.from_("per_user")
-    )
-    query = joined(query, "_groups", keys, left=left)
-    if order:
-        query = query.group_by(*order).order_by(*nulls_last(order))
-    return query
-
-
-LIST_GROUPS = "list_groups"
-
-
-def _list_groups(
-    query: exp.Select, keys: Sequence[str], over_lists: Sequence[MetricColumn]
-) -> exp.Select:
-    """``query`` from every group of per_user or of a metric over the lists (DISTINCT over a
-    UNION ALL), per_user left joined to it on the group columns."""
-    parts = [exp.select(*keys).from_("per_user")]
-    parts += [exp.select(*keys).from_(f"{column.names[0]}_groups") for column in over_lists]
-    union: exp.Query = parts[0]
-    for part in parts[1:]:
-        union = exp.union(union, part, distinct=False)
-    frame = exp.select(*keys).distinct().from_(exp.alias_(exp.paren(union), "listed_groups"))
-    on = exp.and_(
-        *(same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
-    )
-    return query.from_(exp.alias_(exp.paren(frame), LIST_GROUPS)).join(
-        "per_user", on=on, join_type="left"
-    )
-
-
-def _summary(request: MetricRequest) -> str:
-    """The aggregate of a per-user metric over the users: AVG, or SUM for aggregate: sum."""
-    return "SUM" if request.metric.summed else "AVG"
 
 
 __all__ = [

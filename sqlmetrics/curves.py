@@ -12,9 +12,10 @@ sums and accumulates them over the cutoffs, which gives the sums over the users 
 cutoff. A value that reads the cutoff itself (precision's hits / k) is counted per *state*
 instead (its parts that do not read k: the hits), as the users in each state at each cutoff
 times that state's value. The numbers have the same bits as the window plan's: a user's
-running sums add its terms as the window plan's per-user sums do (per_user.stable_user_sums: exact sums of
-fractional terms, the others in position order); the sums over the users are integers (whole
-2^-64ths, sums.py, and counts), added exactly in any order, as the window plan's exact sums.
+running sums add its terms as the window plan's per-user sums do (per_user.stable_user_sums:
+exact sums of fractional terms, the others in position order); the sums over the users are
+integers (whole 2^-64ths, sums.py, and counts), added exactly in any order, as the window
+plan's exact sums.
 
 DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
 pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
@@ -30,7 +31,6 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest, parsed
-from sqlmetrics.compose import _ratio, _summary, partial_columns
 from sqlmetrics.inputs import Inputs
 from sqlmetrics.stages import group_key, nulls_last
 from sqlmetrics.sums import BOUND_BITS, SCALE_BITS, fixed, is_fractional, rounded, small
@@ -139,7 +139,7 @@ def _split(aggregate: exp.AggFunc) -> tuple[str, str, exp.Expr | None, exp.Expr]
 
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i.
 # Lists are a user's hits or ideal positions: short. A fractional sum is the window plan's exact
-# sum (compose.stable_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
+# sum (per_user.stable_user_sums, sums.py) of the same terms: whole numbers of 2^-64ths
 # (``fixed``, NULL for a term too large) added in a HUGEINT, rounded once; the same bits. A list
 # with a term of 2^32 or more is added as doubles in position order, as the window plan's plain
 # SUM (whose order is DuckDB's: such sums are not the same bits from run to run). Another sum
@@ -289,7 +289,7 @@ def split(
                             Terms(f"terms{len(terms) + 1}", term, at),
                         )
                         # sums of hits are whole numbers: exact as they are
-                        # (compose._is_sum_of_hits)
+                        # (per_user._is_sum_of_hits)
                         exact = function == "SUM" and not hits and is_fractional(term)
                         summed = running.setdefault(
                             (function, listed.name),

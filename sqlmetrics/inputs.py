@@ -22,7 +22,7 @@ from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.stages import group_key, stage, widen_keys
 
 if TYPE_CHECKING:
-    from sqlmetrics.compose import UserPass
+    from sqlmetrics.summary import UserPass
 
 
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")

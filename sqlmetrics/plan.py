@@ -45,6 +45,7 @@ from sqlmetrics.arms import complements_arms
 from sqlmetrics.catalog import MetricRequest
 from sqlmetrics.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
 from sqlmetrics.per_user import deepest_cutoff, requested_cutoffs, widest_population
+from sqlmetrics.summary import UserPass
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def choose_plan(
     dialect: str = "duckdb",
     *,
     per_user: bool = False,
-    user_pass: compose.UserPass | None = None,
+    user_pass: UserPass | None = None,
     portable: bool = False,
     cross_arms: bool = False,
 ) -> Plan:
@@ -149,7 +150,7 @@ def choose_plan(
         if cutoff is None
         else "metrics over scores, lists or judgements too"
         if not only_judged
-        # a row per judged user (compose.with_judged_users): not in the curve plan's lists
+        # a row per judged user (per_user.with_judged_users): not in the curve plan's lists
         else f"population {population!r}, a row per judged user"
         if population in JUDGED_POPULATIONS
         else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"

@@ -41,7 +41,7 @@ class Profile:
     # other conventions (trec_eval: its default "judged", and "all_judged" for -c).
     other_populations: tuple[str, ...] = ()
     relevance: str = "graded"
-    # How a rank column is read (compose.RANKS): "literal" for a library that takes the rank
+    # How a rank column is read (inputs.RANKS): "literal" for a library that takes the rank
     # values as positions, gaps and repeats included.
     ranks: str = "consecutive"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what

@@ -18,7 +18,8 @@ from sqlmetrics.checks import (
     refuse_nan_ratings,
     resolve_inputs,
 )
-from sqlmetrics.compose import CHECKS, KIND, compose_checks
+from sqlmetrics.compose import compose_checks
+from sqlmetrics.diagnostics import CHECKS, KIND
 from sqlmetrics.distributions import distributions_of, finish_distributions
 from sqlmetrics.engines import open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, compose
+from sqlmetrics.compose import compose
+from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.dialects import uniform_draw
 from sqlmetrics.distributions import QUANTILE_LEVELS, spread_aggregates
 from sqlmetrics.errors import SqlmetricsError
@@ -130,7 +131,7 @@ def _null(kind: str = "DOUBLE") -> exp.Expr:
 
 
 def _same(left: exp.Expr, right: exp.Expr) -> exp.Expr:
-    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: compose.same_group)."""
+    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: stages.same_group)."""
     return exp.paren(exp.NullSafeEQ(this=left, expression=right))
 
 

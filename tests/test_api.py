@@ -157,7 +157,7 @@ def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFr
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])
 def test_many_metrics_and_cutoffs_scan_each_input_once(dialect: str) -> None:
     """Each input is read a fixed number of times, never more with more metrics. The model is
-    a column of the recommendations only: compose.complement_arms runs the stages over the
+    a column of the recommendations only: arms.complement_arms runs the stages over the
     interactions twice (joined to the users each model lists, and whole for the users without
     a list; its empty read of the recommendations is optimized away), so the portable plan
     reads the interactions twice. On DuckDB the inputs are also read again where a second read

@@ -109,7 +109,7 @@ def test_metric_file_is_a_per_user_query_over_its_stage(name: str) -> None:
     judged = metric.reads == "judged"
     assert group == (["user_id", "n_relevant", "list_length"] if judged else ["user_id"])
     assert {column.name for column in query.find_all(exp.Column)} <= SOURCE_COLUMNS[metric.reads]
-    # Besides $k, a cutoff metric may read a constant computed from k (compose.CUTOFF_CONSTANTS).
+    # Besides $k, a cutoff metric may read a constant computed from k (per_user.CUTOFF_CONSTANTS).
     placeholders = {node.name for node in query.find_all(exp.Placeholder)} - (
         set(CUTOFF_CONSTANTS) if metric.requires_cutoff else set()
     )

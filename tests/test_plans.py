@@ -235,7 +235,7 @@ def test_hit_rows_plan_equals_window_plan_without_groups(
 def test_top_k_plan_equals_window_plan_over_judged_users(
     population: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The hit-rows plan's row per judged user (compose._with_judged_users over
+    """The hit-rows plan's row per judged user (per_user.with_judged_users over
     judged_hits.sql), with groups in both tables, against the portable plan."""
     recs, truth = tied_data(12)
     truth = truth.assign(segment=np.where(truth["user_id"] % 3 == 0, "a", "b"))

@@ -76,7 +76,7 @@ def test_a_value_beyond_two_to_the_32_leaves_its_column_to_a_plain_sum() -> None
 
 def test_per_user_sums_are_exact_whatever_the_order_and_threads() -> None:
     # A user's fractional sums (AP's precisions, DCG's gains) are exact sums of their terms too
-    # (compose._stable_user_sums): the hit-rows plan adds a user's hits in whatever order its
+    # (per_user.stable_user_sums): the hit-rows plan adds a user's hits in whatever order its
     # joins deliver them, which changed the last bit of some users' ndcg from run to run.
     recs, truth = _inputs(20_000, seed=11)
     metrics = ["map@10", "ndcg@10", "map@12"]

@@ -19,7 +19,8 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import CHECKS, DIAGNOSTICS, KIND, compose, compose_checks
+from sqlmetrics.compose import compose, compose_checks
+from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.dialects import render
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.inputs import Inputs, Options

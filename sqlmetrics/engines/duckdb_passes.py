@@ -15,23 +15,15 @@ from sqlglot import exp
 
 from sqlmetrics import compose as compose_module
 from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import (
-    CHECKS,
-    DIAGNOSTICS,
-    KIND,
-    UserPass,
-    compose,
-    lists_stage,
-    partial_columns,
-    reads_whole_group,
-    splits_into_passes,
-)
+from sqlmetrics.compose import compose, lists_stage
+from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.inputs import Inputs, Options, bind_recommendations
 from sqlmetrics.per_user import deepest_cutoff
 from sqlmetrics.stages import group_key
+from sqlmetrics.summary import UserPass, partial_columns, reads_whole_group, splits_into_passes
 
 if TYPE_CHECKING:
     import duckdb

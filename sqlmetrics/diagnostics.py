@@ -1,0 +1,167 @@
+"""The diagnostics and the input checks, counted by the same query as the metrics.
+
+``DIAGNOSTICS`` (the counts beside the numbers: METRICS.md "Results") and ``CHECKS`` (the
+bad rows, of which evaluate refuses ``refused_checks``) come from diagnostics.sql and
+list_counts.sql: ``diagnostics_stages`` binds them as CTEs ending in ``diagnosed`` (one row per
+group), and ``with_diagnostics_rows`` puts those rows after the metric rows, each marked in
+the ``KIND`` column. compose.compose_checks makes them a query of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlglot import exp
+
+from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.inputs import Inputs, Options
+from sqlmetrics.per_user import MetricColumn, requested_cutoffs
+from sqlmetrics.stages import bind_placeholders, group_key, nulls_last, number, stage
+from sqlmetrics.summary import summed_names
+
+DIAGNOSTICS = (
+    "users_in_interactions",
+    "users_with_recommendations",
+    "population_without_recommendations",
+    "recommended_without_relevant",
+    "lists_shorter_than_k",
+    "duplicate_recommendations",
+    "duplicate_interactions",
+    "null_scores",
+    "tied_score_groups",
+    "single_class_users",  # lists gauc and user_auc skip: every scored row relevant, or none
+)
+# Counts of rows evaluate refuses (see checks.refuse_bad_rows); computed by the same query.
+CHECKS = (
+    "bad_recommendation_user_ids",
+    "bad_recommendation_item_ids",
+    "bad_scores",
+    "bad_rank_lists",
+    "bad_interaction_user_ids",
+    "bad_interaction_item_ids",
+    "bad_relevance",
+    "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
+    "scores_outside_0_1",  # refused only for logloss, which reads scores as probabilities
+)
+# Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
+EXPONENTIAL_GAIN_BOUND = 1000
+KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
+
+
+def diagnostics_stages(
+    options: Options, requests: Sequence[MetricRequest], keys: Sequence[str], scored: bool
+) -> list[tuple[str, exp.Expr]]:
+    """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
+    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
+    without a cutoff, its ``tied`` CTE."""
+    query = stage("diagnostics")
+    if not scored:
+        _without_cte(query, "single_class", "single_class")
+    cutoffs = requested_cutoffs(requests)
+    if cutoffs:
+        for placeholder in list(query.find_all(exp.Placeholder)):
+            if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
+                placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
+    else:  # no cutoff for a tie group to straddle
+        _without_cte(query, "tied", "tie_groups")
+    max_k = max(cutoffs, default=None)
+    query = bind_placeholders(
+        query,
+        threshold=number(options.threshold),
+        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
+    )
+    ctes = [(cte.alias, cte.this) for cte in query.args["with_"].expressions]
+    query.set("with_", None)
+    if keys:
+        # One row per group: users holds the group columns once widened.
+        groups = [exp.column(key) for key in keys]
+        query.set("expressions", groups + query.expressions)
+        query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
+    return [*ctes, ("diagnosed", query)]
+
+
+def _without_cte(query: exp.Select, name: str, count: str) -> None:
+    """diagnostics.sql without its CTE ``name``, and the count it gives (``count``) 0."""
+    with_ = query.args["with_"]
+    with_.set("expressions", [c for c in with_.expressions if c.alias != name])
+    for select in query.find_all(exp.Select):
+        joins = [j for j in select.args.get("joins") or [] if j.this.name != name]
+        select.set("joins", joins)
+    for projection in query.find_all(exp.Alias):
+        if projection.alias == count and any(
+            column.table == name for column in projection.find_all(exp.Column)
+        ):
+            projection.set("this", exp.Literal.number(0))
+
+
+def list_counts_stage(given_ranks: bool, literal: bool = False) -> exp.Select:
+    """list_counts.sql: with a rank column the ranks are the "scores" it counts (as in
+    ranked_given.sql); without one, lists the stages number themselves have no broken ranks.
+    Under ranks="literal" a list's ranks are broken when one is below 1 or not whole
+    (broken_literal_ranks); otherwise when they are not 1..n (broken_ranks)."""
+    counts = stage("list_counts")
+    for column in list(counts.find_all(exp.Column)):
+        if given_ranks and column.name == "score":
+            column.set("this", exp.to_identifier("pos"))
+    projections = {projection.alias_or_name: projection for projection in counts.expressions}
+    rule = projections.pop("broken_literal_ranks")
+    if literal:
+        projections["broken_ranks"].set("this", rule.this)
+    if not given_ranks:
+        projections["broken_ranks"].set("this", exp.Literal.number(0))
+    counts.set("expressions", list(projections.values()))
+    return counts
+
+
+def with_diagnostics_rows(
+    query: exp.Select, inputs: Inputs, columns: list[MetricColumn], per_user: bool, sums: bool
+) -> exp.Query:
+    """The metric rows, then one diagnostics row per group, in one result set."""
+    groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
+    first = [exp.to_identifier(inputs.user.name if per_user else "users", quoted=True)]
+    labels = (
+        [exp.to_identifier(name) for _, name, _ in summed_names(columns)]
+        if sums and not per_user
+        else [exp.to_identifier(column.request.label, quoted=True) for column in columns]
+    )
+    counts = [exp.to_identifier(name) for name in DIAGNOSTICS + CHECKS]
+    keys = [exp.column(group_key(i)) for i in range(len(groups))]
+    diagnosed = exp.select(
+        exp.alias_(exp.Literal.string("diagnostics"), KIND),
+        *[exp.alias_(key, group) for key, group in zip(keys, groups, strict=True)],
+        *[exp.alias_(exp.Null(), name) for name in first + labels],
+        *[exp.column(name) for name in counts],
+    ).from_("diagnosed")
+    query.set("order", None)  # the caller orders each kind of row
+    metrics = exp.select(
+        exp.alias_(exp.Literal.string("metrics"), KIND),
+        *[exp.column(name) for name in groups + first + labels],
+        *[exp.alias_(exp.Null(), name) for name in counts],
+    ).from_(exp.alias_(exp.paren(query), "metrics"))
+    order = [exp.column(KIND), *[exp.column(name) for name in groups]]
+    if per_user:
+        order.append(exp.column(first[0]))
+    return exp.union(metrics, diagnosed, distinct=False).order_by(*nulls_last(order))
+
+
+def refused_checks(
+    requests: Sequence[MetricRequest], inputs: Inputs, options: Options
+) -> list[str]:
+    """The counts of DIAGNOSTICS and CHECKS that evaluate refuses to go on with (any nonzero)."""
+    refused = ["bad_recommendation_user_ids", "bad_recommendation_item_ids"]
+    refused += ["bad_scores", "bad_interaction_user_ids", "bad_interaction_item_ids"]
+    if inputs.rank is not None:
+        refused.append("bad_rank_lists")
+    if inputs.relevance is not None:
+        refused.append("bad_relevance")
+        if any(uses_exponential_gain(r) for r in requests):
+            refused.append("relevance_over_1000")
+    if options.duplicates == "error":
+        refused.append("duplicate_recommendations")
+    if any(r.metric.name == "logloss" for r in requests) and inputs.score is not None:
+        refused.append("scores_outside_0_1")
+    return refused
+
+
+def uses_exponential_gain(request: MetricRequest) -> bool:
+    return any(column.name == "exp_gain" for column in request.metric.query.find_all(exp.Column))
