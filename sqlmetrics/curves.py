@@ -33,6 +33,7 @@ from sqlglot import exp
 from sqlmetrics.catalog import MetricRequest, parsed
 from sqlmetrics.inputs import Inputs
 from sqlmetrics.stages import group_key, nulls_last
+from sqlmetrics.summary import partial_columns, ratio, summary
 from sqlmetrics.sums import BOUND_BITS, SCALE_BITS, fixed, is_fractional, rounded, small
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than a row per
@@ -731,11 +732,11 @@ def _sum(name: str, integers: bool = False) -> exp.Expr:
 
 
 def _summary_value(request: MetricRequest, name: str) -> exp.Expr:
-    """The request's summary at a cutoff from per_cutoff's columns (compose._final's)."""
+    """The request's summary at a cutoff from per_cutoff's columns (summary.final's)."""
     integers = request.metric.summed
     if request.metric.micro:
-        return _ratio(_sum(f"{name}_numerator"), _sum(f"{name}_denominator"))
-    if _summary(request) == "SUM":
+        return ratio(_sum(f"{name}_numerator"), _sum(f"{name}_denominator"))
+    if summary(request) == "SUM":
         return _sum(name, integers)
     return exp.Div(this=_sum(name, integers), expression=_count(name))
 
@@ -759,10 +760,10 @@ def _summaries(table: exp.Select, groups: int, columns: dict[str, exp.Expr]) -> 
 def final(
     parts: Split, requests: Sequence[MetricRequest], inputs: Inputs, sums: bool = False
 ) -> exp.Select:
-    """The summary row per group, as compose._final writes it: each family's mean (or sum, or
+    """The summary row per group, as summary.final writes it: each family's mean (or sum, or
     micro ratio) per cutoff from per_cutoff (sums exact as sums.py's: the window plan's
     bits), then one column per request's label. ``sums``: a pass's partial sums instead, in
-    compose.partial_columns' columns (duckdb_passes adds them up)."""
+    summary.partial_columns' columns (duckdb_passes adds them up)."""
     keys = [group_key(i) for i in range(len(inputs.groups))]
     columns: dict[str, exp.Expr] = {}
     labels: list[exp.Expr] = []

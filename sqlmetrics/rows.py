@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.compose import KIND
+from sqlmetrics.diagnostics import KIND
 
 if TYPE_CHECKING:
     import pandas as pd
