@@ -31,12 +31,12 @@ import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pandas as pd
 
 import sqlmetrics
-from sqlmetrics import compose as compose_module
 from sqlmetrics.engines import duckdb_passes
 
 K = 10
@@ -80,13 +80,11 @@ def with_sqlmetrics(recs: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
 
 def crossing(recs: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
     """The plan before issue 23: complement_arms switched off."""
-    kept = compose_module.complements_arms
-    compose_module.complements_arms = lambda *_: False  # type: ignore[assignment]
     duckdb_passes._query_sql.cache_clear()
-    try:
-        return with_sqlmetrics(recs, truth)
+    try:  # plan.py chooses the plan, from its own import of complements_arms
+        with mock.patch("sqlmetrics.plan.complements_arms", lambda *_: False):
+            return with_sqlmetrics(recs, truth)
     finally:
-        compose_module.complements_arms = kept  # type: ignore[assignment]
         duckdb_passes._query_sql.cache_clear()
 
 
