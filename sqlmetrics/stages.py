@@ -136,6 +136,13 @@ def prune(select: exp.Select, needed: set[str]) -> set[str]:
     return {column.name for column in select.find_all(exp.Column)}
 
 
+def materialize(query: exp.Query, name: str) -> None:
+    """Marks the query's CTE ``name`` MATERIALIZED (DuckDB): computed once for its readers."""
+    for cte in query.args["with_"].expressions:
+        if cte.alias == name:
+            cte.set("materialized", True)
+
+
 def with_ctes(query: exp.Query, ctes: Sequence[tuple[str, exp.Expr]]) -> exp.Query:
     """Puts ``ctes`` first in the query's WITH clause, before the CTEs it already has."""
     existing = query.args.get("with_")
