@@ -29,11 +29,10 @@ from sqlglot import exp
 from sqlmetrics.catalog import MetricRequest, parsed
 from sqlmetrics.sums import is_fractional
 
-# Below this many distinct cutoffs the window plan's few aggregates cost less than the lists:
-# bench/data/1e7, 7 metrics, CPU s window / curves (a row per user and cutoff, before steps):
-# 6 cutoffs 2.7-2.8 / 3.0-3.1, 10 cutoffs 2.9-3.0 / 3.1-3.3, 20 cutoffs 3.9 / 3.5-3.6,
-# 100 cutoffs 18.1 / 7.5.
-MIN_CUTOFFS = 16
+# Below this many distinct cutoffs the window plan's few aggregates cost less than the lists
+# and steps: bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.98 / 3.10,
+# 10 cutoffs 3.55 / 3.32, 20 cutoffs 4.93 / 3.50.
+MIN_CUTOFFS = 8
 POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 CUTOFF = "k"  # the column holding the cutoff in per_user's rows (curve_steps.py)
 CONSTANTS = ("n_relevant", "list_length")  # per_user.sql's per-user columns, kept

@@ -40,7 +40,7 @@ CASES = [
     ("ndcg@50", "duckdb", "id", "", "sorted_lists", "ranked_top_k", "judged_hits", "columns", None),
     ("ndcg@1:20", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "curves", None),
     ("ndcg@1:20", "duckdb", "id", "per_user", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
-    ("ndcg@1:15", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),
+    ("ndcg@1:7", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),
     ("ndcg@10", "postgres", "id", "", None, "ranked", "joined", "columns", None),
     ("ndcg@10", "duckdb", "id", "portable", None, "ranked", "joined", "columns", None),
     ("ndcg@10", "duckdb", "id_text", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
