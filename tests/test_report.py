@@ -442,3 +442,24 @@ def test_lower_is_better_where_it_is() -> None:
         "ndcg@10": expected["ndcg@10"].idxmax(),
         "gini@10": expected["gini@10"].idxmin(),
     }
+
+
+def test_without_matplotlib_the_report_is_refused_before_its_query(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The charts need matplotlib: its absence is said at once, not after the evaluate call."""
+    import importlib.util
+
+    import sqlmetrics.run
+
+    queried: list[object] = []
+    monkeypatch.setattr(sqlmetrics.run, "evaluate", lambda *args, **kwargs: queried.append(args))
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "matplotlib" else find_spec(name, *rest),
+    )
+    with pytest.raises(SqlmetricsError, match=re.escape("pip install 'sqlmetrics[report]'")):
+        sqlmetrics.report(RECS, TRUTH, ["ndcg@10"], group_by="model")
+    assert queried == []

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.reporting import data, page
+from sqlmetrics.reporting import charts, data, page
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ def report(
     if isinstance(small_segment, bool) or not isinstance(small_segment, int) or small_segment < 0:
         raise SqlmetricsError("small_segment must be a whole number of users, like 30")
     the_plan = data.plan(metrics, k_max)
+    drawing = charts.import_in_background()
     options: dict[str, Any] = {
         "columns": columns,
         "ties": ties,
@@ -118,6 +119,7 @@ def report(
         segment=segment,
         options=options,
     )
+    drawing.join()
     models = page.model_names(results.main, group_by)
     if baseline is not None and baseline not in models:
         raise SqlmetricsError(

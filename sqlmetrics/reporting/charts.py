@@ -7,8 +7,11 @@ the page is smaller, the browser's font draws it, and the numbers can be searche
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import io
 import re
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -179,15 +182,34 @@ def ecdf(title: str, label: str, quantiles: Mapping[str, Sequence[float]]) -> st
         return _svg(figure)
 
 
+MISSING = "the report draws its charts with matplotlib: pip install 'sqlmetrics[report]'"
+
+
+def import_in_background() -> threading.Thread:
+    """Imports the modules that draw the charts (~0.3 s) in a thread of its own, started
+    before the report's evaluate call: DuckDB runs the query without holding the GIL, so the
+    import overlaps it (bench/report_page.py). Refuses at once, before any query, when
+    matplotlib is not installed."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SqlmetricsError(MISSING)
+
+    def load() -> None:
+        with contextlib.suppress(ImportError):  # _style() reports it when drawing
+            importlib.import_module("matplotlib.figure")
+            importlib.import_module("matplotlib.backends.backend_svg")
+
+    thread = threading.Thread(target=load, name="sqlmetrics-report-import", daemon=True)
+    thread.start()
+    return thread
+
+
 @contextlib.contextmanager
 def _style() -> Iterator[None]:
     """matplotlib's settings for drawing and saving, restored afterwards."""
     try:
         import matplotlib
     except ImportError as error:
-        raise SqlmetricsError(
-            "the report draws its charts with matplotlib: pip install 'sqlmetrics[report]'"
-        ) from error
+        raise SqlmetricsError(MISSING) from error
 
     with matplotlib.rc_context(cast(Any, STYLE)):
         yield
