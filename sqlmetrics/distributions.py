@@ -4,8 +4,8 @@ Per group and metric: the users with a value, the users at 0, and the values at 
 evenly spaced levels (0 %, 1 %, .., 100 %). On DuckDB the statistics query computes them
 (stats.compose_ci: the aggregates below, over the per-user values or, in the curve plan, over
 each user's step holding the cutoff, curve_steps.py); elsewhere evaluate takes them from its
-per-user rows (distributions_of), by the same definition: the smallest value with at least the level's share of the users at or
-below it (DuckDB's QUANTILE_DISC, numpy's inverted CDF).
+per-user rows (distributions_of), by the same definition: the smallest value with at least the
+level's share of the users at or below it (DuckDB's QUANTILE_DISC, numpy's inverted CDF).
 """
 
 from __future__ import annotations
