@@ -5,8 +5,8 @@ users of its population, exact on DuckDB: sums.aggregate), or a row per user, jo
 metrics over the lists; with ``sums``, a pass's partial sums instead. The passes
 (engines/duckdb_passes.py) are described here too: ``UserPass`` (the users of one pass), whether
 the requests can be split into passes (``splits_into_passes``), and the columns of a pass's
-partial sums (``partial_columns``). curves.py and arms.py write their summaries with the same
-helpers (``ratio``, ``summary``).
+partial sums (``partial_columns``). curve_steps.py and arms.py write their summaries with the
+same helpers (``ratio``, ``summary``).
 """
 
 from __future__ import annotations
