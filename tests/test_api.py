@@ -405,6 +405,33 @@ def test_evaluate_leaves_your_duckdb_connection_as_it_was(
     assert state() == before
 
 
+def test_a_second_call_on_your_connection_reuses_the_composed_query(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """DataFrames registered on a connection of yours get the names of the call before once it
+    has returned (the SQL is then the same, composed once); two calls open at once get names of
+    their own."""
+    import duckdb
+
+    from sqlmetrics.engines import duckdb as duckdb_engine
+    from sqlmetrics.engines import duckdb_passes
+
+    recs, truth = small
+    connection = duckdb.connect()
+    sqlmetrics.evaluate(recs, truth, ["ndcg@3"], connection=connection)
+    hits = duckdb_passes._query_sql.cache_info().hits
+    sqlmetrics.evaluate(recs, truth, ["ndcg@3"], connection=connection)
+    assert duckdb_passes._query_sql.cache_info().hits == hits + 1
+    first, second = (duckdb_engine.DuckDBEngine(connection) for _ in range(2))
+    try:
+        names = {first.bind(recs, "recommendations").relation.sql()}
+        names.add(second.bind(recs, "recommendations").relation.sql())
+        assert len(names) == 2
+    finally:
+        first.close()
+        second.close()
+
+
 # to_sql composes a request once for every dialect that takes the portable plan (api.py,
 # _shared_composition): that is right only while compose reads the dialect to choose a plan and
 # for nothing else, which this checks on each kind of query compose builds.

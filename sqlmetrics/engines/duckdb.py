@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import functools
 import glob
+import heapq
 import itertools
 import os
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +33,35 @@ if TYPE_CHECKING:
 
 PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt", ".csv.gz", ".tsv.gz", ".csv.zst")
-_registered = itertools.count(1)
+
+
+class _Names:
+    """Names for the inputs registered on a caller's connection: unique while in use (two calls
+    may share a connection), handed out again once freed, so that a call like the one before
+    composes the same SQL and reuses it from duckdb_passes._query_sql's cache."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: dict[str, list[int]] = {}
+        self._next: dict[str, itertools.count[int]] = {}
+
+    def take(self, role: str) -> str:
+        with self._lock:
+            free = self._free.setdefault(role, [])
+            number = (
+                heapq.heappop(free)
+                if free
+                else next(self._next.setdefault(role, itertools.count(1)))
+            )
+        return f"sqlmetrics_{role}_{number}"
+
+    def give_back(self, name: str) -> None:
+        role, _, number = name.removeprefix("sqlmetrics_").rpartition("_")
+        with self._lock:
+            heapq.heappush(self._free.setdefault(role, []), int(number))
+
+
+_names = _Names()
 
 
 @functools.cache
@@ -99,6 +129,7 @@ class DuckDBEngine(Engine):
             self.connection.execute(drop.sql("duckdb"))
         for name in self.registered:
             self.connection.unregister(name)
+            _names.give_back(name)
         if self.progress_setting is not None:
             self._set_progress_bar(self.progress_setting in (True, "true"))
 
@@ -107,12 +138,9 @@ class DuckDBEngine(Engine):
         relation."""
         relation: exp.Expr
         # On our own cursor (registrations and temporary views are its own) the inputs get the
-        # same names on every call, so the composed SQL is reused from _query_sql's cache.
-        name = (
-            f"sqlmetrics_{role}"
-            if self.own_connection
-            else f"sqlmetrics_{role}_{next(_registered)}"
-        )
+        # same names on every call, so the composed SQL is reused from _query_sql's cache; on
+        # the caller's connection, names from _names, the same again once a call has closed.
+        name = f"sqlmetrics_{role}"
         view: exp.Expr | None = None
         is_csv = False
         if isinstance(value, Query):
@@ -133,9 +161,13 @@ class DuckDBEngine(Engine):
                 )
                 relation = exp.to_table(name)
         else:
+            if not self.own_connection:
+                name = _names.take(role)
             try:
                 self.connection.register(name, value)
             except Exception as error:  # duckdb raises several types for unsupported objects
+                if not self.own_connection:
+                    _names.give_back(name)
                 raise SqlmetricsError(
                     f"{role}: cannot read a {type(value).__name__}; pass a pandas DataFrame, a "
                     "pyarrow Table, a Parquet or CSV path, or a table name in `connection`"
