@@ -128,6 +128,36 @@ def test_the_hit_rows_curve_plan_equals_window_plans(monkeypatch: pytest.MonkeyP
         pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
 
 
+def test_values_of_2_to_the_32_or_more_are_summed_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-user value of 2^32 or more (dcg_exp of relevance 40) leaves the sums over the users
+    at that cutoff to a plain sum (sums.py): the steps count such users (curve_steps' ``b``),
+    and at the cutoffs before they get there the sums are exact. The window plans add the
+    plain sums in another order: equal within rounding; the exact ones to the bit."""
+    recs, truth = tied_data(7)
+    # relevance 40 for items listed from position 6 on (score descending, then item id)
+    ranked = recs.sort_values(["user_id", "score", "item_id"], ascending=[True, False, False])
+    position = ranked.groupby("user_id").cumcount() + 1
+    deep = set(zip(ranked["user_id"][position > 5], ranked["item_id"][position > 5], strict=True))
+    huge = truth.assign(
+        relevance=[
+            40 if (user, item) in deep and relevance > 0 else relevance
+            for user, item, relevance in truth[["user_id", "item_id", "relevance"]].itertuples(
+                index=False
+            )
+        ]
+    )
+    metrics = [f"{name}@1:12" for name in ("dcg_exp", "ndcg_exp", "cg")]
+    per_user = sqlmetrics.evaluate(recs, huge, metrics, per_user=True)
+    assert (per_user["dcg_exp@5"] < 2**32).all() and (per_user["dcg_exp@12"] >= 2**32).any()
+    calls = [((recs, huge, metrics), {}), ((recs, huge, metrics), {"ci": 0.9})]
+    results = _plans(monkeypatch, *calls)
+    (with_curves, with_ci), (duckdb, duckdb_ci) = results["curves"], results["duckdb"]
+    pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=False, rtol=1e-12)
+    exact = [f"dcg_exp@{k}" for k in range(1, 6)] + [f"ndcg_exp@{k}" for k in range(1, 13)]
+    pd.testing.assert_frame_equal(with_curves[exact], duckdb[exact], check_exact=True)
+    pd.testing.assert_frame_equal(with_ci, duckdb_ci, check_exact=False, rtol=1e-9)
+
+
 def test_a_profile_with_a_population_per_metric(monkeypatch: pytest.MonkeyPatch) -> None:
     """MS Recommenders' profile averages ndcg over every user and its other metrics over the
     users with a list: two families of the same metric name would be wrong."""
