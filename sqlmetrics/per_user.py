@@ -386,8 +386,8 @@ def stable_user_sums(per_user: exp.Select) -> None:
     - Another term (cg's gain) is added in position order: over whole numbers its sum keeps
       their integer type, as on the other engines.
     Sums of hits are whole numbers, exact in any order (ties="average": tie_averaged_sums made
-    them MAXes). The curve plan's running sums do the same with the same terms (curves.py), so
-    both plans give the same bits."""
+    them MAXes). The curve plan's running sums do the same with the same terms
+    (curve_steps.py), so both plans give the same bits."""
     for node in list(per_user.find_all(exp.Sum)):
         read = {column.name for column in node.find_all(exp.Column)}
         if not read & set(POSITIONS) or _is_sum_of_hits(node):

@@ -20,8 +20,9 @@ judged            for the ranking metrics: ``judged_hits`` (lists + hit rows onl
                   metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
                   (DuckDB's window plan keeping hit rows and each user's first), ``joined``
                   (every row); none without a ranking metric.
-per_user          ``curves`` (curves.py) for a DuckDB summary of ranking metrics at
-                  ``curves.MIN_CUTOFFS`` or more distinct cutoffs (in one query or per pass),
+per_user          ``curves`` (curves.py, curve_steps.py: a row per user and step) for a DuckDB
+                  summary of ranking metrics at ``curves.MIN_CUTOFFS`` or more distinct
+                  cutoffs (in one query or per pass),
                   when every metric file's aggregates can be split and the population is not
                   one of judged users (trec_eval's); else ``columns``: a column per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the

@@ -6,7 +6,7 @@ A fresh copy of a stage (``stage``), its user key widened to the group columns
 (``bind_placeholders``, ``number``), the projections nobody reads dropped (``prune``), CTEs put
 in front of a query (``with_ctes``), and result rows ordered with a NULL group last
 (``nulls_last``). They depend on nothing else of the composer, so that each of its modules
-(and arms.py, curves.py) can import them without a cycle.
+(and arms.py, curve_steps.py) can import them without a cycle.
 """
 
 from __future__ import annotations

@@ -202,7 +202,7 @@ def _curve_moments(
     distributions: Sequence[int] = (),
 ) -> tuple[list[exp.CTE], list[str]] | None:
     """The t-interval of many cutoffs (the report's curves) from the curve plan's sums per
-    (group, cutoff) (sqlmetrics/curves.py), when compose takes it for these requests: CTEs
+    (group, cutoff) (sqlmetrics/curve_steps.py), when compose takes it for these requests: CTEs
     ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
     ``stats_moments`` (with the spread_aggregates of ``distributions``), and the group labels.
     None: the per-user query (_per_user_values)."""
