@@ -13,8 +13,9 @@ This module holds compose() and the stages only it assembles (the ranking: ranke
 lists of DuckDB's plans), and compose_checks. The other parts have modules of their own:
 inputs.py (Inputs, Options and the stages binding the inputs), stages.py (the stage files and
 the rewrites every part makes to them), per_user.py (each request's per-user column, the
-populations), diagnostics.py (the diagnostics and checks rows) and summary.py (the result rows
-from per_user, and a pass's partial sums).
+populations), diagnostics.py (the diagnostics and checks rows), summary.py (the result rows
+from per_user, and a pass's partial sums), and curves.py and curve_steps.py (the curve plan's
+per-user lists, its rows per step and its sums per cutoff).
 """
 
 from __future__ import annotations
