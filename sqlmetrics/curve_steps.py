@@ -106,6 +106,13 @@ def _values(parts: Split) -> Values:
     return Values(steady, stated, list(states.values()))
 
 
+def _with_cutoff(value: exp.Expr, cutoff: exp.Expr) -> exp.Expr:
+    """A copy of a value reading k with k read from ``cutoff`` (a column or a literal)."""
+    return value.transform(
+        lambda node: cutoff.copy() if isinstance(node, exp.Column) and node.name == CUTOFF else node
+    )
+
+
 def _at_step_before(expression: exp.Expr) -> exp.Expr:
     """An expression over a step's counts of positions read at the step before."""
     expression = expression.copy()
@@ -383,11 +390,9 @@ def _stated_at_cutoffs(
     stated = {name: value for name, value in values.stated}
     contributions: dict[str, exp.Expr] = {}
     for name, value in stated.items():
-        at_cutoff = value.copy()
+        at_cutoff = _with_cutoff(value, exp.column("cutoff"))
         for column in at_cutoff.find_all(exp.Column):
-            if column.name == CUTOFF:
-                column.replace(exp.column("cutoff"))
-            elif column.name.startswith("state"):
+            if column.name.startswith("state"):
                 column.set("table", exp.to_identifier("running"))
         for moment, contribution in _contributions(
             at_cutoff, exp.column("users", "running")
@@ -565,10 +570,7 @@ def moments(
         )
         value: exp.Expr = exp.column(family.name)
         if family.name in stated:
-            value = stated[family.name].copy()
-            for node in value.find_all(exp.Column):
-                if node.name == CUTOFF:
-                    node.replace(cutoff.copy())
+            value = _with_cutoff(stated[family.name], cutoff)
         spread.select(*spread_aggregates(index, value, holding), copy=False)
     spread = spread.from_("per_user")
     if keys:

@@ -88,7 +88,6 @@ class DuckDBEngine(Engine):
         self.own_connection = connection is None
         self.connection = connection if connection is not None else _database().cursor()
         self.registered: list[str] = []
-        self.views: list[str] = []
         self.progress_setting = self._setting("enable_progress_bar")
         self._set_progress_bar(progress)
 
@@ -124,9 +123,6 @@ class DuckDBEngine(Engine):
             self.connection.close()
             return
         # The caller's connection: what evaluate registered goes, and the setting comes back.
-        for view in self.views:
-            drop = exp.Drop(this=exp.to_table(view), kind="VIEW", exists=True)
-            self.connection.execute(drop.sql("duckdb"))
         for name in self.registered:
             self.connection.unregister(name)
             _names.give_back(name)

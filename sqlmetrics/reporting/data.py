@@ -11,7 +11,7 @@ Every number on the page is a cell of one of these frames, so the page says what
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.catalog import Metric, parse_requests
@@ -100,6 +100,19 @@ class Results:
     distributions: pd.DataFrame | None  # evaluate's attrs["distributions"]
     segments: pd.DataFrame | None
     rows: dict[str, int | None] = field(default_factory=dict)
+
+    def without_attrs(self) -> Results:
+        """These results with the frames' values only, for the page: pandas deep-copies a
+        frame's attrs (the diagnostics and distributions, held here apart) at every column
+        read, and the page reads 1,200 columns at 400 labels (0.25 s of its 1.1 s)."""
+
+        def values(frame: pd.DataFrame) -> pd.DataFrame:
+            copy = frame.copy(deep=False)
+            copy.attrs = {}
+            return copy
+
+        segments = None if self.segments is None else values(self.segments)
+        return replace(self, main=values(self.main), segments=segments)
 
 
 # The level of the page's intervals: Student's t over the users (docs/METRICS.md, "Intervals
