@@ -60,7 +60,8 @@ def keep_hit_rows(joined: exp.Select) -> None:
     """joined.sql without the recommended rows that are not relevant, except each user's first
     (it carries list_length and keeps the user in per_user): at k = 100 that is 9 rows in 10 the
     metrics would read as zeros, and hits_so_far's window would sort. For metrics that read
-    hit rows only (reads_hit_rows_only; plan.py's judged "joined_hits")."""
+    hit rows only (reads_hit_rows_only; plan.py's judged "joined_hits"), on every dialect:
+    plain SQL, kept here beside HIT_ROWS_METRICS."""
     relevant = exp.column("user_id", "truth").is_(exp.Null()).not_()
     first = exp.EQ(this=exp.column("pos", "ranked"), expression=exp.Literal.number(1))
     joined.where(exp.or_(relevant, first), copy=False)

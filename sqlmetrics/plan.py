@@ -18,8 +18,9 @@ ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
                   tie policies).
 judged            for the ranking metrics: ``judged_hits`` (lists + hit rows only, when every
                   metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
-                  (DuckDB's window plan keeping hit rows and each user's first), ``joined``
-                  (every row); none without a ranking metric.
+                  (the window plan keeping hit rows and each user's first, on every dialect;
+                  ties "id" or "id_text", no rank column), ``joined`` (every row); none
+                  without a ranking metric.
 per_user          ``curves`` (curves.py, curve_steps.py: a row per user and step) for a DuckDB
                   summary of ranking metrics at ``curves.MIN_CUTOFFS`` or more distinct
                   cutoffs (in one query or per pass),
@@ -127,7 +128,7 @@ def choose_plan(
     if ranking:
         if lists is not None and only_judged and hit_rows_only:
             judged = "judged_hits"
-        elif duckdb_own and options.ties in ID_TIES and inputs.rank is None:
+        elif options.ties in ID_TIES and inputs.rank is None:
             judged = "joined_hits" if hit_rows_only else "joined"
         else:
             judged = "joined"

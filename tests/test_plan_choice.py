@@ -41,8 +41,8 @@ CASES = [
     ("ndcg@1:20", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "curves", None),
     ("ndcg@1:20", "duckdb", "id", "per_user", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
     ("ndcg@1:7", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),
-    ("ndcg@10", "postgres", "id", "", None, "ranked", "joined", "columns", None),
-    ("ndcg@10", "duckdb", "id", "portable", None, "ranked", "joined", "columns", None),
+    ("ndcg@10", "postgres", "id", "", None, "ranked", "joined_hits", "columns", None),
+    ("ndcg@10", "duckdb", "id", "portable", None, "ranked", "joined_hits", "columns", None),
     ("ndcg@10", "duckdb", "id_text", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
     ("ndcg@10", "duckdb", "optimistic", "", None, "ranked_by_relevance", "joined", "columns", None),
     ("ndcg@10", "duckdb", "average", "", None, "ranked_average", "joined", "columns", None),

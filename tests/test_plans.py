@@ -183,7 +183,9 @@ def test_duckdb_sql_takes_scored_positives_only_for_per_user_sums() -> None:
 def test_other_metrics_keep_every_recommended_row() -> None:
     assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map"])  # no cutoff: a window
     assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@100", "ndcg_scored@100"])
-    assert "ranked.pos = 1" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "r_precision"], dialect="postgres")
+    # the portable plan keeps hit rows too
+    assert "ranked.pos = 1" in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
 
 def test_hit_rows_plan_only_for_hit_rows_metrics_on_duckdb() -> None:
