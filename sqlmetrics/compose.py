@@ -124,7 +124,7 @@ def compose(
     summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     # (arms.py and plan.py compose with this module: imported here, not at the top)
-    from sqlmetrics import curve_steps, curves
+    from sqlmetrics import curve_steps, curve_sums, curves
     from sqlmetrics.arms import complement_arms
     from sqlmetrics.plan import choose_plan
 
@@ -280,7 +280,7 @@ def compose(
             bound.append(("input_history", bind_history(inputs)))
         stages += lists_stages(columns, inputs, keys)
     rows = (
-        curve_steps.final(curve, requests, inputs, sums=user_pass is not None)
+        curve_sums.final(curve, requests, inputs, sums=user_pass is not None)
         if curve is not None
         else final(
             columns,

@@ -202,11 +202,11 @@ def _curve_moments(
     distributions: Sequence[int] = (),
 ) -> tuple[list[exp.CTE], list[str]] | None:
     """The t-interval of many cutoffs (the report's curves) from the curve plan's sums per
-    (group, cutoff) (sqlmetrics/curve_steps.py), when compose takes it for these requests: CTEs
+    (group, cutoff) (sqlmetrics/curve_sums.py), when compose takes it for these requests: CTEs
     ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
     ``stats_moments`` (with the spread_aggregates of ``distributions``), and the group labels.
     None: the per-user query (_per_user_values)."""
-    from sqlmetrics import curve_steps
+    from sqlmetrics import curve_sums
     from sqlmetrics.plan import choose_plan
 
     chosen = choose_plan(requests, inputs, options, dialect)
@@ -216,7 +216,7 @@ def _curve_moments(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
     )
     ctes, body = _hoisted(query)
-    moments = curve_steps.moments(chosen.curve, requests, len(inputs.groups), distributions)
+    moments = curve_sums.moments(chosen.curve, requests, len(inputs.groups), distributions)
     ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]
 
@@ -524,7 +524,7 @@ def compose_ci(
             }
             moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
             quantile_rows = None
-            if distributions:  # curve_steps.moments' stats_moments has their columns too
+            if distributions:  # curve_sums.moments' stats_moments has their columns too
                 at_level, quantile_rows = _distribution_rows(layout, "stats_moments", distributions)
                 ctes.append(at_level)
             return _result(layout, moment_rows, None, None, ctes, quantile_rows)
