@@ -124,7 +124,7 @@ def compose(
     summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     # (arms.py and plan.py compose with this module: imported here, not at the top)
-    from sqlmetrics import curve_steps, curve_sums, curves
+    from sqlmetrics import curve_steps, curve_sums, curve_windows, curves
     from sqlmetrics.arms import complement_arms
     from sqlmetrics.plan import choose_plan
 
@@ -154,13 +154,30 @@ def compose(
     selects, columns = per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
     curve = plan.curve
-    if curve is not None and cutoff is not None:  # per_user_lists, then per_user per cutoff
-        selects["judged"] = curves.lists_stage(selects["judged"], curve, cutoff)
+    # the curve plan's stages after per_user_lists: per_user from lists (DuckDB's) or windows
+    curve_stages: list[tuple[str, exp.Expr]] = []
+    if curve is not None and cutoff is not None:
+        curve_cutoffs = requested_cutoffs(requests)
+        judged_lists = curves.lists_stage(selects["judged"], curve, cutoff, lists=plan.own)
+        selects["judged"] = judged_lists
+        if plan.own:
+            curve_stages = [("per_user", curve_steps.per_user_stage(curve, curve_cutoffs))]
+        else:
+            constants = [p.alias_or_name for p in judged_lists.expressions]
+            curve_stages = [
+                (curve_windows.EVENTS, curve_windows.events_stage(curve, curve_cutoffs)),
+                (
+                    "per_user",
+                    curve_windows.per_user_stage(
+                        curve, [name for name in constants if name != "user_id"], curve_cutoffs
+                    ),
+                ),
+            ]
     ranking = "judged" in selects
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
     needed = {"user_id"}
-    for per_source in selects.values():
+    for per_source in [*selects.values(), *(cte for _, cte in curve_stages)]:
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
@@ -262,10 +279,7 @@ def compose(
         ]
     stages += scored_stages
     if curve is not None:
-        stages += [
-            ("per_user_lists", selects["judged"]),
-            ("per_user", curve_steps.per_user_stage(curve, requested_cutoffs(requests))),
-        ]
+        stages += [("per_user_lists", selects["judged"]), *curve_stages]
     else:
         stages += per_user_union(selects, columns)
     if top_k and diagnostics:  # counted by top_lists' own aggregate over the recommendations
@@ -280,7 +294,7 @@ def compose(
             bound.append(("input_history", bind_history(inputs)))
         stages += lists_stages(columns, inputs, keys)
     rows = (
-        curve_sums.final(curve, requests, inputs, sums=user_pass is not None)
+        curve_sums.final(curve, requests, inputs, sums=user_pass is not None, exact=plan.same_bits)
         if curve is not None
         else final(
             columns,
@@ -297,7 +311,7 @@ def compose(
         else rows
     )
     composed = with_ctes(query, [*bound, *stages])
-    if curve is not None:
+    if curve is not None and plan.own:
         # read by the summary and, in the statistics query, by the moments and distributions:
         # computed once (DuckDB inlined it in each; 1e7, the report's query: 7 % more wall time)
         materialize(composed, "per_user")

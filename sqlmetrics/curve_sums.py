@@ -119,6 +119,13 @@ def _contributions(
     }
 
 
+def _nothing(exact: bool) -> exp.Expr:
+    """What a row of the UNION of per_cutoff's rows adds to a column it does not carry: NULL
+    on DuckDB (whose 2^-64ths are HUGEINTs), else 0 (DataFusion will not SUM a NULL column,
+    and ClickHouse finds no common type for its UInt64 counts and a typed NULL)."""
+    return exp.Null() if exact else exp.Literal.number(0)
+
+
 def _moments(exact: bool) -> tuple[str, ...]:
     return MOMENTS if exact else PLAIN_MOMENTS
 
@@ -129,13 +136,30 @@ def first_step(cutoffs: Sequence[int]) -> exp.Expr:
     return exp.column(CUTOFF).eq(exp.Literal.number(cutoffs[0]))
 
 
-def _cumulative(function: str, column: str, partition: Sequence[exp.Expr]) -> exp.Expr:
+def _cumulative(
+    function: str,
+    column: str,
+    partition: Sequence[exp.Expr],
+    *arguments: exp.Expr,
+    table: str | None = None,
+) -> exp.Expr:
     """``function(column) OVER (PARTITION BY partition ORDER BY k)``: up to each step."""
     return exp.Window(
-        this=exp.func(function, exp.column(column)),
+        this=exp.func(function, exp.column(column, table), *arguments),
         partition_by=[key.copy() for key in partition],
-        order=exp.Order(expressions=[exp.Ordered(this=exp.column(CUTOFF))]),
+        order=exp.Order(expressions=[exp.Ordered(this=exp.column(CUTOFF, table))]),
     )
+
+
+def next_step(
+    partition: Sequence[exp.Expr], cutoffs: Sequence[int], exact: bool, table: str | None = None
+) -> exp.Expr:
+    """``until``: the next step's cutoff; after the last, NULL on DuckDB, elsewhere one past
+    the deepest cutoff (ClickHouse's LEAD gives 0, not NULL, past a column without NULLs)."""
+    if exact:
+        return _cumulative("LEAD", CUTOFF, partition, table=table)
+    one, past = exp.Literal.number(1), exp.Literal.number(cutoffs[-1] + 1)
+    return _cumulative("LEAD", CUTOFF, partition, one, past, table=table)
 
 
 def _cutoffs_table(cutoffs: Sequence[int], exact: bool) -> exp.Expr:
@@ -214,7 +238,7 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     running = exp.select(
         *(key.copy() for key in keys),
         CUTOFF,
-        exp.alias_(_cumulative("LEAD", CUTOFF, keys), "until"),
+        exp.alias_(next_step(keys, cutoffs, exact), "until"),
         exp.alias_(_cumulative("SUM", "users", keys), "users"),
         *(
             exp.alias_(_cumulative("SUM", f"{name}_{moment}", keys), f"{name}_{moment}")
@@ -233,7 +257,7 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
             *(
                 exp.column(column, "running")
                 if column in steady
-                else exp.alias_(exp.Null(), column)
+                else exp.alias_(_nothing(exact), column)
                 for column in moment_columns
             ),
         ],
@@ -266,7 +290,10 @@ def _stated_at_cutoffs(
     states = [exp.column(name) for name, _ in values.states]
     changed = exp.or_(
         *(
-            exp.NullSafeNEQ(this=state.copy(), expression=exp.column(f"{state.name}{BEFORE}"))
+            # in parentheses: DataFusion binds IS DISTINCT FROM more loosely than OR and AND
+            exp.paren(
+                exp.NullSafeNEQ(this=state.copy(), expression=exp.column(f"{state.name}{BEFORE}"))
+            )
             for state in states
         )
     )
@@ -304,7 +331,7 @@ def _stated_at_cutoffs(
     running = exp.select(
         *(c.copy() for c in partition),
         CUTOFF,
-        exp.alias_(_cumulative("LEAD", CUTOFF, partition), "until"),
+        exp.alias_(next_step(partition, cutoffs, exact), "until"),
         exp.alias_(_cumulative("SUM", "moved", partition), "users"),
     ).from_(exp.alias_(exp.paren(moved), "moved"))
     stated = {name: value for name, value in values.stated}
@@ -324,11 +351,11 @@ def _stated_at_cutoffs(
         [
             *(exp.column(key.name, "running") for key in keys),
             exp.alias_(exp.column("cutoff"), CUTOFF),
-            exp.alias_(exp.Null(), "users"),
+            exp.alias_(_nothing(exact), "users"),
             *(
                 exp.alias_(contributions[column], column)
                 if column in contributions
-                else exp.alias_(exp.Null(), column)
+                else exp.alias_(_nothing(exact), column)
                 for column in moment_columns
             ),
         ],

@@ -293,10 +293,10 @@ def split(
     )
 
 
-def lists_stage(per_user: exp.Select, parts: Split, deepest: int) -> exp.Select:
+def lists_stage(per_user: exp.Select, parts: Split, deepest: int, lists: bool = True) -> exp.Select:
     """``per_user_lists``: per_user.sql's select (its population, n_relevant, list_length) with
     the lists of positions and terms and the cutoff-free aggregates instead of a column per
-    request."""
+    request. Not ``lists``: without the lists (curve_windows.py reads judged's rows instead)."""
     kept = [p for p in per_user.expressions if p.alias_or_name in ("user_id", *CONSTANTS)]
     per_user.set("expressions", kept)
 
@@ -310,10 +310,10 @@ def lists_stage(per_user: exp.Select, parts: Split, deepest: int) -> exp.Select:
         )
         return exp.Filter(this=exp.ArrayAgg(this=ordered), expression=exp.Where(this=within))
 
-    for positions in parts.positions:
+    for positions in parts.positions if lists else ():
         listed = gathered(exp.column(positions.position), positions)
         per_user.select(exp.alias_(listed, positions.name), copy=False)
-    for terms in parts.terms:
+    for terms in parts.terms if lists else ():
         per_user.select(exp.alias_(gathered(terms.term, terms.positions), terms.name), copy=False)
     for name, aggregate in parts.free:
         per_user.select(exp.alias_(aggregate.copy(), name), copy=False)

@@ -21,9 +21,10 @@ judged            for the ranking metrics: ``judged_hits`` (lists + hit rows onl
                   (the window plan keeping hit rows and each user's first, on every dialect;
                   ties "id" or "id_text", no rank column), ``joined`` (every row); none
                   without a ranking metric.
-per_user          ``curves`` (curves.py, curve_steps.py: a row per user and step) for a DuckDB
-                  summary of ranking metrics at ``curves.MIN_CUTOFFS`` or more distinct
-                  cutoffs (in one query or per pass),
+per_user          ``curves`` (curves.py; a row per user and step from DuckDB's lists,
+                  curve_steps.py, or from windows elsewhere, curve_windows.py; summed by
+                  curve_sums.py) for a summary of ranking metrics at ``curves.MIN_CUTOFFS`` or
+                  more distinct cutoffs (in one query or per pass of users),
                   when every metric file's aggregates can be split and the population is not
                   one of judged users (trec_eval's); else ``columns``: a column per request.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
@@ -142,9 +143,7 @@ def choose_plan(
     population = widest_population(requests, options)
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
     why_not = (
-        own
-        if not duckdb_own
-        else "per-user rows asked"
+        "per-user rows asked"
         if per_user
         else "groups by arms.py"
         if arms or cross_arms

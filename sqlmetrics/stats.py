@@ -216,7 +216,9 @@ def _curve_moments(
         requests, inputs, options, dialect=dialect, diagnostics=diagnostics, score_floor=score_floor
     )
     ctes, body = _hoisted(query)
-    moments = curve_sums.moments(chosen.curve, requests, len(inputs.groups), distributions)
+    moments = curve_sums.moments(
+        chosen.curve, requests, len(inputs.groups), distributions, exact=chosen.same_bits
+    )
     ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]
 

@@ -45,8 +45,8 @@ AVERAGED = [f"{name}@1:12" for name in ("hits", "precision", "recall", "f1", "dc
 
 
 def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.DataFrame]]:
-    """Each call (evaluate's arguments) under the curve plan, DuckDB's window plans and the
-    portable window plan."""
+    """Each call (evaluate's arguments) under the curve plan, DuckDB's window plans, the
+    portable window plan and the portable curve plan (curve_windows.py)."""
     results: dict[str, list[pd.DataFrame]] = {}
     queries: list[str] = []
     run_query = duckdb_passes.split_diagnostics
@@ -59,7 +59,8 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
     for plan, min_cutoffs, top_k in (
         ("curves", 1, None),
         ("duckdb", 10**6, None),
-        ("portable", 1, frozenset()),
+        ("portable", 10**6, frozenset()),
+        ("portable curves", 1, frozenset()),
     ):
         monkeypatch.setattr(curves, "MIN_CUTOFFS", min_cutoffs)
         if top_k is not None:
@@ -68,7 +69,8 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
         results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
         # (evaluate with ci= runs the statistics query instead: its own check below)
         assert len(queries) == sum("ci" not in kwargs for _, kwargs in calls)
-        assert all(("per_user_lists" in query) == (plan == "curves") for query in queries), plan
+        assert all(("per_user_lists" in query) == ("curves" in plan) for query in queries), plan
+        assert all(("per_user_events" in query) == (plan == "portable curves") for query in queries)
     return results
 
 
@@ -99,9 +101,12 @@ def test_curve_plan_equals_window_plans(
     if ties == "id":
         calls.append(((ranked, truth, metrics), {"columns": {"rank": "rank", "score": None}}))
     results = _plans(monkeypatch, *calls)
-    for with_curves, duckdb, portable in zip(*results.values(), strict=True):
+    for with_curves, duckdb, portable, portable_curves in zip(*results.values(), strict=True):
         pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
         pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
+        pd.testing.assert_frame_equal(
+            with_curves, portable_curves, check_exact=False, rtol=0, atol=1e-12
+        )
         assert with_curves["users"].gt(0).all()
 
 
@@ -123,9 +128,12 @@ def test_the_hit_rows_curve_plan_equals_window_plans(monkeypatch: pytest.MonkeyP
         ((repeated, truth, metrics), {"duplicates": "first", "ties": "id_text"}),
     ]
     results = _plans(monkeypatch, *calls)
-    for with_curves, duckdb, portable in zip(*results.values(), strict=True):
+    for with_curves, duckdb, portable, portable_curves in zip(*results.values(), strict=True):
         pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
         pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
+        pd.testing.assert_frame_equal(
+            with_curves, portable_curves, check_exact=False, rtol=0, atol=1e-12
+        )
 
 
 def test_values_of_2_to_the_32_or_more_are_summed_plainly(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,13 +191,17 @@ def test_no_relevant_interaction_gives_the_window_plans_row(
 
 
 def test_the_plan_is_chosen_by_the_number_of_cutoffs() -> None:
-    """From MIN_CUTOFFS distinct cutoffs on DuckDB; never elsewhere, never for a metric it
-    cannot take apart ($ideal_dcg_of_k), per user or under a metric over the lists."""
+    """From MIN_CUTOFFS distinct cutoffs, on DuckDB from lists and elsewhere from windows
+    (curve_windows.py); never for a metric it cannot take apart ($ideal_dcg_of_k), per user or
+    under a metric over the lists."""
     many = [f"ndcg@1:{curves.MIN_CUTOFFS}", "recall@10"]
     few = [f"ndcg@1:{curves.MIN_CUTOFFS - 1}"]
     assert "per_user_lists" in sqlmetrics.to_sql(many, dialect="duckdb")
+    assert "per_user_events" not in sqlmetrics.to_sql(many, dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(few, dialect="duckdb")
-    assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="postgres")
+    for dialect in ("postgres", "spark", "sqlite"):
+        assert "per_user_events" in sqlmetrics.to_sql(many, dialect=dialect)
+        assert "per_user_lists" not in sqlmetrics.to_sql(few, dialect=dialect)
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "ndcg_ideal_k@5"], dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="duckdb", per_user=True)
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "coverage@10"], dialect="duckdb")

@@ -6,7 +6,9 @@ For each target (a dialect and the engine that runs it) and each fixture:
 - ``every``: every metric at the fixture's cutoffs (and without one) gives DuckDB's values
   for the same query; ``per_user`` does the same with one row per user;
 - ``checks``: the input checks and diagnostics (``to_sql(checks=True)``) give DuckDB's counts,
-  on the extra cases (NULL scores, duplicates, ranks, arms) and one full of bad rows.
+  on the extra cases (NULL scores, duplicates, ranks, arms) and one full of bad rows;
+- ``curves``: ten metrics at k = 1..8 (the curve plan: windows here, DuckDB's lists in the
+  reference) give DuckDB's values, on the extra cases and fixtures with groups and grades.
 
 The dialects without a local engine (and, as a second check, every other one) are verified by
 round trip: the SQL re-parses in its dialect to itself, translates back to DuckDB and gives the
@@ -64,7 +66,29 @@ EXECUTED = [
 NOT_EXECUTED = ("bigquery", "trino", "athena", "presto", "tsql", "oracle", "snowflake")
 ROUND_TRIP = [Target(f"{d}-roundtrip", d, "roundtrip") for d in NOT_EXECUTED]
 TARGETS = EXECUTED + ROUND_TRIP
-CHECKS = ("golden", "every", "per_user", "checks")
+CHECKS = ("golden", "every", "per_user", "checks", "curves")
+# The curve plan (plan.py: curves.MIN_CUTOFFS or more cutoffs) on the cases where it counts:
+# NULL scores, each tie policy, duplicates kept first, a threshold and a population, a rank
+# column, NULL groups, graded relevance.
+CURVE_LABELS = [
+    f"{name}@1:8"
+    for name in ("ndcg", "map", "mrr", "precision", "recall", "hit_rate", "f1", "dcg", "cg", "hits")
+]
+# ties="average" has a closed form for these only (compose._check_compatible)
+CURVE_LABELS_AVERAGED = [
+    f"{name}@1:8" for name in ("ndcg", "precision", "recall", "f1", "dcg", "cg", "hits")
+]
+CURVE_CASES = (
+    "extra_null_scores",
+    "extra_null_scores_optimistic",
+    "extra_null_scores_pessimistic",
+    "extra_null_scores_average",
+    "extra_null_scores_first",
+    "extra_threshold_common",
+    "extra_rank_column",
+    "group_by_null_segment",
+    "graded_relevance",
+)
 # The developer's sample of the round trips of every metric (CI runs them all:
 # SQLMETRICS_FULL_MATRIX=1, tests/conftest.py): T-SQL (the dialect rewritten most: LOG, FLOAT,
 # NULL order, no QUALIFY), Oracle, and Trino (whose SQL Presto's and Athena's follow). The
@@ -115,6 +139,8 @@ def parameters() -> list[Any]:
                 continue
             if case.name == BAD_ROWS and check != "checks":
                 continue
+            if check == "curves" and case.name not in CURVE_CASES:
+                continue
             for target in TARGETS:
                 # Databricks SQL is Spark's (the snapshots show where they differ): its golden
                 # values on Spark suffice, and keep Spark's share of the suite's time down.
@@ -129,7 +155,7 @@ def parameters() -> list[Any]:
                     continue
                 marks = [getattr(pytest.mark, target.engine)]
                 if (
-                    check == "every"
+                    check in ("every", "curves")
                     and target.engine == "roundtrip"
                     and target.dialect not in SAMPLED_ROUND_TRIPS
                 ):
@@ -173,6 +199,9 @@ def loaded(engine: Engine, case: Case, dialect: str) -> tuple[str, str]:
 
 
 def labels(case: Case, check: str) -> list[str]:
+    if check == "curves":
+        averaged = case.options.get("ties") == "average"
+        return CURVE_LABELS_AVERAGED if averaged else CURVE_LABELS
     return case.metrics if check == "golden" else case.all_metrics
 
 
