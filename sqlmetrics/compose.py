@@ -14,8 +14,9 @@ lists of DuckDB's plans), and compose_checks. The other parts have modules of th
 inputs.py (Inputs, Options and the stages binding the inputs), stages.py (the stage files and
 the rewrites every part makes to them), per_user.py (each request's per-user column, the
 populations), diagnostics.py (the diagnostics and checks rows), summary.py (the result rows
-from per_user, and a pass's partial sums), and curves.py and curve_steps.py (the curve plan's
-per-user lists, its rows per step and its sums per cutoff).
+from per_user, and a pass's partial sums), and curves.py, curve_steps.py, curve_windows.py and
+curve_sums.py (the curve plan: the metric files taken apart, its rows per user and step from
+DuckDB's lists or from windows, its sums per cutoff).
 """
 
 from __future__ import annotations
@@ -163,16 +164,7 @@ def compose(
         if plan.own:
             curve_stages = [("per_user", curve_steps.per_user_stage(curve, curve_cutoffs))]
         else:
-            constants = [p.alias_or_name for p in judged_lists.expressions]
-            curve_stages = [
-                (curve_windows.EVENTS, curve_windows.events_stage(curve, curve_cutoffs)),
-                (
-                    "per_user",
-                    curve_windows.per_user_stage(
-                        curve, [name for name in constants if name != "user_id"], curve_cutoffs
-                    ),
-                ),
-            ]
+            curve_stages = curve_windows.stages(curve, judged_lists, curve_cutoffs)
     ranking = "judged" in selects
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.

@@ -155,29 +155,25 @@ def next_step(
     partition: Sequence[exp.Expr], cutoffs: Sequence[int], exact: bool, table: str | None = None
 ) -> exp.Expr:
     """``until``: the next step's cutoff; after the last, NULL on DuckDB, elsewhere one past
-    the deepest cutoff (ClickHouse's LEAD gives 0, not NULL, past a column without NULLs)."""
+    the deepest cutoff. ClickHouse's LEAD gives 0, not NULL, past a column without NULLs (a
+    cutoff is never 0), and MariaDB's LEAD takes no default."""
+    following = _cumulative("LEAD", CUTOFF, partition, table=table)
     if exact:
-        return _cumulative("LEAD", CUTOFF, partition, table=table)
-    one, past = exp.Literal.number(1), exp.Literal.number(cutoffs[-1] + 1)
-    return _cumulative("LEAD", CUTOFF, partition, one, past, table=table)
+        return following
+    past = exp.Literal.number(cutoffs[-1] + 1)
+    return exp.func("COALESCE", exp.func("NULLIF", following, exp.Literal.number(0)), past)
 
 
 def _cutoffs_table(cutoffs: Sequence[int], exact: bool) -> exp.Expr:
     """The requested cutoffs as a table ``cutoffs(cutoff)``: DuckDB's UNNEST of a list, else
-    a UNION ALL of one-row selects (VALUES loses its column names on SQLite, and Oracle has
-    none)."""
+    VALUES (dialects.py writes it as a UNION ALL where VALUES cannot name its column; Spark
+    runs a UNION ALL of 100 one-row selects as 100 tasks)."""
+    alias = exp.TableAlias(this=exp.to_identifier("cutoffs"), columns=[exp.to_identifier("cutoff")])
     if exact:
         listed = exp.Array(expressions=[exp.Literal.number(k) for k in cutoffs])
-        return exp.Unnest(
-            expressions=[listed],
-            alias=exp.TableAlias(
-                this=exp.to_identifier("cutoffs"), columns=[exp.to_identifier("cutoff")]
-            ),
-        )
-    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(cutoffs[0]), "cutoff"))
-    for k in cutoffs[1:]:
-        rows = exp.union(rows, exp.select(exp.Literal.number(k)), distinct=False)
-    return exp.alias_(exp.paren(rows), "cutoffs")
+        return exp.Unnest(expressions=[listed], alias=alias)
+    rows = [exp.Tuple(expressions=[exp.Literal.number(k)]) for k in cutoffs]
+    return exp.Values(expressions=rows, alias=alias)
 
 
 def _at_cutoffs(
@@ -201,6 +197,30 @@ def _at_cutoffs(
     )
 
 
+def _moves(cutoffs: Sequence[int], values: Values) -> tuple[exp.Expr, exp.Expr]:
+    """For the values reading k: the table of per_cutoff's moves (0: a step's steady changes;
+    1: the user enters its state at the step, at its first step or where a state changed; -1:
+    it leaves its state before), and which (row, move) pairs are taken."""
+    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(0), "move"))
+    for number in (1, -1):
+        rows = exp.union(rows, exp.select(exp.Literal.number(number)), distinct=False)
+    first = first_step(cutoffs)
+    move = exp.column("move")
+    # in parentheses: DataFusion binds IS DISTINCT FROM more loosely than OR and AND
+    changed = exp.or_(
+        *(
+            exp.paren(exp.NullSafeNEQ(this=exp.column(name), expression=exp.column(name + BEFORE)))
+            for name, _ in values.states
+        )
+    )
+    entering = exp.and_(move.copy().eq(exp.Literal.number(1)), exp.paren(exp.or_(first, changed)))
+    leaving = exp.and_(
+        move.copy().eq(exp.Literal.number(-1)), exp.Not(this=first.copy()), changed.copy()
+    )
+    taken = exp.or_(move.copy().eq(exp.Literal.number(0)), exp.paren(entering), exp.paren(leaving))
+    return exp.alias_(exp.paren(rows), "moves"), taken
+
+
 def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = True) -> exp.Select:
     """Per group and requested cutoff: ``users`` and per value of per_user its sums
     (_contributions' n, s, b, p, q; not ``exact``: n, p, q) over the users, from per_user's
@@ -209,159 +229,105 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     exactly, so the sums are those of the values at each cutoff, to the bit (plain sums of
     changes are within rounding of them). A value reading k is counted per state: the users in
     each state (entering at a step, leaving at the next) at each cutoff, times the value of
-    that state at that cutoff."""
+    that state at that cutoff. One chain of selects that reads per_user once (Spark computes
+    a CTE again for each of its readers): the rows of the states are told apart by
+    ``stated``."""
     keys = [exp.column(group_key(i)) for i in range(groups)]
     values = split_values(parts)
-    names = [name for name, _ in [*values.steady, *values.stated]]
     moments = _moments(exact)
+    states = [name for name, _ in values.states]
+    names = [name for name, _ in [*values.steady, *values.stated]]
     moment_columns = [f"{name}_{moment}" for name in names for moment in moments]
-    first = first_step(cutoffs)
+    steady = [f"{name}_{moment}" for name, _ in values.steady for moment in moments]
+    zero, one = exp.Literal.number(0), exp.Literal.number(1)
+    # without values reading k, every row is a steady one (move 0)
+    move: exp.Expr = exp.column("move") if values.stated else zero.copy()
+    is_steady = move.copy().eq(zero)
 
-    steps = exp.select(
+    # per user, step and move: the steady changes (move 0), or the state entered or left
+    moved = exp.select(
         *(key.copy() for key in keys),
         CUTOFF,
-        exp.alias_(
-            exp.func(
-                "SUM",
-                exp.Case().when(first.copy(), exp.Literal.number(1)).else_(exp.Literal.number(0)),
-            ),
-            "users",
-        ),
-    ).from_("per_user")
+        exp.alias_(exp.Case().when(is_steady.copy(), zero.copy()).else_(one.copy()), "stated"),
+    )
+    for name in states:
+        state = (
+            exp.Case()
+            .when(move.copy().eq(one), exp.column(name))
+            .when(move.copy().eq(exp.Literal.number(-1)), exp.column(name + BEFORE))
+        )
+        moved.select(exp.alias_(state, name), copy=False)
+    first = exp.and_(is_steady.copy(), first_step(cutoffs))
+    moved.select(
+        exp.alias_(exp.Case().when(first, one.copy()).else_(zero.copy()), "users"),
+        exp.alias_(move.copy(), "moved"),
+        copy=False,
+    )
     for name, _ in values.steady:
         now = _contributions(exp.column(name), exact=exact)
-        before = _contributions(exp.column(f"{name}{BEFORE}"), exact=exact)
+        before = _contributions(exp.column(name + BEFORE), exact=exact)
         for moment in moments:
             change = exp.Sub(this=now[moment], expression=before[moment])
-            steps.select(exp.alias_(exp.func("SUM", change), f"{name}_{moment}"), copy=False)
-    steps = steps.group_by(*(key.copy() for key in keys), CUTOFF)
-    running = exp.select(
-        *(key.copy() for key in keys),
-        CUTOFF,
-        exp.alias_(next_step(keys, cutoffs, exact), "until"),
-        exp.alias_(_cumulative("SUM", "users", keys), "users"),
-        *(
-            exp.alias_(_cumulative("SUM", f"{name}_{moment}", keys), f"{name}_{moment}")
-            for name, _ in values.steady
-            for moment in moments
-        ),
-    ).from_(exp.alias_(exp.paren(steps), "steps"))
-    steady = {f"{name}_{moment}" for name, _ in values.steady for moment in moments}
-    rows: exp.Query = _at_cutoffs(
-        running,
-        cutoffs,
-        [
-            *(exp.column(key.name, "running") for key in keys),
-            exp.alias_(exp.column("cutoff"), CUTOFF),
-            exp.column("users", "running"),
-            *(
-                exp.column(column, "running")
-                if column in steady
-                else exp.alias_(_nothing(exact), column)
-                for column in moment_columns
-            ),
-        ],
-        exact,
-    )
+            steady_change = exp.Case().when(is_steady.copy(), change).else_(zero.copy())
+            moved.select(exp.alias_(steady_change, f"{name}_{moment}"), copy=False)
+    moved = moved.from_("per_user")
     if values.stated:
-        stated = _stated_at_cutoffs(values, keys, cutoffs, moment_columns, exact)
-        rows = exp.union(rows, stated, distinct=False)
+        moves, taken = _moves(cutoffs, values)
+        moved = moved.join(moves, join_type="cross").where(taken)
+
+    partition = [*keys, exp.column("stated"), *map(exp.column, states)]
+    summed = ["users", "moved", *steady]
+    steps = (
+        exp.select(
+            *(column.copy() for column in partition),
+            CUTOFF,
+            *(exp.alias_(exp.func("SUM", exp.column(name)), name) for name in summed),
+        )
+        .from_(exp.alias_(exp.paren(moved), "moved"))
+        .group_by(*(column.copy() for column in partition), CUTOFF)
+    )
+    running = exp.select(
+        *(column.copy() for column in partition),
+        CUTOFF,
+        exp.alias_(next_step(partition, cutoffs, exact), "until"),
+        *(exp.alias_(_cumulative("SUM", name, partition), name) for name in summed),
+    ).from_(exp.alias_(exp.paren(steps), "steps"))
+
+    # at each requested cutoff: a steady row's running sums; a state's users times its value
+    in_state = exp.column("moved", "running")
+    stated_row = exp.column("stated", "running").eq(one.copy())
+    contributions: dict[str, exp.Expr] = {}
+    for name, value in values.stated:
+        at_cutoff = _with_cutoff(value, exp.column("cutoff"))
+        for column in at_cutoff.find_all(exp.Column):
+            if column.name.startswith("state"):
+                column.set("table", exp.to_identifier("running"))
+        for moment, contribution in _contributions(at_cutoff, in_state, exact).items():
+            guarded = exp.Case().when(stated_row.copy(), contribution).else_(_nothing(exact))
+            contributions[f"{name}_{moment}"] = guarded
+    columns: list[exp.Expr] = [
+        *(exp.column(key.name, "running") for key in keys),
+        exp.alias_(exp.column("cutoff"), CUTOFF),
+        exp.column("users", "running"),
+    ]
+    for moment_column in moment_columns:
+        if moment_column in contributions:
+            columns.append(exp.alias_(contributions[moment_column], moment_column))
+        else:
+            columns.append(exp.column(moment_column, "running"))
+    rows = _at_cutoffs(running, cutoffs, columns, exact)
+    if values.stated:  # a state no user is in at the cutoff adds nothing
+        rows = rows.where(exp.or_(exp.Not(this=stated_row.copy()), in_state.copy().neq(zero)))
     return (
         exp.select(
             *(key.copy() for key in keys),
             CUTOFF,
             exp.alias_(exp.func("SUM", exp.column("users")), "users"),
-            *(exp.alias_(exp.func("SUM", exp.column(column)), column) for column in moment_columns),
+            *(exp.alias_(exp.func("SUM", exp.column(c)), c) for c in moment_columns),
         )
         .from_(exp.alias_(exp.paren(rows), "at_cutoffs"))
         .group_by(*(key.copy() for key in keys), CUTOFF)
     )
-
-
-def _stated_at_cutoffs(
-    values: Values,
-    keys: Sequence[exp.Expr],
-    cutoffs: Sequence[int],
-    moment_columns: Sequence[str],
-    exact: bool,
-) -> exp.Select:
-    """per_cutoff's rows of the values reading k: per group, state and cutoff, the users in the
-    state times each value's contributions there."""
-    states = [exp.column(name) for name, _ in values.states]
-    changed = exp.or_(
-        *(
-            # in parentheses: DataFusion binds IS DISTINCT FROM more loosely than OR and AND
-            exp.paren(
-                exp.NullSafeNEQ(this=state.copy(), expression=exp.column(f"{state.name}{BEFORE}"))
-            )
-            for state in states
-        )
-    )
-    first = first_step(cutoffs)
-    entering = (
-        exp.select(
-            *(k.copy() for k in keys),
-            CUTOFF,
-            *(s.copy() for s in states),
-            exp.alias_(exp.Literal.number(1), "moved"),
-        )
-        .from_("per_user")
-        .where(exp.or_(first.copy(), changed.copy()))
-    )
-    leaving = (
-        exp.select(
-            *(k.copy() for k in keys),
-            CUTOFF,
-            *(exp.alias_(exp.column(f"{s.name}{BEFORE}"), s.name) for s in states),
-            exp.alias_(exp.Literal.number(-1), "moved"),
-        )
-        .from_("per_user")
-        .where(exp.and_(exp.Not(this=first.copy()), changed.copy()))
-    )
-    partition = [*keys, *states]
-    moved = (
-        exp.select(
-            *(c.copy() for c in partition),
-            CUTOFF,
-            exp.alias_(exp.func("SUM", exp.column("moved")), "moved"),
-        )
-        .from_(exp.alias_(exp.paren(exp.union(entering, leaving, distinct=False)), "moves"))
-        .group_by(*(c.copy() for c in partition), CUTOFF)
-    )
-    running = exp.select(
-        *(c.copy() for c in partition),
-        CUTOFF,
-        exp.alias_(next_step(partition, cutoffs, exact), "until"),
-        exp.alias_(_cumulative("SUM", "moved", partition), "users"),
-    ).from_(exp.alias_(exp.paren(moved), "moved"))
-    stated = {name: value for name, value in values.stated}
-    contributions: dict[str, exp.Expr] = {}
-    for name, value in stated.items():
-        at_cutoff = _with_cutoff(value, exp.column("cutoff"))
-        for column in at_cutoff.find_all(exp.Column):
-            if column.name.startswith("state"):
-                column.set("table", exp.to_identifier("running"))
-        for moment, contribution in _contributions(
-            at_cutoff, exp.column("users", "running"), exact
-        ).items():
-            contributions[f"{name}_{moment}"] = contribution
-    query = _at_cutoffs(
-        running,
-        cutoffs,
-        [
-            *(exp.column(key.name, "running") for key in keys),
-            exp.alias_(exp.column("cutoff"), CUTOFF),
-            exp.alias_(_nothing(exact), "users"),
-            *(
-                exp.alias_(contributions[column], column)
-                if column in contributions
-                else exp.alias_(_nothing(exact), column)
-                for column in moment_columns
-            ),
-        ],
-        exact,
-    )
-    return query.where(exp.column("users", "running").neq(exp.Literal.number(0)))
 
 
 def _count(name: str) -> exp.Expr:

@@ -58,56 +58,85 @@ def _absent(summed: Running) -> exp.Expr:
     return exp.Literal.number(0)
 
 
-def _taken(positions: Positions, value: exp.Expr, absent: exp.Expr) -> exp.Expr:
-    if positions.condition is None:
-        return value
-    return exp.Case().when(positions.condition.copy(), value).else_(absent)
+def _kinds(count: int) -> exp.Expr:
+    """A table ``kinds(kind)`` of 1..count: judged read once for every position column."""
+    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(1), "kind"))
+    for kind in range(2, count + 1):
+        rows = exp.union(rows, exp.select(exp.Literal.number(kind)), distinct=False)
+    return exp.alias_(exp.paren(rows), "kinds")
 
 
-def events_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Query:
-    """``per_user_events``: per judged row in one of the lists, its step ``k``, a count of 1 for
-    each list that takes it and its terms; and a row per user (per_user_lists') at the first
-    cutoff, with nothing to add."""
+def events_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int]) -> exp.Query:
+    """``per_user_events``: per judged row and list of positions that takes it (a *kind* per
+    position column, judged read once), its step ``k``, a count of 1 for each list that takes
+    it and its terms; and a row per user of per_user_lists (``listed`` 1) at the first cutoff,
+    with nothing to add and its ``constants``, which every step reads (so that per_user_lists
+    is read once: Spark computes a CTE again for each of its readers)."""
     deepest = exp.Literal.number(cutoffs[-1])
     columns = sorted({positions.position for positions in parts.positions})
-    selects: list[exp.Select] = []
+    kind = exp.column("kind")
+
+    def of_kind(column: str) -> list[exp.Expr]:
+        """The condition on ``kind`` for a position column's rows (none with one column)."""
+        if len(columns) == 1:
+            return []
+        return [kind.copy().eq(exp.Literal.number(columns.index(column) + 1))]
+
+    def taken(positions: Positions, value: exp.Expr, absent: exp.Expr) -> exp.Expr:
+        conditions = of_kind(positions.position)
+        if positions.condition is not None:
+            conditions.append(positions.condition.copy())
+        if not conditions:
+            return value
+        return exp.Case().when(exp.and_(*conditions), value).else_(absent)
+
+    steps: list[tuple[list[exp.Expr], exp.Expr]] = []
+    taken_rows: list[exp.Expr] = []
     for column in columns:
         position = exp.column(column)
+        steps.append((of_kind(column), _step_of(position, cutoffs)))
+        within: exp.Expr = position.copy() <= deepest
         on_column = [p for p in parts.positions if p.position == column]
-        select = exp.select("user_id", exp.alias_(_step_of(position, cutoffs), CUTOFF))
-        for positions in parts.positions:
-            count: exp.Expr = exp.Literal.number(0)
-            if positions.position == column:
-                count = _taken(positions, exp.Literal.number(1), exp.Literal.number(0))
-            select.select(exp.alias_(count, _within(positions)), copy=False)
-        for summed in parts.running:
-            listed = summed.terms.positions
-            term = summed.terms.term.copy() if listed.position == column else _absent(summed)
-            if listed.position == column:
-                term = _taken(listed, term, _absent(summed))
-            select.select(exp.alias_(term, summed.name), copy=False)
-        where: exp.Expr = position.copy() <= deepest
         if all(p.condition is not None for p in on_column):
-            taken = exp.or_(*(p.condition.copy() for p in on_column if p.condition is not None))
-            where = exp.and_(where, exp.paren(taken))
-        selects.append(select.from_("judged").where(where))
+            listed = exp.or_(*(p.condition.copy() for p in on_column if p.condition is not None))
+            within = exp.and_(within, exp.paren(listed))
+        taken_rows.append(exp.paren(exp.and_(*of_kind(column), within)))
+    step_of_row: exp.Expr = steps[0][1]
+    if len(columns) > 1:
+        step_of_row = exp.Case()
+        for conditions, step in steps:
+            step_of_row = step_of_row.when(exp.and_(*conditions), step)
+
+    events = exp.select("user_id", exp.alias_(step_of_row, CUTOFF))
+    for positions in parts.positions:
+        count = taken(positions, exp.Literal.number(1), exp.Literal.number(0))
+        events.select(exp.alias_(count, _within(positions)), copy=False)
+    for summed in parts.running:
+        term = taken(summed.terms.positions, summed.terms.term.copy(), _absent(summed))
+        events.select(exp.alias_(term, summed.name), copy=False)
+    for name in constants:
+        events.select(exp.alias_(exp.Null(), name), copy=False)
+    events.select(exp.alias_(exp.Literal.number(0), "listed"), copy=False)
+    events = events.from_("judged")
+    if len(columns) > 1:
+        events = events.join(_kinds(len(columns)), join_type="cross")
+    events = events.where(exp.or_(*taken_rows))
+
     start = exp.select("user_id", exp.alias_(exp.Literal.number(cutoffs[0]), CUTOFF))
     for positions in parts.positions:
         start.select(exp.alias_(exp.Literal.number(0), _within(positions)), copy=False)
     for summed in parts.running:
         start.select(exp.alias_(_absent(summed), summed.name), copy=False)
-    query: exp.Query = start.from_("per_user_lists")
-    for select in selects:
-        query = exp.union(query, select, distinct=False)
-    return query
+    start.select(*constants, exp.alias_(exp.Literal.number(1), "listed"), copy=False)
+    return exp.union(start.from_("per_user_lists"), events, distinct=False)
 
 
-def _running(function: str, column: str, table: str | None = None) -> exp.Expr:
+def _running(function: str, column: str) -> exp.Expr:
     """``function(column) OVER (PARTITION BY user_id ORDER BY k)``: up to the user's step."""
     return exp.Window(
-        this=exp.func(function, exp.column(column, table)),
-        partition_by=[exp.column("user_id", table)],
-        order=exp.Order(expressions=[exp.Ordered(this=exp.column(CUTOFF, table))]),
+        this=exp.func(function, exp.column(column)),
+        partition_by=[exp.column("user_id")],
+        order=exp.Order(expressions=[exp.Ordered(this=exp.column(CUTOFF))]),
     )
 
 
@@ -129,10 +158,19 @@ def _read_running(value: exp.Expr) -> exp.Expr:
     return value.copy().transform(plain)
 
 
+def _per_user(column: str) -> exp.Expr:
+    """``MAX(column) OVER (PARTITION BY user_id)``: the value of the user's start row."""
+    return exp.Window(
+        this=exp.func("MAX", exp.column(column)), partition_by=[exp.column("user_id")]
+    )
+
+
 def per_user_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int]) -> exp.Select:
     """``per_user``: curve_steps.per_user_stage's rows (user_id, k, until, each value and state
-    and its ``<name>_before``) from per_user_events' running sums and per_user_lists'
-    ``constants`` (n_relevant, list_length, judged_rows, the cutoff-free aggregates)."""
+    and its ``<name>_before``) from per_user_events' running sums and the ``constants`` of the
+    user's start row (n_relevant, list_length, judged_rows, the cutoff-free aggregates), for
+    the users of per_user_lists (judged has others: per_user.sql's population leaves them
+    out)."""
     step_sums = exp.select("user_id", CUTOFF)
     for positions in parts.positions:
         name = _within(positions)
@@ -142,27 +180,22 @@ def per_user_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int
             exp.alias_(exp.func(summed.function, exp.column(summed.name)), summed.name),
             copy=False,
         )
+    for name in [*constants, "listed"]:
+        step_sums.select(exp.alias_(exp.func("MAX", exp.column(name)), name), copy=False)
     step_sums = step_sums.from_(EVENTS).group_by("user_id", CUTOFF)
 
-    steps = "per_user_step_sums"
     running = exp.select(
-        exp.column("user_id", steps),
-        exp.column(CUTOFF, steps),
-        exp.alias_(next_step([exp.column("user_id", steps)], cutoffs, False, steps), "until"),
-        *(exp.column(name, "per_user_lists") for name in constants),
+        "user_id",
+        CUTOFF,
+        exp.alias_(next_step([exp.column("user_id")], cutoffs, False), "until"),
+        *(exp.alias_(_per_user(name), name) for name in [*constants, "listed"]),
     )
     for positions in parts.positions:
         name = _within(positions)
-        running.select(exp.alias_(_running("SUM", name, steps), name), copy=False)
+        running.select(exp.alias_(_running("SUM", name), name), copy=False)
     for summed in parts.running:
-        running.select(
-            exp.alias_(_running(summed.function, summed.name, steps), summed.name), copy=False
-        )
-    running = running.from_(exp.alias_(exp.paren(step_sums), steps)).join(
-        "per_user_lists",
-        on=exp.column("user_id", steps).eq(exp.column("user_id", "per_user_lists")),
-        join_type="inner",
-    )
+        running.select(exp.alias_(_running(summed.function, summed.name), summed.name), copy=False)
+    running = running.from_(exp.alias_(exp.paren(step_sums), "per_user_step_sums"))
 
     values = split_values(parts)
     named = [*values.steady, *values.states]
@@ -171,8 +204,22 @@ def per_user_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int
     )
     for name, value in named:
         valued.select(exp.alias_(_read_running(value), name), copy=False)
+    valued = valued.where(exp.column("listed").eq(exp.Literal.number(1)))
 
     per_user = exp.select("user_id", CUTOFF, "until")
     for name, _ in named:
         per_user.select(name, exp.alias_(_before(name, cutoffs), f"{name}{BEFORE}"), copy=False)
     return per_user.from_(exp.alias_(exp.paren(valued), "per_user_values"))
+
+
+def stages(
+    parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[int]
+) -> list[tuple[str, exp.Expr]]:
+    """The CTEs after ``per_user_lists`` (curves.lists_stage without lists): per_user_events
+    and per_user."""
+    constants = [p.alias_or_name for p in per_user_lists.expressions]
+    constants = [name for name in constants if name != "user_id"]
+    return [
+        (EVENTS, events_stage(parts, constants, cutoffs)),
+        ("per_user", per_user_stage(parts, constants, cutoffs)),
+    ]

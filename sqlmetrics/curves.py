@@ -12,11 +12,11 @@ plan's: a user's running sums add its terms as the window plan's per-user sums d
 sums over the users are integers (whole 2^-64ths, sums.py, and counts), added exactly in any
 order, as the window plan's exact sums.
 
-This module takes the requests' metric files apart (``split``) and gathers the lists.
-DuckDB only (its list functions); used for the summary of ranking metrics (in one query or per
-pass of users) when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every
-metric file's aggregates have the shape the plan can split (``_split``): the others keep the
-window plan.
+This module takes the requests' metric files apart (``split``) and gathers the lists
+(DuckDB's list functions; every other dialect reads judged's rows with windows instead,
+curve_windows.py). Used for the summary of ranking metrics (in one query or per pass of users)
+when at least ``MIN_CUTOFFS`` cutoffs are asked (plan.py), and only when every metric file's
+aggregates have the shape the plan can split (``_split``): the others keep the window plan.
 """
 
 from __future__ import annotations

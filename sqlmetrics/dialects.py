@@ -174,6 +174,7 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
         _distinct_per_user,
         _functions,
         _null_order,
+        _values_tables,
         _byte_order_text,
         _aliases,
         _unshadow,
@@ -488,6 +489,34 @@ def _nulls_first_by_default(target: Dialect, descending: bool) -> bool:
 
 
 # names ----------------------------------------------------------------------------------------
+
+
+def _values_tables(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """A VALUES table naming its columns (curve_sums' cutoffs) as a UNION ALL of one-row
+    selects where VALUES cannot name them: SQLite drops the names, Oracle has no VALUES."""
+    if not _is_dialect(target, "sqlite", "oracle"):
+        return tree
+    for values in list(tree.find_all(exp.Values)):
+        alias = values.args.get("alias")
+        if alias is None or not alias.columns:
+            continue
+        names = [column.name for column in alias.columns]
+        rows: list[exp.Select] = []
+        for row in values.expressions:
+            cells = row.expressions if isinstance(row, exp.Tuple) else [row]
+            rows.append(
+                exp.select(
+                    *(
+                        exp.alias_(cell.copy(), name)
+                        for cell, name in zip(cells, names, strict=True)
+                    )
+                )
+            )
+        union: exp.Query = rows[0]
+        for row in rows[1:]:
+            union = exp.union(union, row, distinct=False)
+        values.replace(exp.alias_(exp.paren(union), alias.name))
+    return tree
 
 
 def _byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
