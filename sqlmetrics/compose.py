@@ -164,7 +164,8 @@ def compose(
         if plan.own:
             curve_stages = [("per_user", curve_steps.per_user_stage(curve, curve_cutoffs))]
         else:
-            curve_stages = curve_windows.stages(curve, judged_lists, curve_cutoffs)
+            from_windows = curve_windows.per_user_stage(curve, judged_lists, curve_cutoffs)
+            curve_stages = [("per_user", from_windows)]
     ranking = "judged" in selects
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.
@@ -271,7 +272,9 @@ def compose(
         ]
     stages += scored_stages
     if curve is not None:
-        stages += [("per_user_lists", selects["judged"]), *curve_stages]
+        # (the windows' per_user reads judged itself, per_user_lists' aggregates too)
+        user_lists = [("per_user_lists", selects["judged"])] if plan.own else []
+        stages += [*user_lists, *curve_stages]
     else:
         stages += per_user_union(selects, columns)
     if top_k and diagnostics:  # counted by top_lists' own aggregate over the recommendations

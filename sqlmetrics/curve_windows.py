@@ -3,16 +3,20 @@ lists (curve_steps.py), for every other dialect.
 
 Each judged row that one of the Split's lists of positions takes (``<position> <= k [AND
 <condition>]``) is an *event* at its step: the first requested cutoff at or above its
-position. Per user and step, the events' counts and terms are added up (``per_user_events``,
-then a GROUP BY); running SUMs and MAXes over the user's steps (windows ordered by the cutoff)
-give its counts of positions within the cutoff (``within{j}``) and the sums of their terms
-(``running{j}``), which are what curves.Split's values read at ``running{j}[within{j}]``. Every
-user also has a step at the first requested cutoff. The values there and, by LAG, at the step
-before make curve_steps.py's per_user rows, which curve_sums.py adds up over the users.
+position. Per user and step, the events' counts and terms are added up (a GROUP BY); running
+SUMs and MAXes over the user's steps (windows ordered by the cutoff) give its counts of
+positions within the cutoff (``within{j}``) and the sums of their terms (``running{j}``),
+which are what curves.Split's values read at ``running{j}[within{j}]``. The values there and,
+by LAG, at the step before make curve_steps.py's per_user rows, which curve_sums.py adds up
+over the users.
 
-The window plan computes 700 aggregates over every judged row for 7 metrics at k = 1..100;
-here there are a few rows per user (its hits and ideal positions: ~12 at bench/data/1e7) and
-a few columns per list.
+judged is read once, as one chain of selects: Spark computes a CTE again for each of its
+readers, and judged holds the ranking. Each judged row comes once per *kind*: kind 0 is the
+row itself, at the user's first step, for per_user_lists' aggregates (the user's constants
+and population, per_user.sql's, taken over the kind 0 rows only); kind j > 0 is the row as an
+event of the j-th position column. The window plan instead computes 700 aggregates over every
+judged row for 7 metrics at k = 1..100; here there are a few rows per user (its hits and ideal
+positions: ~12 at bench/data/1e7) and a few columns per list.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from sqlglot import exp
 from sqlmetrics.curve_sums import BEFORE, first_step, next_step, split_values
 from sqlmetrics.curves import CUTOFF, Positions, Running, Split
 
-EVENTS = "per_user_events"
+ROWS = "judged_kinds"  # judged's rows, once per kind
 
 
 def _step_of(position: exp.Expr, cutoffs: Sequence[int]) -> exp.Expr:
@@ -59,80 +63,108 @@ def _absent(summed: Running) -> exp.Expr:
 
 
 def _kinds(count: int) -> exp.Expr:
-    """A table ``kinds(kind)`` of 1..count: judged read once for every position column."""
-    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(1), "kind"))
-    for kind in range(2, count + 1):
+    """A table ``kinds(kind)`` of 0..count."""
+    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(0), "kind"))
+    for kind in range(1, count + 1):
         rows = exp.union(rows, exp.select(exp.Literal.number(kind)), distinct=False)
     return exp.alias_(exp.paren(rows), "kinds")
 
 
-def events_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int]) -> exp.Query:
-    """``per_user_events``: per judged row and list of positions that takes it (a *kind* per
-    position column, judged read once), its step ``k``, a count of 1 for each list that takes
-    it and its terms; and a row per user of per_user_lists (``listed`` 1) at the first cutoff,
-    with nothing to add and its ``constants``, which every step reads (so that per_user_lists
-    is read once: Spark computes a CTE again for each of its readers)."""
+def _events(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
+    """judged's rows, once per kind (0, and one per position column that takes the row): its
+    columns, its step ``k``, a count of 1 for each list that takes it and its terms."""
     deepest = exp.Literal.number(cutoffs[-1])
     columns = sorted({positions.position for positions in parts.positions})
-    kind = exp.column("kind")
 
-    def of_kind(column: str) -> list[exp.Expr]:
-        """The condition on ``kind`` for a position column's rows (none with one column)."""
-        if len(columns) == 1:
-            return []
-        return [kind.copy().eq(exp.Literal.number(columns.index(column) + 1))]
+    def of_kind(column: str) -> exp.Expr:
+        return exp.column("kind").eq(exp.Literal.number(columns.index(column) + 1))
 
     def taken(positions: Positions, value: exp.Expr, absent: exp.Expr) -> exp.Expr:
-        conditions = of_kind(positions.position)
+        condition = of_kind(positions.position)
         if positions.condition is not None:
-            conditions.append(positions.condition.copy())
-        if not conditions:
-            return value
-        return exp.Case().when(exp.and_(*conditions), value).else_(absent)
+            condition = exp.and_(condition, positions.condition.copy())
+        return exp.Case().when(condition, value).else_(absent)
 
-    steps: list[tuple[list[exp.Expr], exp.Expr]] = []
-    taken_rows: list[exp.Expr] = []
+    step = exp.Case().when(
+        exp.column("kind").eq(exp.Literal.number(0)), exp.Literal.number(cutoffs[0])
+    )
+    rows: list[exp.Expr] = [exp.column("kind").eq(exp.Literal.number(0))]
     for column in columns:
         position = exp.column(column)
-        steps.append((of_kind(column), _step_of(position, cutoffs)))
+        step = step.when(of_kind(column), _step_of(position, cutoffs))
         within: exp.Expr = position.copy() <= deepest
         on_column = [p for p in parts.positions if p.position == column]
         if all(p.condition is not None for p in on_column):
             listed = exp.or_(*(p.condition.copy() for p in on_column if p.condition is not None))
             within = exp.and_(within, exp.paren(listed))
-        taken_rows.append(exp.paren(exp.and_(*of_kind(column), within)))
-    step_of_row: exp.Expr = steps[0][1]
-    if len(columns) > 1:
-        step_of_row = exp.Case()
-        for conditions, step in steps:
-            step_of_row = step_of_row.when(exp.and_(*conditions), step)
+        rows.append(exp.paren(exp.and_(of_kind(column), within)))
 
-    events = exp.select("user_id", exp.alias_(step_of_row, CUTOFF))
+    events = exp.select(exp.Star(), exp.alias_(step, CUTOFF))
     for positions in parts.positions:
         count = taken(positions, exp.Literal.number(1), exp.Literal.number(0))
         events.select(exp.alias_(count, _within(positions)), copy=False)
     for summed in parts.running:
         term = taken(summed.terms.positions, summed.terms.term.copy(), _absent(summed))
         events.select(exp.alias_(term, summed.name), copy=False)
-    for name in constants:
-        events.select(exp.alias_(exp.Null(), name), copy=False)
-    events.select(exp.alias_(exp.Literal.number(0), "listed"), copy=False)
-    events = events.from_("judged")
-    if len(columns) > 1:
-        events = events.join(_kinds(len(columns)), join_type="cross")
-    events = events.where(exp.or_(*taken_rows))
+    return (
+        events.from_("judged").join(_kinds(len(columns)), join_type="cross").where(exp.or_(*rows))
+    )
 
-    start = exp.select("user_id", exp.alias_(exp.Literal.number(cutoffs[0]), CUTOFF))
+
+def _of_kind_0(expression: exp.Expr) -> exp.Expr:
+    """per_user_lists' expression (aggregates over judged) over the kind 0 rows only: each
+    aggregate's argument NULL on the other rows, COUNT(*) a count of kind 0 rows."""
+    expression = expression.copy()
+    kind_0 = exp.column("kind", ROWS).eq(exp.Literal.number(0))
+    for column in expression.find_all(exp.Column):
+        if column.table == "judged":
+            column.set("table", exp.to_identifier(ROWS))
+    for aggregate in list(expression.find_all(exp.AggFunc)):
+        argument = aggregate.this
+        if isinstance(aggregate, exp.Count) and isinstance(argument, exp.Star):
+            aggregate.set("this", exp.Case().when(kind_0.copy(), exp.Literal.number(1)))
+        elif isinstance(argument, exp.Distinct):
+            argument.set(
+                "expressions",
+                [exp.Case().when(kind_0.copy(), e.copy()) for e in argument.expressions],
+            )
+        elif argument is not None:
+            aggregate.set("this", exp.Case().when(kind_0.copy(), argument.copy()))
+    return expression
+
+
+def _step_sums(parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[int]) -> exp.Select:
+    """Per user and step: the events' counts and terms added up, and at the first step (where
+    the kind 0 rows are) per_user_lists' columns and whether the user is one of its population
+    (``listed``: its HAVING)."""
+    if per_user_lists.args.get("joins") or per_user_lists.args.get("where"):
+        raise AssertionError("per_user.sql's select reads judged alone")  # curves.lists_stage
+    sums = exp.select("user_id", CUTOFF)
     for positions in parts.positions:
-        start.select(exp.alias_(exp.Literal.number(0), _within(positions)), copy=False)
+        name = _within(positions)
+        sums.select(exp.alias_(exp.func("SUM", exp.column(name)), name), copy=False)
     for summed in parts.running:
-        start.select(exp.alias_(_absent(summed), summed.name), copy=False)
-    start.select(*constants, exp.alias_(exp.Literal.number(1), "listed"), copy=False)
-    return exp.union(start.from_("per_user_lists"), events, distinct=False)
+        total = exp.func(summed.function, exp.column(summed.name))
+        sums.select(exp.alias_(total, summed.name), copy=False)
+    # only on the first step (NULL elsewhere, which the running MAX passes over)
+    first = first_step(cutoffs)
+    for projection in per_user_lists.expressions:
+        if projection.alias_or_name != "user_id":
+            column = exp.Case().when(first.copy(), _of_kind_0(projection.unalias()))
+            sums.select(exp.alias_(column, projection.alias_or_name), copy=False)
+    having = per_user_lists.args.get("having")
+    population = first.copy()
+    if having is not None:
+        population = exp.and_(population, exp.paren(_of_kind_0(having.this)))
+    listed = exp.Case().when(population, exp.Literal.number(1)).else_(exp.Literal.number(0))
+    sums.select(exp.alias_(listed, "listed"), copy=False)
+    rows = exp.alias_(exp.paren(_events(parts, cutoffs)), ROWS)
+    return sums.from_(rows).group_by("user_id", CUTOFF)
 
 
 def _running(function: str, column: str) -> exp.Expr:
-    """``function(column) OVER (PARTITION BY user_id ORDER BY k)``: up to the user's step."""
+    """``function(column) OVER (PARTITION BY user_id ORDER BY k)``: up to the user's step (the
+    first step's value, for a column only the first step has)."""
     return exp.Window(
         this=exp.func(function, exp.column(column)),
         partition_by=[exp.column("user_id")],
@@ -158,43 +190,25 @@ def _read_running(value: exp.Expr) -> exp.Expr:
     return value.copy().transform(plain)
 
 
-def _per_user(column: str) -> exp.Expr:
-    """``MAX(column) OVER (PARTITION BY user_id)``: the value of the user's start row."""
-    return exp.Window(
-        this=exp.func("MAX", exp.column(column)), partition_by=[exp.column("user_id")]
-    )
-
-
-def per_user_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int]) -> exp.Select:
+def per_user_stage(parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[int]) -> exp.Select:
     """``per_user``: curve_steps.per_user_stage's rows (user_id, k, until, each value and state
-    and its ``<name>_before``) from per_user_events' running sums and the ``constants`` of the
-    user's start row (n_relevant, list_length, judged_rows, the cutoff-free aggregates), for
-    the users of per_user_lists (judged has others: per_user.sql's population leaves them
-    out)."""
-    step_sums = exp.select("user_id", CUTOFF)
-    for positions in parts.positions:
-        name = _within(positions)
-        step_sums.select(exp.alias_(exp.func("SUM", exp.column(name)), name), copy=False)
-    for summed in parts.running:
-        step_sums.select(
-            exp.alias_(exp.func(summed.function, exp.column(summed.name)), summed.name),
-            copy=False,
-        )
-    for name in [*constants, "listed"]:
-        step_sums.select(exp.alias_(exp.func("MAX", exp.column(name)), name), copy=False)
-    step_sums = step_sums.from_(EVENTS).group_by("user_id", CUTOFF)
-
+    and its ``<name>_before``) for the users of per_user_lists' population, from judged in one
+    chain (the module's docstring)."""
+    constants = [p.alias_or_name for p in per_user_lists.expressions]
+    constants = [name for name in constants if name != "user_id"]
     running = exp.select(
         "user_id",
         CUTOFF,
         exp.alias_(next_step([exp.column("user_id")], cutoffs, False), "until"),
-        *(exp.alias_(_per_user(name), name) for name in [*constants, "listed"]),
+        # the first step's (the others have none): every user has one, with the kind 0 rows
+        *(exp.alias_(_running("MAX", name), name) for name in [*constants, "listed"]),
     )
     for positions in parts.positions:
         name = _within(positions)
         running.select(exp.alias_(_running("SUM", name), name), copy=False)
     for summed in parts.running:
         running.select(exp.alias_(_running(summed.function, summed.name), summed.name), copy=False)
+    step_sums = _step_sums(parts, per_user_lists, cutoffs)
     running = running.from_(exp.alias_(exp.paren(step_sums), "per_user_step_sums"))
 
     values = split_values(parts)
@@ -210,16 +224,3 @@ def per_user_stage(parts: Split, constants: Sequence[str], cutoffs: Sequence[int
     for name, _ in named:
         per_user.select(name, exp.alias_(_before(name, cutoffs), f"{name}{BEFORE}"), copy=False)
     return per_user.from_(exp.alias_(exp.paren(valued), "per_user_values"))
-
-
-def stages(
-    parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[int]
-) -> list[tuple[str, exp.Expr]]:
-    """The CTEs after ``per_user_lists`` (curves.lists_stage without lists): per_user_events
-    and per_user."""
-    constants = [p.alias_or_name for p in per_user_lists.expressions]
-    constants = [name for name in constants if name != "user_id"]
-    return [
-        (EVENTS, events_stage(parts, constants, cutoffs)),
-        ("per_user", per_user_stage(parts, constants, cutoffs)),
-    ]

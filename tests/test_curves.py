@@ -69,8 +69,8 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
         results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
         # (evaluate with ci= runs the statistics query instead: its own check below)
         assert len(queries) == sum("ci" not in kwargs for _, kwargs in calls)
-        assert all(("per_user_lists" in query) == ("curves" in plan) for query in queries), plan
-        assert all(("per_user_events" in query) == (plan == "portable curves") for query in queries)
+        assert all(("per_user_lists" in query) == (plan == "curves") for query in queries), plan
+        assert all(("judged_kinds" in query) == (plan == "portable curves") for query in queries)
     return results
 
 
@@ -197,11 +197,11 @@ def test_the_plan_is_chosen_by_the_number_of_cutoffs() -> None:
     many = [f"ndcg@1:{curves.MIN_CUTOFFS}", "recall@10"]
     few = [f"ndcg@1:{curves.MIN_CUTOFFS - 1}"]
     assert "per_user_lists" in sqlmetrics.to_sql(many, dialect="duckdb")
-    assert "per_user_events" not in sqlmetrics.to_sql(many, dialect="duckdb")
+    assert "judged_kinds" not in sqlmetrics.to_sql(many, dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(few, dialect="duckdb")
     for dialect in ("postgres", "spark", "sqlite"):
-        assert "per_user_events" in sqlmetrics.to_sql(many, dialect=dialect)
-        assert "per_user_lists" not in sqlmetrics.to_sql(few, dialect=dialect)
+        assert "judged_kinds" in sqlmetrics.to_sql(many, dialect=dialect)
+        assert "judged_kinds" not in sqlmetrics.to_sql(few, dialect=dialect)
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "ndcg_ideal_k@5"], dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(many, dialect="duckdb", per_user=True)
     assert "per_user_lists" not in sqlmetrics.to_sql([*many, "coverage@10"], dialect="duckdb")

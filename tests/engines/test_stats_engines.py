@@ -26,7 +26,7 @@ import sqlmetrics
 from tests.engines.cases import REPO, Case
 from tests.engines.conftest import EnginePool
 from tests.engines.engines import DuckDBEngine, fakesnow_python
-from tests.engines.stats_cases import CALLS, CASES, METRICS, calls, model_values, run
+from tests.engines.stats_cases import CALLS, CASES, calls, metrics_of, model_values, run
 from tests.engines.test_connections import WAYS, Way, inputs
 from tests.engines.test_engines import loaded, table_names, to_duckdb
 
@@ -115,7 +115,12 @@ def _to_sql(case: Case, call: str, dialect: str) -> str:
     if call == "compare":
         options["baseline"] = str(model_values(case)[0])
     return sqlmetrics.to_sql(
-        METRICS, recommendations, interactions, dialect=dialect, **case.kwargs(), **options
+        metrics_of(call),
+        recommendations,
+        interactions,
+        dialect=dialect,
+        **case.kwargs(),
+        **options,
     )
 
 
