@@ -155,7 +155,7 @@ def compose(
     selects, columns = per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
     curve = plan.curve
-    # the curve plan's stages after per_user_lists: per_user from lists (DuckDB's) or windows
+    # the curve plan's per_user: from DuckDB's lists (per_user_lists) or windows over judged
     curve_stages: list[tuple[str, exp.Expr]] = []
     if curve is not None and cutoff is not None:
         curve_cutoffs = requested_cutoffs(requests)

@@ -162,7 +162,7 @@ def choose_plan(
         curve = compose.curve_split(requests, options, population, judged == "judged_hits")
     unsplit = "a metric file whose sums the curve plan cannot split"
     why.append(
-        f"per_user: curves, {distinct} distinct cutoffs"
+        f"per_user: curves from {'lists' if duckdb_own else 'windows'}, {distinct} distinct cutoffs"
         if curve is not None
         else f"per_user: a column per request ({why_not or unsplit})"
     )
