@@ -54,6 +54,8 @@ def _reads_cutoff(expression: exp.Expr) -> bool:
 
 
 def split_values(parts: Split) -> Values:
+    """The Split's values as per_user writes them (both curve_steps.py and curve_windows.py):
+    steady, or over states."""
     steady: list[tuple[str, exp.Expr]] = []
     stated: list[tuple[str, exp.Expr]] = []
     states: dict[str, tuple[str, exp.Expr]] = {}
