@@ -159,13 +159,13 @@ def compose(
     curve_stages: list[tuple[str, exp.Expr]] = []
     if curve is not None and cutoff is not None:
         curve_cutoffs = requested_cutoffs(requests)
-        judged_lists = curves.lists_stage(selects["judged"], curve, cutoff, lists=plan.own)
-        selects["judged"] = judged_lists
-        if plan.own:
-            curve_stages = [("per_user", curve_steps.per_user_stage(curve, curve_cutoffs))]
-        else:
-            from_windows = curve_windows.per_user_stage(curve, judged_lists, curve_cutoffs)
-            curve_stages = [("per_user", from_windows)]
+        selects["judged"] = curves.lists_stage(selects["judged"], curve, cutoff, lists=plan.own)
+        steps = (
+            curve_steps.per_user_stage(curve, curve_cutoffs)
+            if plan.own
+            else curve_windows.per_user_stage(curve, selects["judged"], curve_cutoffs)
+        )
+        curve_stages = [("per_user", steps)]
     ranking = "judged" in selects
 
     # Prune judged -> joined -> ranked/truth to the columns the metrics (and diagnostics) read.

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlmetrics.catalog import MetricRequest, parsed
 from sqlmetrics.curves import CUTOFF, Split, requests_at_cutoffs
 from sqlmetrics.inputs import Inputs
-from sqlmetrics.stages import group_key, nulls_last
+from sqlmetrics.stages import group_key, nulls_last, numbers_table
 from sqlmetrics.summary import partial_columns, ratio, summary
 from sqlmetrics.sums import fixed, rounded, small
 
@@ -168,14 +168,12 @@ def next_step(
 
 def _cutoffs_table(cutoffs: Sequence[int], exact: bool) -> exp.Expr:
     """The requested cutoffs as a table ``cutoffs(cutoff)``: DuckDB's UNNEST of a list, else
-    VALUES (dialects.py writes it as a UNION ALL where VALUES cannot name its column; Spark
-    runs a UNION ALL of 100 one-row selects as 100 tasks)."""
+    VALUES (stages.numbers_table)."""
+    if not exact:
+        return numbers_table("cutoffs", "cutoff", cutoffs)
     alias = exp.TableAlias(this=exp.to_identifier("cutoffs"), columns=[exp.to_identifier("cutoff")])
-    if exact:
-        listed = exp.Array(expressions=[exp.Literal.number(k) for k in cutoffs])
-        return exp.Unnest(expressions=[listed], alias=alias)
-    rows = [exp.Tuple(expressions=[exp.Literal.number(k)]) for k in cutoffs]
-    return exp.Values(expressions=rows, alias=alias)
+    listed = exp.Array(expressions=[exp.Literal.number(k) for k in cutoffs])
+    return exp.Unnest(expressions=[listed], alias=alias)
 
 
 def _at_cutoffs(
@@ -203,9 +201,6 @@ def _moves(cutoffs: Sequence[int], values: Values) -> tuple[exp.Expr, exp.Expr]:
     """For the values reading k: the table of per_cutoff's moves (0: a step's steady changes;
     1: the user enters its state at the step, at its first step or where a state changed; -1:
     it leaves its state before), and which (row, move) pairs are taken."""
-    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(0), "move"))
-    for number in (1, -1):
-        rows = exp.union(rows, exp.select(exp.Literal.number(number)), distinct=False)
     first = first_step(cutoffs)
     move = exp.column("move")
     # in parentheses: DataFusion binds IS DISTINCT FROM more loosely than OR and AND
@@ -220,7 +215,7 @@ def _moves(cutoffs: Sequence[int], values: Values) -> tuple[exp.Expr, exp.Expr]:
         move.copy().eq(exp.Literal.number(-1)), exp.Not(this=first.copy()), changed.copy()
     )
     taken = exp.or_(move.copy().eq(exp.Literal.number(0)), exp.paren(entering), exp.paren(leaving))
-    return exp.alias_(exp.paren(rows), "moves"), taken
+    return numbers_table("moves", "move", (0, 1, -1)), taken
 
 
 def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = True) -> exp.Select:

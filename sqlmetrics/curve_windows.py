@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sqlmetrics.curve_sums import BEFORE, first_step, next_step, split_values
 from sqlmetrics.curves import CUTOFF, Positions, Running, Split
+from sqlmetrics.stages import numbers_table
 
 ROWS = "judged_kinds"  # judged's rows, once per kind
 
@@ -62,14 +63,6 @@ def _absent(summed: Running) -> exp.Expr:
     return exp.Literal.number(0)
 
 
-def _kinds(count: int) -> exp.Expr:
-    """A table ``kinds(kind)`` of 0..count."""
-    rows: exp.Query = exp.select(exp.alias_(exp.Literal.number(0), "kind"))
-    for kind in range(1, count + 1):
-        rows = exp.union(rows, exp.select(exp.Literal.number(kind)), distinct=False)
-    return exp.alias_(exp.paren(rows), "kinds")
-
-
 def _events(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
     """judged's rows, once per kind (0, and one per position column that takes the row): its
     columns, its step ``k``, a count of 1 for each list that takes it and its terms."""
@@ -99,6 +92,7 @@ def _events(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
             within = exp.and_(within, exp.paren(listed))
         rows.append(exp.paren(exp.and_(of_kind(column), within)))
 
+    kinds = numbers_table("kinds", "kind", range(len(columns) + 1))
     events = exp.select(exp.Star(), exp.alias_(step, CUTOFF))
     for positions in parts.positions:
         count = taken(positions, exp.Literal.number(1), exp.Literal.number(0))
@@ -106,9 +100,7 @@ def _events(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
     for summed in parts.running:
         term = taken(summed.terms.positions, summed.terms.term.copy(), _absent(summed))
         events.select(exp.alias_(term, summed.name), copy=False)
-    return (
-        events.from_("judged").join(_kinds(len(columns)), join_type="cross").where(exp.or_(*rows))
-    )
+    return events.from_("judged").join(kinds, join_type="cross").where(exp.or_(*rows))
 
 
 def _of_kind_0(expression: exp.Expr) -> exp.Expr:

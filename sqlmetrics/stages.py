@@ -136,6 +136,15 @@ def prune(select: exp.Select, needed: set[str]) -> set[str]:
     return {column.name for column in select.find_all(exp.Column)}
 
 
+def numbers_table(name: str, column: str, numbers: Sequence[int]) -> exp.Values:
+    """A table ``name(column)`` of literal integers: VALUES, which Spark runs as one task (a
+    UNION ALL of one-row selects is a task each); dialects.py writes it as a UNION ALL where
+    VALUES cannot name its column (SQLite, Oracle)."""
+    alias = exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier(column)])
+    rows = [exp.Tuple(expressions=[exp.Literal.number(n)]) for n in numbers]
+    return exp.Values(expressions=rows, alias=alias)
+
+
 def materialize(query: exp.Query, name: str) -> None:
     """Marks the query's CTE ``name`` MATERIALIZED (DuckDB): computed once for its readers."""
     for cte in query.args["with_"].expressions:
