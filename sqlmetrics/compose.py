@@ -85,6 +85,9 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
+# score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
+# takes n below 1,000,000: deeper, sorted_lists.sql.
+SCORE_LISTS_MAX_CUTOFF = 999_998
 
 
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
@@ -250,7 +253,7 @@ def compose(
             cutoff,
             options,
             diagnostics,
-            long_lists=lists == "sorted_lists",
+            placed_by_score=lists == "score_lists",
         )
         if diagnostics:
             cutoffs = exp.Array(expressions=list(map(exp.convert, requested_cutoffs(requests))))
@@ -406,16 +409,19 @@ def _hit_rows_stages(
     cutoff: int | None,
     options: Options,
     diagnostics: bool,
-    long_lists: bool,
+    placed_by_score: bool,
 ) -> list[tuple[str, exp.Expr]]:
     """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows.
-    ``long_lists``: sorted_lists.sql's, whose hits join the relevant pairs grouped first."""
+    ``placed_by_score``: the lists are score_lists.sql's, and placed_hits.sql finds the hits."""
     truth_lists, judged = stage("truth_lists"), stage("judged_hits")
     if not diagnostics:  # only the diagnostics read the other counts
         prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
     prune(judged, needed)
-    if long_lists:
-        duckdb_plan.join_relevant_pairs(judged)
+    if placed_by_score:
+        placed = stage("placed_hits")
+        if options.ties == "id_text":
+            _order_ids_as_text(placed)
+        duckdb_plan.place_hits(judged, placed)
     threshold = number(options.threshold)
     return [
         (
@@ -506,6 +512,12 @@ def _order_ids_as_text(ranked: exp.Select) -> None:
     for ordered in ranked.find_all(exp.Ordered):
         if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
             ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
+    # placed_hits.sql counts the rows of a tied hit's score with a greater item id
+    for greater in ranked.find_all(exp.GT):
+        sides = (greater.this, greater.expression)
+        if all(isinstance(side, exp.Column) and side.name == "item_id" for side in sides):
+            for side in sides:
+                side.replace(exp.cast(side.copy(), exp.DataType.build("varchar")))
     # top_lists.sql and sorted_lists.sql sort {score, item} structs: the text goes in between.
     for struct in ranked.find_all(exp.Struct):
         fields = list(struct.expressions)

@@ -209,27 +209,8 @@ def read_inputs_again(query: exp.Query, interactions: bool, recommendations: boo
             cte.set("materialized", False)
 
 
-def join_relevant_pairs(judged: exp.Select) -> None:
-    """judged_hits.sql over sorted_lists.sql's long lists: its hits join each relevant (user,
-    item) once, grouped first, instead of grouping the joined rows by (user, position), which
-    DuckDB does by grouping every listed row first (partial_aggregate_pushdown): at k = 100,
-    1.2 s of 2.4 at 1e7 rows. Short lists keep the grouping after the join, where grouping the
-    interactions first costs more (1e8 rows, k = 10: 4.6 s against 4.1 s)."""
-    hits = next(cte.this for cte in judged.find_all(exp.CTE) if cte.alias == "hits")
-    relevant = hits.args["having"].this  # MAX(input_interactions.relevance) > $threshold
-    for column in relevant.find_all(exp.Column):
-        column.set("table", None)
-    largest = exp.func("MAX", exp.column("relevance"))
-    pairs = (
-        exp.select("user_id", "item_id", exp.alias_(largest, "relevance"))
-        .from_("input_interactions")
-        .group_by("user_id", "item_id")
-        .having(relevant)
-    )
-    hits.set("group", None)
-    hits.set("having", None)
-    for projection in hits.expressions:
-        for largest in list(projection.find_all(exp.Max)):
-            largest.replace(largest.this)
-    # named as the table it replaces, so the join's condition and the select read it unchanged
-    hits.args["joins"][0].set("this", pairs.subquery("input_interactions"))
+def place_hits(judged: exp.Select, placed: exp.Select) -> None:
+    """judged_hits.sql's hits from placed_hits.sql: score_lists.sql's lists carry scores, not
+    items, so each recommended relevant item is placed by its score."""
+    hits = next(cte for cte in judged.find_all(exp.CTE) if cte.alias == "hits")
+    hits.set("this", placed)

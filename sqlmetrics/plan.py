@@ -10,8 +10,11 @@ groups            ``arms`` (arms.py) when every group column is one only the rec
                   the groups are crossed into the interactions.
 lists             DuckDB's own plans (``TOP_K_DIALECTS``, not ``portable``), ties "id" or
                   "id_text", no rank column, every metric with a cutoff: ``top_lists`` (a
-                  top-k aggregate per user) up to ``TOP_K_MAX_CUTOFF``, ``sorted_lists``
-                  (each whole list sorted) deeper; else none.
+                  top-k aggregate per user) up to ``TOP_K_MAX_CUTOFF``; deeper
+                  ``score_lists`` (a top-k aggregate of the scores alone, each hit placed
+                  by its score: placed_hits.sql) when every metric reads hit rows only
+                  (judged_hits below), else ``sorted_lists`` (each whole list sorted);
+                  else none.
 ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
                   ``ranked_top_k`` (unnests the lists above), ``ranked`` (a window; ties "id"
                   and "id_text"), ``ranked_average`` or ``ranked_by_relevance`` (the other
@@ -57,7 +60,7 @@ class Plan:
 
     own: bool  # DuckDB's own plans: TOP_K_DIALECTS and not portable
     groups: str  # "crossed" | "arms"
-    lists: str | None  # "top_lists" | "sorted_lists" | None
+    lists: str | None  # "top_lists" | "score_lists" | "sorted_lists" | None
     ranked: str  # the ranking stage's file
     judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
     per_user: str  # "columns" | "curves"
@@ -99,14 +102,20 @@ def choose_plan(
         + (" (none asked)" if not inputs.groups else "")
     )
 
+    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
+    only_judged = reads == {"judged"}
     lists = compose.lists_stage(requests, options, dialect) if duckdb_own else None
     if inputs.rank is not None:
         lists = None
+    deep_scores = cutoff is not None and cutoff <= compose.SCORE_LISTS_MAX_CUTOFF
+    if lists == "sorted_lists" and only_judged and hit_rows_only and deep_scores:
+        lists = "score_lists"  # nothing reads the items in order: hits placed by their scores
     if lists is not None:
         why.append(
             f"lists: {lists}, {own}, ties {options.ties!r}, deepest cutoff {cutoff} "
             + ("<=" if lists == "top_lists" else ">")
             + f" {compose.TOP_K_MAX_CUTOFF}"
+            + (", every metric reads hit rows only" if lists == "score_lists" else "")
         )
     else:
         because = (
@@ -123,8 +132,6 @@ def choose_plan(
     ranked = compose.ranked_stage_name(inputs, options, top_k=lists is not None)
     why.append(f"ranked: {ranked}")
 
-    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
-    only_judged = reads == {"judged"}
     judged: str | None = None
     if ranking:
         if lists is not None and only_judged and hit_rows_only:

@@ -37,7 +37,8 @@ def inputs(rank: bool = False, groups: tuple[str, ...] = ()) -> Inputs:
 # fmt: off
 CASES = [
     ("ndcg@10,recall@10", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
-    ("ndcg@50", "duckdb", "id", "", "sorted_lists", "ranked_top_k", "judged_hits", "columns", None),
+    ("ndcg@50", "duckdb", "id", "", "score_lists", "ranked_top_k", "judged_hits", "columns", None),
+    ("ndcg@50,ndcg_clipped@50", "duckdb", "id", "", "sorted_lists", "ranked_top_k", "joined", "columns", None),  # noqa: E501
     ("ndcg@1:20", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "curves", None),
     ("ndcg@1:20", "duckdb", "id", "per_user", "top_lists", "ranked_top_k", "judged_hits", "columns", None),  # noqa: E501
     ("ndcg@1:7", "duckdb", "id", "", "top_lists", "ranked_top_k", "judged_hits", "columns", None),

@@ -41,9 +41,11 @@ NAMES = (
     "ndcg_ideal_k",
 )
 METRICS = [f"{name}@{k}" for name in NAMES for k in (1, 2, 5, 20)]
-# Deeper than TOP_K_MAX_CUTOFF: sorted_lists.sql (each whole list sorted) instead of the
-# top-k aggregate, under the same hit-rows plan.
+# Deeper than TOP_K_MAX_CUTOFF: score_lists.sql (the scores' top-k aggregate, each hit placed by
+# its score: placed_hits.sql) under the same hit-rows plan; with a metric that reads more than
+# hit rows (precision_listed: every list's length), sorted_lists.sql (each whole list sorted).
 DEEP_METRICS = [f"{name}@{k}" for name in NAMES for k in (3, 21)]  # lists up to 24 long
+DEEP_SORTED_METRICS = [*DEEP_METRICS, "precision_listed@21"]
 
 
 def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -72,6 +74,8 @@ def tied_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
         (3, DEEP_METRICS, "id", None),
         (4, METRICS, "id_text", None),
         (9, DEEP_METRICS, "id_text", None),
+        (12, DEEP_SORTED_METRICS, "id", None),
+        (13, DEEP_SORTED_METRICS, "id_text", None),
         # a score floor (duckdb_passes.score_floor) on a tied score, between two, above every score
         (5, METRICS, "id", 0.6),
         (6, METRICS, "id_text", 0.3),
@@ -106,9 +110,11 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
     assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10")
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg")  # no cutoff: the whole list is read
     assert "ARG_MAX" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
-    deep = sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: each list sorted
-    assert "ARG_MAX" not in deep
-    assert "ARRAY_REVERSE_SORT(" in deep  # sqlglot's spelling of LIST_SORT(..., 'DESC')
+    deep = sqlmetrics.to_sql(["ndcg@10", "ndcg@100"])  # deep: the scores' top-k, hits placed
+    assert "ARG_MAX" not in deep and "ARRAY_REVERSE_SORT(" not in deep
+    assert "MAX(score, 100)" in deep and "LIST_POSITION(" in deep
+    sorted_deep = sqlmetrics.to_sql(["ndcg@10", "ndcg_clipped@100"])  # each whole list sorted
+    assert "ARRAY_REVERSE_SORT(" in sorted_deep  # sqlglot's spelling of LIST_SORT(..., 'DESC')
     assert "SORT(" not in sqlmetrics.to_sql(["ndcg@10", "ndcg@100"], dialect="postgres")
     assert "ARG_MAX" in sqlmetrics.to_sql("ndcg@10", ties="id_text")
 
@@ -191,7 +197,7 @@ def test_other_metrics_keep_every_recommended_row() -> None:
 def test_hit_rows_plan_only_for_hit_rows_metrics_on_duckdb() -> None:
     assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@10"])
     assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_scored@10"])
-    assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@100"])  # sorted_lists.sql
+    assert "truth_lists" in sqlmetrics.to_sql(["ndcg@10", "map@100"])  # score_lists.sql
     assert "truth_lists" not in sqlmetrics.to_sql(["ndcg@10", "map"])
     assert "truth_lists" not in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 
@@ -400,7 +406,7 @@ def test_truth_stage_groups_by_item_only_the_users_it_must() -> None:
     [
         # no scored metric, no rank column
         (["ndcg@5", "map@10", "dcg_exp@3"], {"single_class_users", "bad_rank_lists"}),
-        # deep: sorted_lists.sql
+        # deep: score_lists.sql
         (["ndcg@5", "map@30", "mrr@100"], {"single_class_users", "bad_rank_lists"}),
         # scored_positives.sql; no cutoff, so no list is shorter than one and no tie group
         # straddles one
@@ -549,7 +555,7 @@ def test_repeats_and_ties_across_cutoffs_match_their_definitions(
     seed: int, cutoffs: list[int], ties: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """duplicate_recommendations over whole lists and tied_score_groups across the requested
-    cutoffs, from DuckDB's plans (top_lists.sql up to 20, sorted_lists.sql deeper) and from the
+    cutoffs, from DuckDB's plans (top_lists.sql up to 20, score_lists.sql deeper) and from the
     portable window plan, equal the pandas oracle on tie-heavy lists with repeats deep down."""
     recs, truth = tied_data(seed)
     recs = recs.drop(columns="segment")
