@@ -81,7 +81,8 @@ if TYPE_CHECKING:
 # Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
-# Above this cutoff sql/stages/sorted_lists.sql sorts each whole list instead: the top-k
+# Above this cutoff sql/stages/score_lists.sql (plan.py: metrics reading hit rows only) or
+# sorted_lists.sql rank each whole list instead: the top-k
 # aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
 # top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
 TOP_K_MAX_CUTOFF = 20
@@ -360,9 +361,10 @@ def _top_lists_stage(
     score_floor: float | None,
     diagnostics: bool,
 ) -> exp.Select:
-    """plan.py's lists (top_lists.sql or sorted_lists.sql), each user's first ``rows`` items
-    (the deepest cutoff, + 1 for the diagnostics) as lists; ranked_top_k.sql unnests them, the
-    hit-rows plan joins them (duckdb_plan.py). Unused (and not assembled) without lists."""
+    """plan.py's lists (top_lists.sql, score_lists.sql or sorted_lists.sql), each user's first
+    ``rows`` items and scores (the deepest cutoff, + 1 for the diagnostics) as lists (scores
+    alone in score_lists.sql); ranked_top_k.sql unnests them, the hit-rows plan joins them
+    (duckdb_plan.py). Unused (and not assembled) without lists."""
     top_lists = stage(lists or "top_lists")
     duckdb_plan.bind_repeats(top_lists)
     if options.ties == "id_text":
@@ -395,8 +397,9 @@ def _list_counts(
 
 def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
     """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
-    up to TOP_K_MAX_CUTOFF, sorted_lists.sql (each whole list sorted) deeper; None: the window
-    plan (other dialects and tie policies, metrics without a cutoff)."""
+    up to TOP_K_MAX_CUTOFF, sorted_lists.sql (each whole list sorted) deeper, which plan.py
+    turns into score_lists.sql when every metric reads hit rows only; None: the window plan
+    (other dialects and tie policies, metrics without a cutoff)."""
     cutoff = deepest_cutoff(requests)
     if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
         return None

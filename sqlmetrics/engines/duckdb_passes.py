@@ -99,7 +99,8 @@ WINDOW_PASSES_FROM_ROWS = 20_000_000
 
 def sorts_every_row(requests: Sequence[MetricRequest], options: Options) -> bool:
     """Whether the plan sorts every row (no top-k aggregate): ranking metrics beyond
-    TOP_K_MAX_CUTOFF (sorted_lists.sql) or without a cutoff (the window), and the metrics over
+    TOP_K_MAX_CUTOFF (score_lists.sql or sorted_lists.sql: every row grouped, and every score
+    kept or sorted) or without a cutoff (the window), and the metrics over
     scores (gauc's own sums do not sort, but its whole-list diagnostics do, and group every
     row)."""
     reads_lists = any(
