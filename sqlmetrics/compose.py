@@ -81,10 +81,10 @@ if TYPE_CHECKING:
 # Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
-# Above this cutoff sql/stages/score_lists.sql (plan.py: metrics reading hit rows only) or
-# sorted_lists.sql rank each whole list instead: the top-k
-# aggregate keeps every user's k + 3 best in memory (bench/ data, k = 1..100 in one call with
-# top lists up to 100: 16 GB at 1e8 rows; at k = 10 the top-k aggregate wins).
+# Above this cutoff each whole list is ranked instead, by sql/stages/score_lists.sql (its scores
+# alone, when every metric reads hit rows only: plan.py) or sorted_lists.sql: top_lists.sql's
+# aggregate keeps every user's k + 3 best items and scores in memory (bench/ data, k = 1..100
+# in one call with top lists up to 100: 16 GB at 1e8 rows; at k = 10 it wins).
 TOP_K_MAX_CUTOFF = 20
 # score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
 # takes n below 1,000,000: deeper, sorted_lists.sql.
