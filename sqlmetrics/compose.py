@@ -82,7 +82,7 @@ if TYPE_CHECKING:
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
 TOP_K_DIALECTS = frozenset({"duckdb"})
 # Above this cutoff each whole list is ranked instead, by sql/stages/score_lists.sql (its scores
-# alone, when every metric reads hit rows only: plan.py) or sorted_lists.sql: top_lists.sql's
+# alone, when every metric reads hit rows only: lists_stage) or sorted_lists.sql: top_lists.sql's
 # aggregate keeps every user's k + 3 best items and scores in memory (bench/ data, k = 1..100
 # in one call with top lists up to 100: 16 GB at 1e8 rows; at k = 10 it wins).
 TOP_K_MAX_CUTOFF = 20
@@ -397,13 +397,18 @@ def _list_counts(
 
 def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
     """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
-    up to TOP_K_MAX_CUTOFF, sorted_lists.sql (each whole list sorted) deeper, which plan.py
-    turns into score_lists.sql when every metric reads hit rows only; None: the window plan
-    (other dialects and tie policies, metrics without a cutoff)."""
+    up to TOP_K_MAX_CUTOFF; deeper score_lists.sql (the scores alone, each hit placed by its
+    score) when every metric reads hit rows only (judged_hits.sql), else sorted_lists.sql (each
+    whole list sorted); None: the window plan (other dialects and tie policies, metrics
+    without a cutoff)."""
     cutoff = deepest_cutoff(requests)
     if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
         return None
-    return "top_lists" if cutoff <= TOP_K_MAX_CUTOFF else "sorted_lists"
+    if cutoff <= TOP_K_MAX_CUTOFF:
+        return "top_lists"
+    only_judged = all(request.metric.reads == "judged" for request in requests)
+    hit_rows_only = only_judged and duckdb_plan.reads_hit_rows_only(requests)
+    return "score_lists" if hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF else "sorted_lists"
 
 
 def _hit_rows_stages(

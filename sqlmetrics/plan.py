@@ -102,14 +102,9 @@ def choose_plan(
         + (" (none asked)" if not inputs.groups else "")
     )
 
-    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
-    only_judged = reads == {"judged"}
     lists = compose.lists_stage(requests, options, dialect) if duckdb_own else None
     if inputs.rank is not None:
         lists = None
-    deep_scores = cutoff is not None and cutoff <= compose.SCORE_LISTS_MAX_CUTOFF
-    if lists == "sorted_lists" and only_judged and hit_rows_only and deep_scores:
-        lists = "score_lists"  # nothing reads the items in order: hits placed by their scores
     if lists is not None:
         why.append(
             f"lists: {lists}, {own}, ties {options.ties!r}, deepest cutoff {cutoff} "
@@ -132,6 +127,8 @@ def choose_plan(
     ranked = compose.ranked_stage_name(inputs, options, top_k=lists is not None)
     why.append(f"ranked: {ranked}")
 
+    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
+    only_judged = reads == {"judged"}
     judged: str | None = None
     if ranking:
         if lists is not None and only_judged and hit_rows_only:
