@@ -406,8 +406,7 @@ def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: st
         return None
     if cutoff <= TOP_K_MAX_CUTOFF:
         return "top_lists"
-    only_judged = all(request.metric.reads == "judged" for request in requests)
-    hit_rows_only = only_judged and duckdb_plan.reads_hit_rows_only(requests)
+    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
     return "score_lists" if hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF else "sorted_lists"
 
 

@@ -70,7 +70,8 @@ def keep_hit_rows(joined: exp.Select) -> None:
 def reads_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:
     """Whether every metric reads judged only at hit rows, ideal positions and per-user counts
     (HIT_ROWS_METRICS): then sql/stages/judged_hits.sql builds judged from top_lists.sql and
-    truth_lists.sql, without truth's windows, the full join or judged's window over every row."""
+    truth_lists.sql, without truth's windows, the full join or judged's window over every row.
+    Each of these metrics reads judged and nothing else (tests/test_plans.py checks it)."""
     return all(request.metric.name in HIT_ROWS_METRICS for request in requests)
 
 

@@ -131,7 +131,7 @@ def choose_plan(
     only_judged = reads == {"judged"}
     judged: str | None = None
     if ranking:
-        if lists is not None and only_judged and hit_rows_only:
+        if lists is not None and hit_rows_only:
             judged = "judged_hits"
         elif options.ties in ID_TIES and inputs.rank is None:
             judged = "joined_hits" if hit_rows_only else "joined"

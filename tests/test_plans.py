@@ -11,6 +11,7 @@ import pytest
 from sqlglot import exp
 
 import sqlmetrics
+from sqlmetrics.catalog import metrics
 from sqlmetrics.duckdb_plan import (
     HIT_ROWS_METRICS,
     SCORED_SUM_METRICS,
@@ -121,6 +122,8 @@ def test_duckdb_sql_uses_the_top_k_plan_and_others_do_not() -> None:
 
 def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
     assert set(NAMES) >= HIT_ROWS_METRICS
+    # so that reads_hit_rows_only also means that every request reads judged alone
+    assert {metrics()[name].reads for name in HIT_ROWS_METRICS} == {"judged"}
     assert set(SCORED_NAMES) >= SCORED_SUM_METRICS
 
 
