@@ -7,7 +7,7 @@ DBT_VENV ?= .venv-dbt
 PROFILES_VENV = .venv-profiles
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 # The same page as `sqlmetrics example --report FILE` (sqlmetrics/cli/example.py,
-# EXAMPLE_REPORT). The file is replaced only if it is a page sqlmetrics wrote (sqlmetrics/files.py).
+# EXAMPLE_REPORT). The file is replaced only if it is a page sqlmetrics wrote (sqlmetrics/io/files.py).
 EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
 EXAMPLE_REPORT ?= example-report.html
 

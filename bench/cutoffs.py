@@ -10,8 +10,8 @@ scale found there are drawn in docs/cutoffs.png.
     python bench/cutoffs.py --rows 1e8 --rounds 2 --plot
 
 Each result says how many passes evaluate made: k = 1..100 takes the curve plan in one query
-(sqlmetrics/plan.py), or the window plan per pass of users when the input is large enough for
-evaluate to go in passes (the curve plan does not run in passes).
+(sqlmetrics/compose/plan.py), or the window plan per pass of users when the input is large
+enough for evaluate to go in passes (the curve plan does not run in passes).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def crossing(recs: pd.DataFrame, truth: pd.DataFrame) -> pd.DataFrame:
     """The plan before issue 23: complement_arms switched off."""
     duckdb_passes._query_sql.cache_clear()
     try:  # plan.py chooses the plan, from its own import of complements_arms
-        with mock.patch("sqlmetrics.plan.complements_arms", lambda *_: False):
+        with mock.patch("sqlmetrics.compose.plan.complements_arms", lambda *_: False):
             return with_sqlmetrics(recs, truth)
     finally:
         duckdb_passes._query_sql.cache_clear()

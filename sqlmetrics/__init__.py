@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.profiles import describe_profiles
 from sqlmetrics.reporting import Report, report
 from sqlmetrics.run import compare, evaluate, read_diagnostics
 from sqlmetrics.trec import read_qrels, read_run, trec_eval

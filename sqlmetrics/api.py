@@ -12,14 +12,14 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
-from sqlmetrics import compose as compose_module
-from sqlmetrics.catalog import metrics
-from sqlmetrics.compose import compose, compose_checks
-from sqlmetrics.dialects import CANONICAL, get_dialect, render
+from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.catalog.profiles import resolve
+from sqlmetrics.compose import assemble as compose_module
+from sqlmetrics.compose.assemble import compose, compose_checks
+from sqlmetrics.compose.inputs import Group, Inputs, Options, column_names
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import Group, Inputs, Options, column_names
-from sqlmetrics.profiles import resolve
-from sqlmetrics.stats import Resampling, compose_ci, compose_compare
+from sqlmetrics.render.dialects import CANONICAL, get_dialect, render
+from sqlmetrics.stats.query import Resampling, compose_ci, compose_compare
 
 
 def table_name(name: str, dialect: str, role: str) -> exp.Table:

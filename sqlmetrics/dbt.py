@@ -33,13 +33,13 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
-from sqlmetrics.catalog import Metric, MetricRequest, metrics
-from sqlmetrics.compose import compose
-from sqlmetrics.dialects import RESERVED_WORDS, portable
+from sqlmetrics.catalog.metrics import Metric, MetricRequest, metrics
+from sqlmetrics.compose.assemble import compose
+from sqlmetrics.compose.inputs import POPULATIONS, TIES, Group, Inputs, Options
+from sqlmetrics.compose.per_user import CUTOFF_CONSTANTS
+from sqlmetrics.compose.stages import group_key
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import POPULATIONS, TIES, Group, Inputs, Options
-from sqlmetrics.per_user import CUTOFF_CONSTANTS
-from sqlmetrics.stages import group_key
+from sqlmetrics.render.dialects import RESERVED_WORDS, portable
 
 ADAPTERS: dict[str, str] = {
     "duckdb": "duckdb",
@@ -657,7 +657,7 @@ def _owned_files(folder: Path) -> set[str]:
     """The files of an earlier export in ``folder`` (empty for a new or empty folder). Refuses
     a folder sqlmetrics did not write, or one holding files it did not write: those are never
     replaced or deleted."""
-    from sqlmetrics.files import MARKER, written_by_us
+    from sqlmetrics.io.files import MARKER, written_by_us
 
     if folder.exists() and not folder.is_dir():
         raise SqlmetricsError(f"{folder} is a file, not a folder: choose a folder for the package")
@@ -693,7 +693,7 @@ def export(folder: Path) -> list[Path]:
     """Writes the dbt package into ``folder``, a new or empty one or an earlier export (whose
     files it replaces); the files written. Any other folder is refused, untouched."""
     from sqlmetrics import __version__
-    from sqlmetrics.files import write_file, write_marker
+    from sqlmetrics.io.files import write_file, write_marker
 
     folder = Path(folder)
     previous = _owned_files(folder)
@@ -794,7 +794,7 @@ def write_models(
 ) -> list[Path]:
     """Writes ``(name, sql)`` pairs as ``folder/name.sql``. An existing file is replaced only if
     sqlmetrics wrote it (its first line says so) or ``force``."""
-    from sqlmetrics.files import prepare_folder, write_file
+    from sqlmetrics.io.files import prepare_folder, write_file
 
     models = list(models)
     for name, _ in models:

@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.checks import (
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.catalog.profiles import resolve
+from sqlmetrics.compose.assemble import compose_checks
+from sqlmetrics.compose.diagnostics import CHECKS, KIND
+from sqlmetrics.compose.distributions import distributions_of, finish_distributions
+from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.engines import open_engine
+from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
+from sqlmetrics.engines.checks import (
     check_items,
     check_labels,
     duplicate_example,
@@ -18,16 +25,9 @@ from sqlmetrics.checks import (
     refuse_nan_ratings,
     resolve_inputs,
 )
-from sqlmetrics.compose import compose_checks
-from sqlmetrics.diagnostics import CHECKS, KIND
-from sqlmetrics.distributions import distributions_of, finish_distributions
-from sqlmetrics.engines import open_engine
-from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inference import finish_ci, finish_compare, with_intervals
-from sqlmetrics.inputs import Inputs, Options
-from sqlmetrics.profiles import resolve
-from sqlmetrics.stats import (
+from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
+from sqlmetrics.stats.query import (
     TESTS,
     Resampling,
     compose_ci,
@@ -280,8 +280,8 @@ def _statistics(
     query: Callable[[bool], exp.Query],
     options: Options,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A statistics query's rows (sqlmetrics/stats.py) and evaluate's diagnostics, from the same
-    query where the engine takes them together."""
+    """A statistics query's rows (sqlmetrics/stats/query.py) and evaluate's diagnostics, from
+    the same query where the engine takes them together."""
     separate = engine.dialect in SEPARATE_DIAGNOSTICS
     frame = engine._frame(query(not separate))
     if separate:

@@ -341,7 +341,7 @@ def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
     ``P.5`` / ``P_5`` one, ``iprec_at_recall_0.1`` one level (printed 0.10)."""
     import re
 
-    from sqlmetrics.catalog import parse_request
+    from sqlmetrics.catalog.metrics import parse_request
 
     wanted: list[tuple[str, str]] = []
     for text in OFFICIAL if names is None else names:

@@ -324,7 +324,7 @@ def test_literal_ranks_refuse_the_metrics_that_walk_positions_in_order() -> None
     """A repeated literal rank leaves the order of its items open, so every metric whose file
     walks the list item by item (walks_positions: bpref over judgements, trec_eval's binG, G,
     ndcg_rel, Rndcg) is refused by name; the others run."""
-    from sqlmetrics.catalog import metrics
+    from sqlmetrics.catalog.metrics import metrics
 
     walking = sorted(name for name, metric in metrics().items() if metric.walks_positions)
     assert {"bpref", "bin_g", "ndcg_rel", "normalized_gain", "rndcg"} <= set(walking)

@@ -10,7 +10,7 @@ import duckdb
 import sqlglot
 
 import sqlmetrics
-from sqlmetrics.catalog import metrics
+from sqlmetrics.catalog.metrics import metrics
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

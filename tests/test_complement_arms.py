@@ -13,8 +13,9 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
-from sqlmetrics import api, arms
-from sqlmetrics.catalog import metrics as catalogue
+from sqlmetrics import api
+from sqlmetrics.catalog.metrics import metrics as catalogue
+from sqlmetrics.compose import arms
 from sqlmetrics.engines import duckdb_passes
 
 RANKING = [

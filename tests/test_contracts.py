@@ -8,9 +8,9 @@ import sqlglot
 from sqlglot import exp
 
 from sqlmetrics import to_sql
-from sqlmetrics.catalog import metrics, sql_folder
-from sqlmetrics.per_user import CUTOFF_CONSTANTS
-from sqlmetrics.stages import stage
+from sqlmetrics.catalog.metrics import metrics, sql_folder
+from sqlmetrics.compose.per_user import CUTOFF_CONSTANTS
+from sqlmetrics.compose.stages import stage
 
 # judged.sql's hits_through_position is compose's stand-in for hits_so_far under
 # ranks="literal" (compose._hits_so_far): no metric file reads it by that name.

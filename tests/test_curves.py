@@ -1,4 +1,4 @@
-"""The curve plan (sqlmetrics/curves.py) gives the window plans' numbers, to the bit."""
+"""The curve plan (sqlmetrics/compose/curves.py) gives the window plans' numbers, to the bit."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
-from sqlmetrics import curves, duckdb_plan
-from sqlmetrics.catalog import parse_requests
+from sqlmetrics.catalog.metrics import parse_requests
+from sqlmetrics.compose import curves, duckdb_plan
+from sqlmetrics.compose.inputs import Options
+from sqlmetrics.compose.plan import choose_plan
 from sqlmetrics.engines import duckdb_passes
-from sqlmetrics.inputs import Options
-from sqlmetrics.plan import choose_plan
 from tests.test_plan_choice import inputs as plan_inputs
 from tests.test_plans import tied_data
 
@@ -64,7 +64,7 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
     ):
         monkeypatch.setattr(curves, "MIN_CUTOFFS", min_cutoffs)
         if top_k is not None:
-            monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", top_k)
+            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", top_k)
         queries.clear()
         results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
         # (evaluate with ci= runs the statistics query instead: its own check below)
@@ -229,6 +229,6 @@ def test_intervals_of_many_cutoffs_equal_the_per_user_querys(
     )
     assert with_curves[labels].notna().all().all()
     monkeypatch.setattr(curves, "MIN_CUTOFFS", 1)
-    monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset({"duckdb"}))
+    monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset({"duckdb"}))
     assert "per_user_lists" in sqlmetrics.to_sql(metrics, ci=0.95, dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(metrics, ci=0.95, ci_method="bootstrap")

@@ -12,9 +12,9 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import dbt
-from sqlmetrics.catalog import metrics
+from sqlmetrics.catalog.metrics import metrics
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.files import write_marker
+from sqlmetrics.io.files import write_marker
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -22,9 +22,9 @@ import sqlglot
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics.catalog import metrics
-from sqlmetrics.dialects import CANONICAL, DIALECTS
+from sqlmetrics.catalog.metrics import metrics
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.render.dialects import CANONICAL, DIALECTS
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("SQLMETRICS_UPDATE_SNAPSHOTS") == "1"
@@ -194,7 +194,7 @@ def assert_portable(tree: exp.Expr, dialect: str) -> None:
 
 def test_duckdb_gets_the_canonical_text_unchanged() -> None:
     """The SQL files are DuckDB: no casts, no NULLIF added, QUALIFY kept."""
-    from sqlmetrics.dialects import portable
+    from sqlmetrics.render.dialects import portable
 
     tree = sqlglot.parse_one(
         "SELECT a / b AS c, LOG(x) AS y FROM t QUALIFY ROW_NUMBER() OVER (ORDER BY x) = 1",
@@ -211,7 +211,7 @@ def test_an_unknown_dialect_is_refused_with_the_verified_list() -> None:
 
 def test_one_argument_log_gets_base_10() -> None:
     """DuckDB's LOG(x) is base 10; MySQL, Spark, BigQuery and T-SQL read LOG(x) as ln."""
-    from sqlmetrics.dialects import render as render_tree
+    from sqlmetrics.render.dialects import render as render_tree
 
     tree = sqlglot.parse_one("SELECT LOG(x) AS y FROM t", read="duckdb")
     assert render_tree(tree, "mysql", pretty=False) == "SELECT LOG(10, x) AS y FROM t"
@@ -221,7 +221,7 @@ def test_one_argument_log_gets_base_10() -> None:
 def test_nulls_last_inside_a_framed_window_is_spelled_out_where_sqlglot_cannot() -> None:
     """MySQL, T-SQL and BigQuery sort NULLs first ascending and sqlglot drops NULLS LAST from a
     framed window: the running hit count would start with the unranked relevant items."""
-    from sqlmetrics.dialects import render as render_tree
+    from sqlmetrics.render.dialects import render as render_tree
 
     tree = sqlglot.parse_one(
         "SELECT SUM(h) OVER (PARTITION BY u ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND "
@@ -234,7 +234,7 @@ def test_nulls_last_inside_a_framed_window_is_spelled_out_where_sqlglot_cannot()
 
 
 def test_full_outer_join_becomes_a_union_where_there_is_none() -> None:
-    from sqlmetrics.dialects import render as render_tree
+    from sqlmetrics.render.dialects import render as render_tree
 
     tree = sqlglot.parse_one(
         "SELECT COALESCE(a.k, b.k) AS k, a.x AS x, b.y AS y FROM a FULL OUTER JOIN b ON a.k = b.k",

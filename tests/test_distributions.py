@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import sqlmetrics
-from sqlmetrics.distributions import QUANTILE_LEVELS
+from sqlmetrics.compose.distributions import QUANTILE_LEVELS
 from sqlmetrics.errors import SqlmetricsError
 
 REPO = Path(__file__).resolve().parent.parent

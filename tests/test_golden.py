@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 import sqlmetrics
-from sqlmetrics.catalog import parse_request
+from sqlmetrics.catalog.metrics import parse_request
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(FIXTURES.glob("*.yaml"))
@@ -61,7 +61,7 @@ def case_metrics(case: dict[str, Any]) -> list[str]:
 def plan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """DuckDB ranks with a top-k aggregate; the portable window plan must agree."""
     if request.param == "portable_plan":
-        monkeypatch.setattr("sqlmetrics.compose.TOP_K_DIALECTS", frozenset())
+        monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
     return str(request.param)
 
 

@@ -17,8 +17,8 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 import sqlmetrics
-from sqlmetrics.dialects import DIALECTS, RESERVED_WORDS
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.render.dialects import DIALECTS, RESERVED_WORDS
 
 HOSTILE = [
     "x; DROP TABLE y",

@@ -19,7 +19,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import SqlmetricsError
-from sqlmetrics.catalog import MAX_CUTOFF
+from sqlmetrics.catalog.metrics import MAX_CUTOFF
 
 # Every integer type DuckDB has, with its least and greatest value.
 INTEGER_RANGES = {
@@ -315,7 +315,7 @@ def test_a_non_finite_score_threshold_is_refused(label: str) -> None:
 
 
 def test_every_number_bound_into_the_query_is_finite() -> None:
-    from sqlmetrics.stages import number
+    from sqlmetrics.compose.stages import number
 
     assert number(0.5).sql() == "0.5"
     for value in (math.inf, -math.inf, math.nan):

@@ -84,10 +84,10 @@ def test_passes_under_a_memory_limit_give_the_same_numbers(
 def test_the_curve_plan_in_passes_gives_the_one_query_numbers(
     many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Many cutoffs (the curve plan, sqlmetrics/curves.py) under a memory limit: each pass's
+    """Many cutoffs (the curve plan, sqlmetrics/compose/curves.py) under a memory limit: each pass's
     curve plan gives partial sums (a mean, a micro ratio's parts), and their total is the one
     query's, which is the window plan's."""
-    from sqlmetrics import curves
+    from sqlmetrics.compose import curves
     from sqlmetrics.engines import duckdb_passes
 
     recs, truth = many_users

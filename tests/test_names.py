@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlmetrics.catalog import parse_request
+from sqlmetrics.catalog.metrics import parse_request
 from sqlmetrics.errors import SqlmetricsError
 
 SPELLINGS = [

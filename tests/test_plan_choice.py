@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from sqlglot import exp
 
-from sqlmetrics.catalog import parse_requests
-from sqlmetrics.compose import compose
-from sqlmetrics.inputs import Group, Inputs, Options
-from sqlmetrics.plan import choose_plan
+from sqlmetrics.catalog.metrics import parse_requests
+from sqlmetrics.compose.assemble import compose
+from sqlmetrics.compose.inputs import Group, Inputs, Options
+from sqlmetrics.compose.plan import choose_plan
 
 PLAN = ("lists", "ranked", "judged", "per_user", "scored")
 

@@ -22,9 +22,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sqlmetrics.catalog.profiles import (
+    GENERIC,
+    PROFILES,
+    Profile,
+    profile_requests,
+    profiles_markdown,
+)
 from sqlmetrics.cli import main
-from sqlmetrics.inputs import POPULATIONS
-from sqlmetrics.profiles import GENERIC, PROFILES, Profile, profile_requests, profiles_markdown
+from sqlmetrics.compose.inputs import POPULATIONS
 from tests.engines.conftest import skip_or_fail
 from tests.test_crosscheck import (
     DATASETS,
@@ -55,7 +61,7 @@ def test_docs_page_is_generated_from_the_data() -> None:
 
 
 def test_profiles_name_real_metrics_in_valid_forms() -> None:
-    from sqlmetrics.catalog import metrics
+    from sqlmetrics.catalog.metrics import metrics
 
     for profile in PROFILES.values():
         assert not set(profile.metrics) & set(profile.unsupported), profile.name
@@ -76,10 +82,10 @@ def test_profiles_name_real_metrics_in_valid_forms() -> None:
 
 def test_a_population_of_its_own_only_for_ranking_metrics() -> None:
     """Only the ranking metrics have a population to narrow; on another it would be ignored."""
-    from sqlmetrics.catalog import MetricRequest, metrics
+    from sqlmetrics.catalog.metrics import MetricRequest, metrics
+    from sqlmetrics.compose.inputs import Options
+    from sqlmetrics.compose.per_user import widest_population
     from sqlmetrics.errors import SqlmetricsError
-    from sqlmetrics.inputs import Options
-    from sqlmetrics.per_user import widest_population
 
     ndcg = MetricRequest(metrics()["ndcg"], 5, "ndcg@5", population="common")
     recall = MetricRequest(metrics()["recall"], 5, "recall@5")

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlmetrics
-from sqlmetrics.catalog import parse_request
+from sqlmetrics.catalog.metrics import parse_request
 from tests.oracle import AVERAGE_CAPABLE, POPULATIONS, TIE_POLICIES, oracle_evaluate
 
 TOL = 1e-9

@@ -150,7 +150,7 @@ def test_diagnostics_in_words_with_their_counts(example: sqlmetrics.Report) -> N
 
 
 def test_definitions_and_provenance(example: sqlmetrics.Report) -> None:
-    from sqlmetrics.catalog import metrics
+    from sqlmetrics.catalog.metrics import metrics
 
     for name in ("ndcg", "map", "recall", "hit_rate", "coverage"):
         assert f"<code>sqlmetrics/sql/{name}.sql</code>" in example.html

@@ -1,4 +1,5 @@
-"""Confidence intervals and paired comparisons (issue 19; sqlmetrics/stats.py and inference.py).
+"""Confidence intervals and paired comparisons (issue 19; sqlmetrics/stats/query.py and
+inference.py).
 
 The numbers are checked against independent computations on the per-user values that
 ``evaluate(per_user=True)`` returns: scipy's t.interval and ttest_rel to 1e-9, ranx's Fisher
@@ -21,10 +22,10 @@ import yaml
 from scipy import stats as scipy_stats
 
 import sqlmetrics
-from sqlmetrics import tdist
-from sqlmetrics.dialects import draw_value, render, uniform_draw
-from sqlmetrics.inference import holm, percentile_interval, welch_test
-from sqlmetrics.stats import POISSON_CDF
+from sqlmetrics.render.dialects import draw_value, render, uniform_draw
+from sqlmetrics.stats import tdist
+from sqlmetrics.stats.inference import holm, percentile_interval, welch_test
+from sqlmetrics.stats.query import POISSON_CDF
 
 REPO = Path(__file__).resolve().parent.parent
 RECS = str(REPO / "examples" / "recommendations.parquet")
@@ -475,7 +476,7 @@ def test_compare_pairs_the_users_of_trec_eval_s_populations(population: str) -> 
 
 
 def test_to_sql_gives_the_statistics_in_every_dialect() -> None:
-    from sqlmetrics.dialects import DIALECTS
+    from sqlmetrics.render.dialects import DIALECTS
 
     for dialect in DIALECTS:
         for options in (

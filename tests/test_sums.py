@@ -1,4 +1,4 @@
-"""DuckDB's means over users are exact sums (sqlmetrics/sums.py): the same bits whatever the
+"""DuckDB's means over users are exact sums (sqlmetrics/compose/sums.py): the same bits whatever the
 row order and the threads, equal to the exact rational sum of the per-user values rounded
 once and divided by the users (checked with fractions.Fraction, not with sqlmetrics' SQL), and
 a plain SUM for a column with a value of 2^32 or more."""

@@ -647,7 +647,7 @@ def test_the_trec_eval_table_covers_all_trec_and_tells_the_truth() -> None:
     """docs/profiles.md's table: every measure of all_trec; a computed one resolves to the
     metric it names under the profile, one not computed is refused with the reason (no
     'Did you mean' pointing at another quantity)."""
-    from sqlmetrics.profiles import PROFILES, profile_requests
+    from sqlmetrics.catalog.profiles import PROFILES, profile_requests
     from sqlmetrics.trec import TREC_TABLE
 
     assert [row[0] for row in TREC_TABLE[: len(ALL_TREC)]] == ALL_TREC

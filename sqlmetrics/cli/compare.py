@@ -13,7 +13,7 @@ from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_no
 from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
 from sqlmetrics.cli.stored import read_stored, stored_options
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inference import against_stored, better_is_lower
+from sqlmetrics.stats.inference import against_stored, better_is_lower
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,7 +21,7 @@ from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_no
 from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
 from sqlmetrics.cli.stored import stored_json
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.files import check_output
+from sqlmetrics.io.files import check_output
 
 if TYPE_CHECKING:
     import pandas as pd

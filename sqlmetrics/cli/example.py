@@ -29,7 +29,7 @@ EXAMPLE_REPORT: dict[str, Any] = {
 
 
 def example_command(args: argparse.Namespace) -> None:
-    from sqlmetrics.catalog import sql_folder
+    from sqlmetrics.catalog.metrics import sql_folder
     from sqlmetrics.run import evaluate
 
     folder = sql_folder().parent / "examples"

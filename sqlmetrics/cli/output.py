@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.files import write_output, write_stdout
+from sqlmetrics.io.files import write_output, write_stdout
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -58,7 +58,7 @@ def number_text(value: Any) -> str:
 
 
 def write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> None:
-    """Writes stdout, or the file by the rules of ``sqlmetrics.files`` (atomic, never an
+    """Writes stdout, or the file by the rules of ``sqlmetrics.io.files`` (atomic, never an
     input, through links and into devices)."""
     if output is None:
         write_stdout(text)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from sqlmetrics.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
-from sqlmetrics.profiles import PROFILES
+from sqlmetrics.catalog.profiles import PROFILES
+from sqlmetrics.compose.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
-from sqlmetrics.stats import CI_METHODS, TESTS
+from sqlmetrics.stats.query import CI_METHODS, TESTS
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:

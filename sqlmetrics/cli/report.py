@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from sqlmetrics.cli.arguments import api_options, requested_metrics
 from sqlmetrics.cli.sources import engine_connection
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.files import check_output
+from sqlmetrics.io.files import check_output
 
 
 def check_report_output(output: str | None, inputs: Sequence[str | None], force: bool) -> None:
     """The page's file: named, not an input, and not a file of someone else's (unless force)."""
-    from sqlmetrics.files import refuse_foreign_file
+    from sqlmetrics.io.files import refuse_foreign_file
     from sqlmetrics.reporting.page import GENERATOR
 
     if output is None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.files import check_output
+from sqlmetrics.io.files import check_output
 
 
 def local_inputs(args: argparse.Namespace) -> list[str | None]:

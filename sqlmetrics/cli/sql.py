@@ -9,18 +9,18 @@ import sys
 from pathlib import Path
 
 from sqlmetrics.api import describe_metrics, to_sql
-from sqlmetrics.catalog import metrics, parse_request
+from sqlmetrics.catalog.metrics import metrics, parse_request
+from sqlmetrics.catalog.profiles import PROFILES, describe_profiles, profiles_markdown
 from sqlmetrics.cli.arguments import api_options, requested_metrics
 from sqlmetrics.cli.output import write
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.files import (
+from sqlmetrics.io.files import (
     prepare_folder,
     refuse_existing,
     write_marker,
     write_stdout,
     written_by_us,
 )
-from sqlmetrics.profiles import PROFILES, describe_profiles, profiles_markdown
 
 
 def sql_command(args: argparse.Namespace) -> None:

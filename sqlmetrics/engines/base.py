@@ -2,7 +2,7 @@
 
 An engine binds the inputs (a file, a DataFrame, a table name, a user's SELECT) as relations,
 runs one composed query, fetches the small result, and can cancel what it runs. The checks,
-the diagnostics and the shape of the result are written once, above it (sqlmetrics.checks,
+the diagnostics and the shape of the result are written once, above it (sqlmetrics.engines.checks,
 sqlmetrics.run); the plans DuckDB alone can run stay in its own engine.
 """
 
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import compose, compose_checks
-from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
-from sqlmetrics.dialects import render
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.assemble import compose, compose_checks
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import Inputs, Options
+from sqlmetrics.render.dialects import render
 
 if TYPE_CHECKING:
     import pandas as pd

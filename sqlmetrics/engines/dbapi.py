@@ -36,7 +36,7 @@ class DBAPIEngine(Engine):
                 "which SQL it speaks; pass dialect= (e.g. 'postgres', 'mysql', 'snowflake', "
                 "'bigquery', 'databricks', 'trino', 'tsql')"
             )
-        from sqlmetrics.dialects import get_dialect
+        from sqlmetrics.render.dialects import get_dialect
 
         get_dialect(dialect)
         self.dialect = dialect

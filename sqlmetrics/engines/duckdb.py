@@ -20,12 +20,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from sqlmetrics import trec
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import lists_stage
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.assemble import lists_stage
+from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import Inputs, Options
 
 if TYPE_CHECKING:
     import duckdb
@@ -221,7 +221,7 @@ class DuckDBEngine(Engine):
         recommendations: Source | None,
     ) -> float | None:
         """evaluate's floor for the top-k aggregate (duckdb_passes.score_floor), for the
-        statistics query (sqlmetrics/stats.py), which composes its own."""
+        statistics query (sqlmetrics/stats/query.py), which composes its own."""
         return _floor(self, requests, inputs, options, recommendations)
 
 

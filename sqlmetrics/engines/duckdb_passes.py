@@ -13,17 +13,22 @@ from typing import TYPE_CHECKING, SupportsInt, cast
 
 from sqlglot import exp
 
-from sqlmetrics import compose as compose_module
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import compose, lists_stage
-from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose import assemble as compose_module
+from sqlmetrics.compose.assemble import compose, lists_stage
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.compose.inputs import Inputs, Options, bind_recommendations
+from sqlmetrics.compose.per_user import deepest_cutoff
+from sqlmetrics.compose.stages import group_key
+from sqlmetrics.compose.summary import (
+    UserPass,
+    partial_columns,
+    reads_whole_group,
+    splits_into_passes,
+)
 from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.inputs import Inputs, Options, bind_recommendations
-from sqlmetrics.per_user import deepest_cutoff
-from sqlmetrics.stages import group_key
-from sqlmetrics.summary import UserPass, partial_columns, reads_whole_group, splits_into_passes
 
 if TYPE_CHECKING:
     import duckdb

@@ -35,7 +35,7 @@ class Report:
     def save(self, path: str, *, force: bool = False) -> None:
         """Writes the page to ``path``; an existing file that is not a sqlmetrics report is
         refused unless ``force``."""
-        from sqlmetrics.files import refuse_foreign_file, write_file
+        from sqlmetrics.io.files import refuse_foreign_file, write_file
 
         if path == "":
             raise SqlmetricsError("report: the file name is empty; give one, like report.html")

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.catalog import Metric, parse_requests
+from sqlmetrics.catalog.metrics import Metric, parse_requests
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats import has_interval
+from sqlmetrics.stats.query import has_interval
 
 if TYPE_CHECKING:
     import pandas as pd

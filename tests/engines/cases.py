@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from sqlmetrics.catalog import metrics, parse_request
+from sqlmetrics.catalog.metrics import metrics, parse_request
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sqlmetrics.catalog import parse_request
+from sqlmetrics.catalog.metrics import parse_request
 from sqlmetrics.dbt import packaged_metrics
 from tests.engines.cases import REPO, Case, Table, load_cases
 

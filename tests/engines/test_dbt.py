@@ -29,7 +29,7 @@ from sqlglot import exp
 
 import sqlmetrics
 from sqlmetrics import dbt
-from sqlmetrics.catalog import parse_request
+from sqlmetrics.catalog.metrics import parse_request
 from tests.engines.cases import Case, as_expect, compare, extra_cases, load_cases
 from tests.engines.conftest import EnginePool, skip_or_fail, why_unavailable
 from tests.engines.dbt_project import dbt_cases, macro_kwargs, packaged, write_project

@@ -26,7 +26,7 @@ import sqlglot
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics.dialects import DIALECTS
+from sqlmetrics.render.dialects import DIALECTS
 from tests.engines.cases import (
     BAD_ROWS,
     Case,

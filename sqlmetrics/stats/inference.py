@@ -1,8 +1,8 @@
-"""The statistics finished in Python from the statistics query's rows (sqlmetrics/stats.py builds
-the query; docs/METRICS.md, "Intervals and tests"): Student's t-interval and paired t-test,
+"""The statistics finished in Python from the statistics query's rows (sqlmetrics/stats/query.py
+builds the query; docs/METRICS.md, "Intervals and tests"): Student's t-interval and paired t-test,
 the bootstrap percentile interval, the randomization test's p-value, Holm's correction, Welch's
 test against a stored run, and the frames evaluate and compare return (``finish_ci``,
-``finish_compare``, ``against_stored``, ``with_intervals``). sqlmetrics.tdist has the t
+``finish_compare``, ``against_stored``, ``with_intervals``). sqlmetrics.stats.tdist has the t
 distribution.
 """
 
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.rows import float_or_nan, group_key, split
-from sqlmetrics.stats import Resampling, has_interval
-from sqlmetrics.tdist import t_quantile, two_sided_p
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.rows import float_or_nan, group_key, split
+from sqlmetrics.stats.query import Resampling, has_interval
+from sqlmetrics.stats.tdist import t_quantile, two_sided_p
 
 if TYPE_CHECKING:
     import pandas as pd

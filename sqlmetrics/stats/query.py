@@ -17,7 +17,7 @@ and dialect the per-user query runs on:
   values is groups x buckets x replicates small rows, whatever the number of users.
 
 The t quantiles, p-values, percentiles and Holm's correction of these few numbers are computed
-in Python from the query's rows: sqlmetrics/inference.py (``finish_*``).
+in Python from the query's rows: sqlmetrics/stats/inference.py (``finish_*``).
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import compose
-from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, KIND
-from sqlmetrics.dialects import uniform_draw
-from sqlmetrics.distributions import QUANTILE_LEVELS, spread_aggregates
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.assemble import compose
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.compose.distributions import QUANTILE_LEVELS, spread_aggregates
+from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.sums import aggregate
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.inputs import Inputs, Options
-from sqlmetrics.sums import aggregate
+from sqlmetrics.render.dialects import uniform_draw
 
 CI_METHODS = ("t", "bootstrap")
 TESTS = ("t", "randomization")
@@ -202,12 +202,12 @@ def _curve_moments(
     distributions: Sequence[int] = (),
 ) -> tuple[list[exp.CTE], list[str]] | None:
     """The t-interval of many cutoffs (the report's curves) from the curve plan's sums per
-    (group, cutoff) (sqlmetrics/curve_sums.py), when compose takes it for these requests: CTEs
-    ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
+    (group, cutoff) (sqlmetrics/compose/curve_sums.py), when compose takes it for these requests:
+    CTEs ending in ``stats_rows`` (evaluate's query, for its diagnostics rows) and
     ``stats_moments`` (with the spread_aggregates of ``distributions``), and the group labels.
     None: the per-user query (_per_user_values)."""
-    from sqlmetrics import curve_sums
-    from sqlmetrics.plan import choose_plan
+    from sqlmetrics.compose import curve_sums
+    from sqlmetrics.compose.plan import choose_plan
 
     chosen = choose_plan(requests, inputs, options, dialect)
     if chosen.per_user != "curves" or chosen.curve is None:

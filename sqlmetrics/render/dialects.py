@@ -677,7 +677,7 @@ def _clickhouse_settings(tree: exp.Expr, target: Dialect) -> exp.Expr:
 __all__ = ["CANONICAL", "DIALECTS", "RESERVED_WORDS", "get_dialect", "portable", "render"]
 
 
-# The deterministic draws of the bootstrap and the randomization test (sqlmetrics/stats.py).
+# The deterministic draws of the bootstrap and the randomization test (sqlmetrics/stats/query.py).
 # Engines' own hash functions differ (DuckDB's hash, PostgreSQL's hashtext, Spark's xxhash64;
 # SQLite has none), so the same seed would resample differently on each. The draw is instead
 # integer arithmetic that every dialect computes alike: a keyed hash of (bucket, replicate)

@@ -46,12 +46,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlmetrics import compose, curves, duckdb_plan
-from sqlmetrics.arms import complements_arms
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
-from sqlmetrics.per_user import deepest_cutoff, requested_cutoffs, widest_population
-from sqlmetrics.summary import UserPass
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose import assemble as compose
+from sqlmetrics.compose import curves, duckdb_plan
+from sqlmetrics.compose.arms import complements_arms
+from sqlmetrics.compose.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
+from sqlmetrics.compose.per_user import deepest_cutoff, requested_cutoffs, widest_population
+from sqlmetrics.compose.summary import UserPass
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Reading the statistics query's rows in Python (its result, sqlmetrics/stats.py, fetched as a
-frame): the rows of one kind, a row's group key, a value as a float. inference.py and
+"""Reading the statistics query's rows in Python (its result, sqlmetrics/stats/query.py,
+fetched as a frame): the rows of one kind, a row's group key, a value as a float. inference.py and
 distributions.py finish their numbers from these."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.diagnostics import KIND
+from sqlmetrics.compose.diagnostics import KIND
 
 if TYPE_CHECKING:
     import pandas as pd

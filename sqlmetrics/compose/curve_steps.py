@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import parsed
-from sqlmetrics.curve_sums import BEFORE, split_values
-from sqlmetrics.curves import CUTOFF, Split, renamed
-from sqlmetrics.sums import BOUND_BITS, SCALE_BITS
+from sqlmetrics.catalog.metrics import parsed
+from sqlmetrics.compose.curve_sums import BEFORE, split_values
+from sqlmetrics.compose.curves import CUTOFF, Split, renamed
+from sqlmetrics.compose.sums import BOUND_BITS, SCALE_BITS
 
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i.
 # Lists are a user's hits or ideal positions: short. A fractional sum is the window plan's exact

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest, parsed
-from sqlmetrics.curves import CUTOFF, Split, requests_at_cutoffs
-from sqlmetrics.inputs import Inputs
-from sqlmetrics.stages import group_key, nulls_last, numbers_table
-from sqlmetrics.summary import partial_columns, ratio, summary
-from sqlmetrics.sums import fixed, rounded, small
+from sqlmetrics.catalog.metrics import MetricRequest, parsed
+from sqlmetrics.compose.curves import CUTOFF, Split, requests_at_cutoffs
+from sqlmetrics.compose.inputs import Inputs
+from sqlmetrics.compose.stages import group_key, nulls_last, numbers_table
+from sqlmetrics.compose.summary import partial_columns, ratio, summary
+from sqlmetrics.compose.sums import fixed, rounded, small
 
 
 def _picked(condition: exp.Expr, value: exp.Expr) -> exp.Expr:
@@ -444,13 +444,13 @@ def moments(
     distributions: Sequence[int] = (),
     exact: bool = True,
 ) -> exp.Select:
-    """The t-interval's moments (sqlmetrics/stats.py's ``stats_moments``) from per_cutoff: per
+    """The t-interval's moments (sqlmetrics/stats/query.py's ``stats_moments``) from per_cutoff: per
     group (``g0``..), ``users`` and per request ``n{i}`` (users with a value), ``s{i}`` (their
     sum, exact as the summary's) and ``q{i}`` (their sum of squares); per request of
     ``distributions``, distributions.spread_aggregates' columns over per_user's step holding
     the request's cutoff (DuckDB only). Every request is a mean (stats.has_interval), never a
     micro ratio."""
-    from sqlmetrics.distributions import spread_aggregates
+    from sqlmetrics.compose.distributions import spread_aggregates
 
     keys = [group_key(i) for i in range(groups)]
     pivots = requests_at_cutoffs(requests, parts.families)

@@ -20,11 +20,11 @@ from typing import cast
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MAX_CUTOFF, MetricRequest
+from sqlmetrics.catalog.metrics import MAX_CUTOFF, MetricRequest
+from sqlmetrics.compose.inputs import JUDGED_POPULATIONS, POPULATIONS, Inputs, Options, check_choice
+from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage, widen_keys
+from sqlmetrics.compose.sums import exact_conditional_sum, exact_sum, is_fractional
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import JUDGED_POPULATIONS, POPULATIONS, Inputs, Options, check_choice
-from sqlmetrics.stages import bind_placeholders, number, prune, stage, widen_keys
-from sqlmetrics.sums import exact_conditional_sum, exact_sum, is_fractional
 
 # The column judged holds 1 on a row per user with a judgement (with_judged_users).
 JUDGED_USER = "judged_user"

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.diagnostics import (
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.diagnostics import (
     CHECKS,
     DIAGNOSTICS,
     EXPONENTIAL_GAIN_BOUND,
     uses_exponential_gain,
 )
+from sqlmetrics.compose.inputs import Group, Inputs, column_names
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.inputs import Group, Inputs, column_names
 
 if TYPE_CHECKING:
     import pandas as pd

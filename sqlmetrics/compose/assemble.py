@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sqlmetrics import duckdb_plan
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.diagnostics import (
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose import duckdb_plan
+from sqlmetrics.compose.diagnostics import (
     CHECKS,
     DIAGNOSTICS,
     diagnostics_stages,
@@ -37,9 +37,7 @@ from sqlmetrics.diagnostics import (
     refused_checks,
     with_diagnostics_rows,
 )
-from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.inputs import (
+from sqlmetrics.compose.inputs import (
     ID_TIES,
     JUDGED_POPULATIONS,
     Inputs,
@@ -48,7 +46,7 @@ from sqlmetrics.inputs import (
     bind_items,
     input_stages,
 )
-from sqlmetrics.per_user import (
+from sqlmetrics.compose.per_user import (
     bound_source,
     deepest_cutoff,
     lists_stages,
@@ -61,7 +59,7 @@ from sqlmetrics.per_user import (
     widest_population,
     with_judged_users,
 )
-from sqlmetrics.stages import (
+from sqlmetrics.compose.stages import (
     bind_placeholders,
     group_key,
     materialize,
@@ -72,11 +70,13 @@ from sqlmetrics.stages import (
     widen_keys,
     with_ctes,
 )
-from sqlmetrics.summary import UserPass, final
+from sqlmetrics.compose.summary import UserPass, final
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 
 if TYPE_CHECKING:
-    from sqlmetrics import curves
-    from sqlmetrics.plan import Plan
+    from sqlmetrics.compose import curves
+    from sqlmetrics.compose.plan import Plan
 
 # Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
 # sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
@@ -129,9 +129,9 @@ def compose(
     summary (the plan complement_arms replaces; tests compare them)."""
     _check_compatible(requests, inputs, options)
     # (arms.py and plan.py compose with this module: imported here, not at the top)
-    from sqlmetrics import curve_steps, curve_sums, curve_windows, curves
-    from sqlmetrics.arms import complement_arms
-    from sqlmetrics.plan import choose_plan
+    from sqlmetrics.compose import curve_steps, curve_sums, curve_windows, curves
+    from sqlmetrics.compose.arms import complement_arms
+    from sqlmetrics.compose.plan import choose_plan
 
     plan = choose_plan(
         requests,
@@ -324,7 +324,7 @@ def compose(
 def plan_switches() -> tuple[object, ...]:
     """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
     of the caches of composed SQL, so that a switched plan is composed again."""
-    from sqlmetrics import curves
+    from sqlmetrics.compose import curves
 
     return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
 
@@ -332,10 +332,10 @@ def plan_switches() -> tuple[object, ...]:
 def curve_split(
     requests: Sequence[MetricRequest], options: Options, population: str, hit_rows: bool = False
 ) -> curves.Split | None:
-    """The curve plan's parts (sqlmetrics/curves.py) when enough cutoffs are asked of metric
+    """The curve plan's parts (sqlmetrics/compose/curves.py) when enough cutoffs are asked of metric
     files it can take apart; None: the window plan. ``hit_rows``: judged is judged_hits.sql's,
     whose rows with a position are all hits."""
-    from sqlmetrics import curves
+    from sqlmetrics.compose import curves
 
     if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
         return None

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from sqlmetrics.compose.stages import group_key, stage, widen_keys
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stages import group_key, stage, widen_keys
 
 if TYPE_CHECKING:
-    from sqlmetrics.summary import UserPass
+    from sqlmetrics.compose.summary import UserPass
 
 
 TIES = ("id", "id_text", "optimistic", "pessimistic", "average")

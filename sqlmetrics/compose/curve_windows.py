@@ -25,9 +25,9 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlmetrics.curve_sums import BEFORE, first_step, next_step, split_values
-from sqlmetrics.curves import CUTOFF, Positions, Running, Split
-from sqlmetrics.stages import numbers_table
+from sqlmetrics.compose.curve_sums import BEFORE, first_step, next_step, split_values
+from sqlmetrics.compose.curves import CUTOFF, Positions, Running, Split
+from sqlmetrics.compose.stages import numbers_table
 
 ROWS = "judged_kinds"  # judged's rows, once per kind
 

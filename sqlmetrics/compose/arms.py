@@ -10,14 +10,14 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.compose import compose
-from sqlmetrics.diagnostics import CHECKS, DIAGNOSTICS, with_diagnostics_rows
-from sqlmetrics.inputs import Inputs, Options
-from sqlmetrics.per_user import MetricColumn, per_user_stages, widest_population
-from sqlmetrics.stages import group_key, nulls_last, same_group, with_ctes
-from sqlmetrics.summary import UserPass, ratio
-from sqlmetrics.sums import aggregate
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.assemble import compose
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, with_diagnostics_rows
+from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.per_user import MetricColumn, per_user_stages, widest_population
+from sqlmetrics.compose.stages import group_key, nulls_last, same_group, with_ctes
+from sqlmetrics.compose.summary import UserPass, ratio
+from sqlmetrics.compose.sums import aggregate
 
 
 def complements_arms(

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
+from sqlmetrics.catalog.metrics import MetricRequest
 
 # Metrics whose per-user value is a sum or maximum of per-row terms that are 0 on a recommended
 # row without a relevant item (hit = 0, gain = 0), reading such rows for nothing else, and that

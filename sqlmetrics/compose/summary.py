@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.inputs import Inputs
-from sqlmetrics.per_user import MetricColumn
-from sqlmetrics.stages import group_key, nulls_last, same_group
-from sqlmetrics.sums import aggregate
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.inputs import Inputs
+from sqlmetrics.compose.per_user import MetricColumn
+from sqlmetrics.compose.stages import group_key, nulls_last, same_group
+from sqlmetrics.compose.sums import aggregate
 
 
 def final(

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.rows import float_or_nan, group_key, split
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.rows import float_or_nan, group_key, split
 
 if TYPE_CHECKING:
     import pandas as pd

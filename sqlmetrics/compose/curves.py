@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest, parsed
-from sqlmetrics.sums import is_fractional
+from sqlmetrics.catalog.metrics import MetricRequest, parsed
+from sqlmetrics.compose.sums import is_fractional
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than the lists
 # and steps: bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.98 / 3.10,

@@ -18,7 +18,7 @@ from typing import cast
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import parsed, sql_folder
+from sqlmetrics.catalog.metrics import parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
 
 

@@ -125,7 +125,7 @@ def sql_folder() -> Path:
     packaged = Path(str(resources.files("sqlmetrics"))) / "sql"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "sql"
+    return Path(__file__).resolve().parents[2] / "sql"
 
 
 def parse_metric_file(path: Path) -> Metric:

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlmetrics.catalog import MetricRequest
-from sqlmetrics.inputs import Inputs, Options
-from sqlmetrics.per_user import MetricColumn, requested_cutoffs
-from sqlmetrics.stages import bind_placeholders, group_key, nulls_last, number, stage
-from sqlmetrics.summary import summed_names
+from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.per_user import MetricColumn, requested_cutoffs
+from sqlmetrics.compose.stages import bind_placeholders, group_key, nulls_last, number, stage
+from sqlmetrics.compose.summary import summed_names
 
 DIAGNOSTICS = (
     "users_in_interactions",

@@ -1,0 +1,1 @@
+"""Files: the rules that keep a user's files safe when the CLI writes (files.py)."""

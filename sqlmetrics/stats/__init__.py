@@ -1,0 +1,2 @@
+"""Intervals and paired comparisons: the statistics query over the per-user values
+(query.py), finished in Python (inference.py) with Student's t (tdist.py)."""
