@@ -26,6 +26,7 @@ from sqlmetrics.engines.checks import (
     resolve_inputs,
 )
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io.trec_reader import TrecFile, load
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.stats.query import (
     TESTS,
@@ -35,7 +36,6 @@ from sqlmetrics.stats.query import (
     has_interval,
     without_interval,
 )
-from sqlmetrics.trec import TrecFile
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -345,6 +345,11 @@ def _evaluated(
         if isinstance(interactions, TrecFile) and any(r.metric.reads == "pool" for r in requests):
             # infap reads the qrels lines of a negative rel (the pool's unjudged documents)
             interactions = dataclasses.replace(interactions, unjudged=True)
+        # a TREC file is parsed here, once, for every step below
+        recommendations, interactions = (
+            load(value) if isinstance(value, TrecFile) else value
+            for value in (recommendations, interactions)
+        )
         recs = engine.bind(recommendations, "recommendations")
         bound(recs)
         truth = engine.bind(interactions, "interactions")
@@ -369,6 +374,10 @@ def _evaluated(
                 f"{example[2] if example else 'several'} times; deduplicate them, or pass "
                 "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
             )
+    if isinstance(interactions, TrecFile) and interactions.parsed is not None:
+        notes = interactions.parsed.notes(interactions.path)
+        if notes:
+            result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
     return result, diagnostics, passes
 
 

@@ -1,10 +1,8 @@
 """TREC files in, trec_eval's report out.
 
-A run (``qid Q0 docno rank score tag``) and qrels (``qid iter docno rel``) are read in place by
-DuckDB: each line as one text column, split on runs of whitespace (trec_eval reads any
-whitespace), qid and docno kept as text (trec_eval compares them with strcmp). The rank, Q0
-and iter columns are ignored, as trec_eval ignores them. A file is never guessed to be TREC:
-``read_run``/``read_qrels`` (CLI ``--input-format trec``) say so.
+The files are read by ``sqlmetrics.io.trec_reader`` (as trec_eval 10 reads them, once per
+call). A file is never guessed to be TREC: ``read_run``/``read_qrels`` (CLI
+``--input-format trec``) say so.
 
 ``trec_eval()`` reproduces trec_eval 9's report (``measure<TAB>qid<TAB>value``) from the
 per-query values of ``evaluate(profile="trec_eval")`` over trec_eval's own population:
@@ -15,244 +13,29 @@ without a run as 0). It adds the summaries: num_* summed, gm_* geometric, num_q.
 
 from __future__ import annotations
 
-import glob
-import gzip
 import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io.trec_reader import (
+    QRELS_LAYOUT,
+    RUN_LAYOUT,
+    TrecFile,
+    load,
+    looks_like,
+    read_qrels,
+    read_run,
+    relation,
+)
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
-
-RUN_LAYOUT = "qid Q0 docno rank score tag"
-QRELS_LAYOUT = "qid iter docno rel"
-# The character no TREC line holds, as the CSV reader's delimiter: each line is one column.
-_NO_DELIMITER = "\x01"
-
-
-@dataclass(frozen=True)
-class TrecFile:
-    """A TREC run or qrels file, as an input of ``evaluate`` (DuckDB only)."""
-
-    path: str
-    kind: str  # "run" or "qrels"
-    max_per_query: int | None = None  # run only: trec_eval -M, the first n docs per query
-    # qrels only: keep the lines of a negative rel (the pool's unjudged documents); evaluate
-    # sets it when infap is asked, the one metric that reads them (read_qrels says why)
-    unjudged: bool = False
-
-    @property
-    def layout(self) -> str:
-        return RUN_LAYOUT if self.kind == "run" else QRELS_LAYOUT
-
-
-def _existing(path: str | os.PathLike[str], kind: str) -> str:
-    text = os.fspath(path)
-    if not os.path.isfile(text):
-        raise SqlmetricsError(f"TREC {kind} file {text!r}: no such file")
-    return text
-
-
-def read_run(path: str | os.PathLike[str], *, max_per_query: int | None = None) -> TrecFile:
-    """A TREC run file (``qid Q0 docno rank score tag`` per line; .gz read as well) as the
-    recommendations of ``evaluate``: user_id = qid, item_id = docno (text), score, tag.
-    ``max_per_query`` keeps each query's first n docs in trec_eval's order (score descending,
-    then docno descending), as trec_eval -M n."""
-    if max_per_query is not None and (
-        isinstance(max_per_query, bool) or not isinstance(max_per_query, int) or max_per_query < 1
-    ):
-        raise SqlmetricsError(
-            f"max_per_query must be a whole number of at least 1 (trec_eval -M), "
-            f"not {max_per_query!r}"
-        )
-    return TrecFile(_existing(path, "run"), "run", max_per_query)
-
-
-def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
-    """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
-    interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel. A
-    line with a negative rel is a document of the pool left unjudged for trec_eval
-    (RELVALUE_UNJUDGED, form_res_rels.c): only infap (infAP) tells it from a document never
-    judged, so the line is kept (as that negative relevance) only when infap is asked, and
-    left out otherwise (bpref skips both; every other measure reads them as not relevant),
-    while a line with rel 0 is judged non-relevant (bpref and infap count it)."""
-    return TrecFile(_existing(path, "qrels"), "qrels")
-
-
-# --- reading -----------------------------------------------------------------------------------
-
-
-def _named(name: str, value: exp.Expr) -> exp.EQ:
-    return exp.EQ(this=exp.column(name), expression=value)
-
-
-def _lines(trec: TrecFile) -> exp.Expr:
-    """read_csv over the file, one VARCHAR column ``line`` per line."""
-    columns = exp.Struct(
-        expressions=[
-            exp.PropertyEQ(this=exp.to_identifier("line"), expression=exp.Literal.string("VARCHAR"))
-        ]
-    )
-    return exp.func(
-        "read_csv",
-        # DuckDB globs every path it reads: the name is escaped.
-        exp.Literal.string(glob.escape(trec.path)),
-        _named("columns", columns),
-        _named("header", exp.false()),
-        _named("delim", exp.Literal.string(_NO_DELIMITER)),
-        _named("quote", exp.Literal.string("")),
-        _named("escape", exp.Literal.string("")),
-        _named("auto_detect", exp.false()),
-        # Lines are not CSV records: a stray quote or \r must not stop the reader.
-        _named("strict_mode", exp.false()),
-    )
-
-
-def _fields(trec: TrecFile) -> exp.Subquery:
-    """Each non-blank line split on whitespace: ``fields`` (a list of text)."""
-    line = exp.column("line")
-    split = exp.func("regexp_split_to_array", exp.func("trim", line), exp.Literal.string(r"\s+"))
-    blank = exp.EQ(this=exp.func("trim", line.copy()), expression=exp.Literal.string(""))
-    return (
-        exp.select(exp.alias_(split, "fields"))
-        .from_(exp.alias_(_lines(trec), "lines"))
-        .where(exp.and_(line.copy().is_(exp.null()).not_(), exp.not_(blank)))
-        .subquery("parsed")
-    )
-
-
-def _field(index: int) -> exp.Expr:
-    """The index-th field, counted from 1 (sqlglot's subscripts count from 0 and DuckDB's
-    rendering adds the 1)."""
-    return exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(index - 1)])
-
-
-def _count_fields() -> exp.Expr:
-    return exp.ArraySize(this=exp.column("fields"))
-
-
-def _value(trec: TrecFile) -> tuple[int, exp.Expr]:
-    """The field count of the layout, and the number it must hold (NULL when it does not)."""
-    if trec.kind == "run":
-        return 6, exp.TryCast(this=_field(5), to=exp.DataType.build("DOUBLE"))
-    return 4, exp.TryCast(this=_field(4), to=exp.DataType.build("BIGINT"))
-
-
-def _parsed(trec: TrecFile) -> tuple[exp.Select, exp.Expr]:
-    """The well-formed lines, and the expression of their score or rel."""
-    count, value = _value(trec)
-    keep = exp.EQ(this=_count_fields(), expression=exp.Literal.number(count))
-    return exp.select("*").from_(_fields(trec)).where(keep), value
-
-
-def relation(trec: TrecFile, unjudged: bool = False) -> exp.Expr:
-    """The file as a relation: (user_id, item_id, score, tag) for a run, (user_id, item_id,
-    relevance) for qrels, without the lines of a negative rel (read_qrels says why) unless
-    ``unjudged`` or the file's own ``unjudged``. Malformed lines are left out here; ``check``
-    refuses them first."""
-    parsed, value = _parsed(trec)
-    user = exp.alias_(_field(1), "user_id")
-    item = exp.alias_(_field(3), "item_id")
-    if trec.kind == "qrels":
-        select = parsed.select(user, item, exp.alias_(value, "relevance"), append=False)
-        if not (unjudged or trec.unjudged):
-            select = select.where(exp.GTE(this=value.copy(), expression=exp.Literal.number(0)))
-        return select.subquery("qrels")
-    select = parsed.select(
-        user, item, exp.alias_(value, "score"), exp.alias_(_field(6), "tag"), append=False
-    )
-    if trec.max_per_query is not None:
-        # trec_eval -M: the first n in its order (score descending, then docno descending as
-        # strcmp; VARCHAR comparison in DuckDB is byte order too).
-        order = exp.Order(
-            expressions=[
-                exp.Ordered(this=value.copy(), desc=True),
-                exp.Ordered(this=_field(3), desc=True),
-            ]
-        )
-        window = exp.Window(this=exp.func("ROW_NUMBER"), partition_by=[_field(1)], order=order)
-        select.set(
-            "qualify",
-            exp.Qualify(
-                this=exp.LTE(this=window, expression=exp.Literal.number(trec.max_per_query))
-            ),
-        )
-    return select.subquery("run")
-
-
-def check(connection: duckdb.DuckDBPyConnection, trec: TrecFile, role: str) -> None:
-    """Refuses a file with a malformed line, naming the line (a second read, in Python, only
-    when DuckDB found one)."""
-    count, value = _value(trec)
-    bad = exp.or_(
-        exp.NEQ(this=_count_fields(), expression=exp.Literal.number(count)),
-        value.is_(exp.null()),
-    )
-    counts = exp.select(
-        exp.func("COUNT", exp.Star()),
-        exp.func("COUNT_IF", bad),
-    ).from_(_fields(trec))
-    try:
-        row = connection.execute(counts.sql("duckdb")).fetchone()
-    except Exception as error:  # duckdb raises several types (IO, invalid input)
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise SqlmetricsError(
-            f"{role}: cannot read TREC {trec.kind} file {trec.path!r}: {first}"
-        ) from None
-    if row is None or not row[0]:
-        raise SqlmetricsError(f"{role}: TREC {trec.kind} file {trec.path!r} has no lines")
-    if not row[1]:
-        return
-    found = first_bad_line(trec)
-    where = (
-        f"line {found[0]}: {found[1]} (found {found[2]!r})"
-        if found is not None
-        else "a line does not have that form"
-    )
-    raise SqlmetricsError(
-        f"{role}: {trec.path!r} is not a TREC {trec.kind} file of lines `{trec.layout}` "
-        f"({row[1]} malformed line(s)); {where}. Fix or remove the line"
-        + ("" if trec.kind == "qrels" else ", or check that the run and qrels are not swapped")
-    )
-
-
-def _why(fields: list[str], kind: str) -> str | None:
-    """Why a line's fields are not a TREC line of ``kind`` (None: they are)."""
-    expected, layout = (6, RUN_LAYOUT) if kind == "run" else (4, QRELS_LAYOUT)
-    if len(fields) != expected:
-        return f"{len(fields)} field(s) where `{layout}` has {expected}"
-    text = fields[4] if kind == "run" else fields[3]
-    try:
-        float(text) if kind == "run" else int(text)
-    except ValueError:
-        what = "score is not a number" if kind == "run" else "rel is not a whole number"
-        return f"the {what}"
-    return None
-
-
-def first_bad_line(trec: TrecFile) -> tuple[int, str, str] | None:
-    """(line number, why, the line) of the first malformed line, read in Python."""
-    opener: Any = gzip.open if trec.path.lower().endswith(".gz") else open
-    try:
-        with opener(trec.path, "rt", encoding="utf-8", errors="replace") as handle:
-            for number, line in enumerate(handle, 1):
-                fields = line.split()
-                if not fields:
-                    continue
-                why = _why(fields, trec.kind)
-                if why is not None:
-                    return number, why, line.rstrip("\r\n")[:200]
-    except OSError:  # a compression Python cannot read (.zst): the message says less
-        return None
-    return None
-
 
 # --- trec_eval's report ------------------------------------------------------------------------
 
@@ -383,13 +166,6 @@ def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str,
     return {str(row[0]): int(row[1]) for row in connection.execute(query.sql("duckdb")).fetchall()}
 
 
-def _runid(connection: duckdb.DuckDBPyConnection, run: TrecFile) -> str:
-    """The tag of the run's first line in trec_eval's sort (qid, then docno)."""
-    query = exp.select("tag").from_(relation(run)).order_by("user_id", "item_id").limit(1)
-    row = connection.execute(query.sql("duckdb")).fetchone()
-    return str(row[0]) if row else ""
-
-
 def _per_query(
     run: TrecFile, qrels: TrecFile, labels: list[str], threshold: float, population: str
 ) -> dict[str, dict[str, float]]:
@@ -451,15 +227,15 @@ def trec_eval(
     if run_file.kind != "run" or qrels_file.kind != "qrels":
         raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
     wanted = expand_measures(measures)
+    # each file parsed once: every evaluate below reads the same tables
+    run_file, qrels_file = load(run_file), load(qrels_file)
     connection = _database().cursor()
     try:
-        check(connection, run_file, "run")
-        check(connection, qrels_file, "qrels")
         judged = set(_queries(connection, qrels_file))
         retrieved = _queries(connection, run_file)
-        runid = _runid(connection, run_file)
     finally:
         connection.close()
+    runid = run_file.parsed.runid if run_file.parsed is not None else ""
     counted = judged if complete else judged & set(retrieved)
     if not counted:
         raise SqlmetricsError(
@@ -528,7 +304,10 @@ def trec_eval(
             summary = int(total) if measure.summed else total / len(counted)
         rows.append((label, "all", summary))
     # object: integers stay integers beside the floats (trec_eval prints them as %ld)
-    return pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
+    report = pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
+    if qrels_file.parsed is not None:
+        report.attrs["notes"] = qrels_file.parsed.notes(qrels_file.path)
+    return report
 
 
 def trec_text(frame: pd.DataFrame) -> str:
@@ -613,21 +392,15 @@ def trec_table_markdown() -> list[str]:
     return lines
 
 
-def looks_like(path: object) -> str | None:
-    """ "run" or "qrels" when a local file's first line has that layout, for a hint in an
-    error (never to read a file as TREC without being told)."""
-    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
-        return None
-    text = os.fspath(path)
-    opener: Any = gzip.open if text.lower().endswith(".gz") else open
-    try:
-        with opener(text, "rt", encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                fields = line.split()
-                if fields:
-                    if _why(fields, "run") is None and fields[1] == "Q0":
-                        return "run"
-                    return "qrels" if _why(fields, "qrels") is None else None
-    except OSError:  # binary or compressed otherwise: not TREC text
-        return None
-    return None
+__all__ = [
+    "QRELS_LAYOUT",
+    "RUN_LAYOUT",
+    "TrecFile",
+    "load",
+    "looks_like",
+    "read_qrels",
+    "read_run",
+    "relation",
+    "trec_eval",
+    "trec_text",
+]

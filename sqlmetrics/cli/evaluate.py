@@ -29,13 +29,17 @@ if TYPE_CHECKING:
 
 def evaluate_command(args: argparse.Namespace) -> int:
     from sqlmetrics.run import evaluate
+    from sqlmetrics.trec import trec_text
 
     recommendations, interactions = _trec_inputs(args)
     if args.format == "trec":
         inputs = [args.recommendations, args.interactions]
         if args.output is not None:
             check_output(args.output, inputs)
-        write(_trec_report(args, recommendations, interactions), args.output, inputs)
+        report = _trec_report(args, recommendations, interactions)
+        write(trec_text(report), args.output, inputs)
+        if not args.quiet:
+            show_notes(report)
         return 0
     metrics = requested_metrics(args)
     gates = [_gate(text) for text in args.fail_if]  # refused before the work
@@ -128,10 +132,10 @@ def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsEr
     )
 
 
-def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
+def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.DataFrame:
     """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
     would change them are refused, each naming its trec_eval equivalent."""
-    from sqlmetrics.trec import trec_eval, trec_text
+    from sqlmetrics.trec import trec_eval
 
     clashes = {
         "--threshold (use --trec-level)": args.threshold != 0.0,
@@ -155,7 +159,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> str:
         complete=args.trec_complete,
         level=1 if args.trec_level is None else args.trec_level,
     )
-    return trec_text(frame)
+    return frame
 
 
 def _format(args: argparse.Namespace) -> str:

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from sqlmetrics import trec
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.assemble import lists_stage
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io import trec_reader
 
 if TYPE_CHECKING:
     import duckdb
@@ -141,9 +141,9 @@ class DuckDBEngine(Engine):
         is_csv = False
         if isinstance(value, Query):
             relation = value.parsed("duckdb", role).subquery(f"{role}_query")
-        elif isinstance(value, trec.TrecFile):
-            trec.check(self.connection, value, role)
-            relation = trec.relation(value)
+        elif isinstance(value, trec_reader.TrecFile) and self.own_connection:
+            # parsed once into a table of this database (evaluate loads it first)
+            relation = trec_reader.relation(trec_reader.load(value))
         elif isinstance(value, (str, os.PathLike)):
             relation = _path_or_table(os.fspath(value), role, self.own_connection)
             is_csv = relation.sql("duckdb").lower().startswith("read_csv")
@@ -157,6 +157,8 @@ class DuckDBEngine(Engine):
                 )
                 relation = exp.to_table(name)
         else:
+            if isinstance(value, trec_reader.TrecFile):  # the caller's connection: its rows
+                value = trec_reader.frame(trec_reader.load(value))
             if not self.own_connection:
                 name = _names.take(role)
             try:

@@ -1,0 +1,153 @@
+"""The bytes of a TREC file, before DuckDB reads it: what its line reader would misread or
+report badly is refused here with the file and line (a NUL byte, the control character it
+takes as a delimiter, a carriage return inside a line, a path that is not a regular file),
+and, when DuckDB fails anyway, the line it failed on is found (not UTF-8, too long).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import stat
+import zlib
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from sqlmetrics.errors import SqlmetricsError
+
+# DuckDB's own default line limit, said explicitly so that the message can name it.
+MAX_LINE = 1 << 21
+_BLOCK = 1 << 24
+# The character the line reader splits on: the pre-pass refuses a file holding it, so each
+# line is one column.
+NO_DELIMITER = "\x01"
+_GZIP = b"\x1f\x8b"
+_ZSTD = b"\x28\xb5\x2f\xfd"
+
+
+def existing(path: str | os.PathLike[str], kind: str) -> str:
+    """The path, refused with the reason when it is not a regular file sqlmetrics can read."""
+    text = os.fspath(path)
+    where = f"TREC {kind} file {text!r}"
+    try:
+        mode = os.stat(text).st_mode
+    except FileNotFoundError:
+        raise SqlmetricsError(f"{where}: no such file") from None
+    except OSError as error:
+        raise SqlmetricsError(f"{where}: cannot be read ({error.strerror})") from None
+    if stat.S_ISDIR(mode):
+        raise SqlmetricsError(f"{where} is a directory; name the file inside it")
+    if not stat.S_ISREG(mode):
+        what = (
+            "a FIFO (named pipe)"
+            if stat.S_ISFIFO(mode)
+            else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a regular file"
+        )
+        raise SqlmetricsError(
+            f"{where} is {what}, not a regular file: TREC files are read in place, more than "
+            "once; write its content to a file first"
+        )
+    if not os.access(text, os.R_OK):
+        raise SqlmetricsError(f"{where}: cannot be read (permission denied)")
+    return text
+
+
+def opened(path: str) -> tuple[BinaryIO | gzip.GzipFile, str]:
+    """The file's bytes (a gzip file decompressed) and the compression DuckDB is to read."""
+    with open(path, "rb") as handle:
+        magic = handle.read(4)
+    if magic.startswith(_GZIP):
+        return gzip.open(path, "rb"), "gzip"
+    if magic.startswith(_ZSTD):
+        return open(path, "rb"), "zstd"
+    return open(path, "rb"), "none"
+
+
+def _blocks(handle: BinaryIO | gzip.GzipFile, where: str) -> Iterator[bytes]:
+    try:
+        while block := handle.read(_BLOCK):
+            yield block
+    except (OSError, EOFError, zlib.error) as error:
+        raise SqlmetricsError(f"{where}: cannot be decompressed ({error})") from None
+
+
+def _refuse_bytes(data: bytes, lines: int, where: str) -> None:
+    """Refuses a NUL, a \\x01 (the line reader's delimiter) or a \\r inside a line (one at the
+    end of ``data`` is judged with the next block); ``lines``: the lines before ``data``."""
+    checks = (
+        (b"\0", "holds a NUL byte: a binary or sparse file, not TREC text"),
+        (
+            NO_DELIMITER.encode(),
+            "holds the control character \\x01, which no TREC line holds; remove it",
+        ),
+    )
+    for byte, why in checks:
+        at = data.find(byte)
+        if at >= 0:
+            number = lines + data.count(b"\n", 0, at) + 1
+            raise SqlmetricsError(f"{where}, line {number} {why}")
+    if data.count(b"\r") == data.count(b"\r\n"):
+        return
+    for match in re.finditer(rb"\r(?!\n)", data):
+        if match.start() < len(data) - 1:
+            number = lines + data.count(b"\n", 0, match.start()) + 1
+            raise SqlmetricsError(
+                f"{where}, line {number} holds a carriage return (\\r) that does not end the "
+                "line, which trec_eval reads as a space: replace it with a space "
+                "(tr '\\r' ' ')"
+            )
+
+
+def prepass(path: str, kind: str) -> tuple[str, int, bool]:
+    """The compression, how many bytes the file gave (a /proc file says size 0), and whether
+    a line ends in \\r\\n."""
+    where = f"TREC {kind} file {path!r}"
+    handle, compression = opened(path)
+    if compression == "zstd":  # DuckDB decompresses it; Python cannot look inside
+        handle.close()
+        return compression, os.path.getsize(path), True
+    size = lines = 0
+    crlf = False
+    previous = b""  # the byte before the block, for a \r\n across two blocks
+    with handle:
+        for block in _blocks(handle, where):
+            _refuse_bytes(previous + block, lines - previous.count(b"\n"), where)
+            crlf = crlf or b"\r\n" in previous + block
+            lines += block.count(b"\n")
+            size += len(block)
+            previous = block[-1:]
+    return compression, size, crlf
+
+
+def diagnosis(path: str, kind: str) -> str | None:
+    """Why DuckDB could not read the file, found line by line (None: nothing found)."""
+    where = f"TREC {kind} file {path!r}"
+    handle, compression = opened(path)
+    if compression == "zstd":
+        handle.close()
+        return None
+    with handle:
+        try:
+            for number, line in enumerate(handle, 1):
+                if len(line) > MAX_LINE:
+                    return (
+                        f"{where}, line {number} is longer than {MAX_LINE:,} bytes: not a "
+                        "TREC line (a run line is `qid Q0 docno rank score tag`)"
+                    )
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    byte = line[error.start]
+                    return (
+                        f"{where}, line {number} is not UTF-8 text (byte 0x{byte:02x} at "
+                        f"column {error.start + 1}): convert the file to UTF-8, e.g. "
+                        "iconv -f latin1 -t utf-8"
+                    )
+        except (OSError, EOFError, zlib.error) as error:
+            return f"{where}: cannot be decompressed ({error})"
+    return None

@@ -1,0 +1,503 @@
+"""TREC files read as trec_eval 10 reads them, once, into a table every later step reads.
+
+A run (``qid Q0 docno rank score tag``) and qrels (``qid iter docno rel``): fields are
+separated by any run of C's whitespace (space, tab, \\v, \\f, \\r), at either end of a line
+too; a run line may carry fields after its tag, which are ignored; a line whose first field
+starts with ``#`` is a comment; a blank run line is skipped, a blank qrels line refused, as
+trec_eval does. qid and docno stay text (trec_eval compares them with strcmp); rel is read as
+trec_eval's ``atol`` reads it (the whole part of a decimal: 0.5 is 0), and the rels that had a
+fraction are counted so the caller can say so. A duplicate (qid, docno) in qrels is refused.
+
+``load`` parses a file into a table of sqlmetrics' own in-memory DuckDB database (dropped when
+the ``Parsed`` that names it is collected): first a pass in Python over the bytes for what
+DuckDB's line reader would misread or report badly (a NUL byte, a control character it takes
+as a delimiter, a carriage return inside a line, a file that is not a regular one), then one
+DuckDB read that numbers the lines, then the checks, each refusal naming the file and line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import itertools
+import os
+import re
+import weakref
+import zlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io.trec_bytes import (
+    MAX_LINE,
+    NO_DELIMITER,
+    diagnosis,
+    existing,
+    opened,
+    prepass,
+)
+
+if TYPE_CHECKING:
+    import duckdb
+    import pandas as pd
+
+RUN_LAYOUT = "qid Q0 docno rank score tag"
+QRELS_LAYOUT = "qid iter docno rel"
+# A field: a run of anything but C's isspace (RE2 has no \v in \s).
+_FIELD = r"[^ \t\n\v\f\r]+"
+# A number as C's strtod reads one (DuckDB's cast also takes 1_000, which atof does not).
+_SCORE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# A rel: an integer or a decimal, of which atol reads the whole part.
+_REL = r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)"
+_names = itertools.count(1)
+
+
+class _Table:
+    """A table of sqlmetrics' own database, dropped when nothing refers to it any more."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        weakref.finalize(self, _drop, name)
+
+
+def _dropping(name: str) -> str:
+    return exp.Drop(tables=[exp.to_table(name)], kind="TABLE", exists=True).sql("duckdb")
+
+
+def _drop(name: str) -> None:
+    from sqlmetrics.engines.duckdb import _database
+
+    try:
+        cursor = _database().cursor()
+        cursor.execute(_dropping(name))
+        cursor.close()
+    except Exception:  # at interpreter exit the database may be gone already
+        return
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A file's well-formed lines as a table (user_id, item_id, score or relevance, line)."""
+
+    table: _Table
+    runid: str = ""  # a run's: the tag of its last line, as trec_eval's runid
+    fractional: int = 0  # qrels: the rels that had a fraction (read as their whole part)
+    fraction_example: tuple[int, str] | None = None  # (line, rel as written)
+
+    @property
+    def name(self) -> str:
+        return self.table.name
+
+    def notes(self, path: str) -> list[str]:
+        if not self.fractional or self.fraction_example is None:
+            return []
+        line, text = self.fraction_example
+        return [
+            f"TREC qrels file {path!r}: {self.fractional} rel value(s) had a fraction (first "
+            f"at line {line}: {text}), read as trec_eval reads them (atol: the whole part, "
+            f"{text} -> {_whole(text)}); write whole grades to mean otherwise"
+        ]
+
+
+@dataclass(frozen=True)
+class TrecFile:
+    """A TREC run or qrels file, as an input of ``evaluate`` (DuckDB only)."""
+
+    path: str
+    kind: str  # "run" or "qrels"
+    max_per_query: int | None = None  # run only: trec_eval -M, the first n docs per query
+    # qrels only: keep the lines of a negative rel (the pool's unjudged documents); evaluate
+    # sets it when infap is asked, the one metric that reads them (read_qrels says why)
+    unjudged: bool = False
+    # run only: compare scores as 32-bit floats, as trec_eval 9 reads them
+    single_precision: bool = False
+    parsed: Parsed | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def layout(self) -> str:
+        return RUN_LAYOUT if self.kind == "run" else QRELS_LAYOUT
+
+
+def _whole(text: str) -> int:
+    match = re.match(r"[+-]?\d*", text)
+    digits = match.group(0) if match else ""
+    return int(digits) if digits.strip("+-") else 0
+
+
+def read_run(
+    path: str | os.PathLike[str],
+    *,
+    max_per_query: int | None = None,
+    single_precision: bool = False,
+) -> TrecFile:
+    """A TREC run file (``qid Q0 docno rank score tag`` per line, fields after the tag
+    ignored; .gz read as well) as the recommendations of ``evaluate``: user_id = qid, item_id
+    = docno (text), score. ``max_per_query`` keeps each query's first n docs in trec_eval's
+    order (score descending, then docno descending), as trec_eval -M n;
+    ``single_precision`` compares the scores as 32-bit floats, as trec_eval 9 does."""
+    if max_per_query is not None and (
+        isinstance(max_per_query, bool) or not isinstance(max_per_query, int) or max_per_query < 1
+    ):
+        raise SqlmetricsError(
+            f"max_per_query must be a whole number of at least 1 (trec_eval -M), "
+            f"not {max_per_query!r}"
+        )
+    return TrecFile(existing(path, "run"), "run", max_per_query, single_precision=single_precision)
+
+
+def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
+    """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
+    interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel, read
+    as trec_eval's atol reads it (0.5 is 0; the result's notes count such values). A line
+    with a negative rel is a document of the pool left unjudged for trec_eval
+    (RELVALUE_UNJUDGED, form_res_rels.c): only infap (infAP) tells it from a document never
+    judged, so the line is kept (as that negative relevance) only when infap is asked, and
+    left out otherwise (bpref skips both; every other measure reads them as not relevant),
+    while a line with rel 0 is judged non-relevant (bpref and infap count it)."""
+    return TrecFile(existing(path, "qrels"), "qrels")
+
+
+# --- the pass in Python ------------------------------------------------------------------------
+
+
+# --- the read in DuckDB ------------------------------------------------------------------------
+
+
+def _named(name: str, value: exp.Expr) -> exp.EQ:
+    return exp.EQ(this=exp.column(name), expression=value)
+
+
+def _lines(path: str, compression: str, crlf: bool) -> exp.Expr:
+    """read_csv over the file, one VARCHAR column ``line`` per line."""
+    columns = exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("line"), expression=exp.Literal.string("VARCHAR"))
+        ]
+    )
+    return exp.func(
+        "read_csv",
+        # DuckDB globs every path it reads: the name is escaped.
+        exp.Literal.string(glob.escape(path)),
+        _named("columns", columns),
+        _named("header", exp.false()),
+        _named("delim", exp.Literal.string(NO_DELIMITER)),
+        _named("quote", exp.Literal.string("")),
+        _named("escape", exp.Literal.string("")),
+        _named("auto_detect", exp.false()),
+        _named("compression", exp.Literal.string(compression)),
+        # "\r\n" reads \n line ends too, where "\n" (or detection) reads a \r\n as two;
+        # its parallel reader refuses some files ("does not support a full read")
+        *(
+            [_named("new_line", exp.Literal.string("\\r\\n")), _named("parallel", exp.false())]
+            if crlf
+            else [_named("new_line", exp.Literal.string("\\n"))]
+        ),
+        _named("max_line_size", exp.Literal.number(MAX_LINE)),
+        # Lines are not CSV records: a stray quote must not stop the reader.
+        _named("strict_mode", exp.false()),
+    )
+
+
+def _field(index: int) -> exp.Expr:
+    """The index-th field, counted from 1 (sqlglot's subscripts count from 0 and DuckDB's
+    rendering adds the 1)."""
+    return exp.Bracket(this=exp.column("fields"), expressions=[exp.Literal.number(index - 1)])
+
+
+def _width() -> exp.Expr:
+    return exp.ArraySize(this=exp.column("fields"))
+
+
+def _numbered(path: str, compression: str, crlf: bool) -> exp.Select:
+    """Every line: its number and its fields."""
+    line = exp.func("COALESCE", exp.column("line"), exp.Literal.string(""))
+    fields = exp.func("regexp_extract_all", line, exp.Literal.string(_FIELD))
+    number = exp.Window(this=exp.func("ROW_NUMBER"))
+    return exp.select(exp.alias_(number, "line"), exp.alias_(fields, "fields")).from_(
+        exp.alias_(_lines(path, compression, crlf), "lines")
+    )
+
+
+def _comment() -> exp.Expr:
+    return exp.and_(
+        exp.GT(this=_width(), expression=exp.Literal.number(0)),
+        exp.func("starts_with", _field(1), exp.Literal.string("#")),
+    )
+
+
+def _kept(kind: str) -> exp.Expr:
+    """The lines that are data (or, in qrels, a blank line, which is refused)."""
+    if kind == "run":
+        return exp.and_(
+            exp.GT(this=_width(), expression=exp.Literal.number(0)), exp.not_(_comment())
+        )
+    return exp.not_(_comment())
+
+
+def _rel_whole() -> exp.Expr:
+    """atol of the rel field: the digits before any point ('', '+', '-': 0), NULL past BIGINT."""
+    whole = exp.func("regexp_extract", _field(4), exp.Literal.string(r"^[+-]?[0-9]*"))
+    empty = exp.In(this=whole.copy(), expressions=[exp.Literal.string(s) for s in ("", "+", "-")])
+    return (
+        exp.case()
+        .when(empty, exp.Literal.number(0))
+        .else_(exp.TryCast(this=whole, to=exp.DataType.build("BIGINT")))
+    )
+
+
+def _columns(kind: str) -> tuple[list[exp.Expr], exp.Expr]:
+    """The table's columns from the fields, and when a kept line is malformed."""
+    user = exp.alias_(_field(1), "user_id")
+    item = exp.alias_(_field(3), "item_id")
+    if kind == "run":
+        score = exp.TryCast(this=_field(5), to=exp.DataType.build("DOUBLE"))
+        bad = exp.or_(
+            exp.LT(this=_width(), expression=exp.Literal.number(6)),
+            score.is_(exp.null()),
+            exp.not_(exp.func("isfinite", score.copy())),
+            exp.GT(
+                this=exp.func("strpos", _field(5), exp.Literal.string("_")),
+                expression=exp.Literal.number(0),
+            ),
+        )
+        return [user, item, exp.alias_(score, "score"), exp.alias_(_field(6), "tag")], bad
+    whole = _rel_whole()
+    fraction = exp.func("regexp_matches", _field(4), exp.Literal.string(r"[.][0-9]*[1-9]"))
+    bad = exp.or_(
+        exp.NEQ(this=_width(), expression=exp.Literal.number(4)),
+        exp.not_(exp.func("regexp_full_match", _field(4), exp.Literal.string(_REL))),
+        whole.copy().is_(exp.null()),
+    )
+    columns = [
+        user,
+        item,
+        exp.alias_(whole, "relevance"),
+        exp.alias_(fraction, "fraction"),
+        exp.alias_(_field(4), "rel_text"),
+    ]
+    return columns, bad
+
+
+def _why(fields: list[str], kind: str) -> str:
+    """Why a line's fields are not a TREC line of ``kind``."""
+    if kind == "run":
+        if len(fields) < 6:
+            return f"{len(fields)} field(s) where `{RUN_LAYOUT}` has 6"
+        if not _SCORE.fullmatch(fields[4]):
+            return "the score is not a number"
+        return "the score is not a finite number"
+    if not fields:
+        return "a blank line, which trec_eval refuses in qrels; remove it"
+    if len(fields) != 4:
+        return f"{len(fields)} field(s) where `{QRELS_LAYOUT}` has 4"
+    if not re.fullmatch(_REL, fields[3]):
+        return "the rel is not a number"
+    return "the rel is out of range"
+
+
+def _execute(cursor: duckdb.DuckDBPyConnection, query: exp.Expr) -> list[tuple[Any, ...]]:
+    return cursor.execute(query.sql("duckdb")).fetchall()
+
+
+def _refuse_malformed(
+    cursor: duckdb.DuckDBPyConnection, raw: str, bad: exp.Expr, trec: TrecFile
+) -> None:
+    first = (
+        exp.select("line", "fields")
+        .from_(raw)
+        .where(exp.and_(_kept(trec.kind), bad))
+        .order_by("line")
+        .limit(1)
+    )
+    rows = _execute(cursor, first)
+    if not rows:
+        return
+    number, fields = rows[0]
+    shown = " ".join(fields)
+    # a run line read as qrels, or a qrels line as a run
+    swapped = len(fields) == (6 if trec.kind == "qrels" else 4)
+    hint = ", or check that the run and qrels are not swapped" if swapped else ""
+    raise SqlmetricsError(
+        f"TREC {trec.kind} file {trec.path!r} is not a file of lines `{trec.layout}`: "
+        f"line {number}: {_why(list(fields), trec.kind)} (found {shown[:200]!r}). "
+        f"Fix or remove the line{hint}"
+    )
+
+
+def _refuse_duplicates(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> None:
+    """trec_eval stops at a qrels judging a document twice for one query."""
+    lines = exp.func("list", exp.column("line"))
+    first = (
+        exp.select("user_id", "item_id", exp.alias_(lines, "lines"))
+        .from_(table)
+        .group_by("user_id", "item_id")
+        .having(exp.GT(this=exp.func("COUNT", exp.Star()), expression=exp.Literal.number(1)))
+        .order_by(exp.func("list_min", exp.column("lines")))
+        .limit(1)
+    )
+    rows = _execute(cursor, first)
+    if rows:
+        user, item, numbers = rows[0]
+        first_two = sorted(numbers)[:2]
+        raise SqlmetricsError(
+            f"TREC qrels file {trec.path!r}: lines {first_two[0]} and {first_two[1]} both judge "
+            f"document {item!r} for query {user!r} (trec_eval stops at a duplicate); keep one"
+        )
+
+
+def _create(name: str, query: exp.Query) -> str:
+    return exp.Create(this=exp.to_table(name), kind="TABLE", expression=query).sql("duckdb")
+
+
+def _read(cursor: duckdb.DuckDBPyConnection, raw: str, trec: TrecFile) -> None:
+    """The numbered lines into ``raw``; DuckDB's failure becomes a message about the file."""
+    compression, size, crlf = prepass(trec.path, trec.kind)
+    try:
+        cursor.execute(_create(raw, _numbered(trec.path, compression, crlf)))
+    except Exception as error:  # duckdb raises several types (IO, invalid input)
+        found = diagnosis(trec.path, trec.kind)
+        if found is not None:
+            raise SqlmetricsError(found) from None
+        text = str(error).strip().splitlines()
+        raise SqlmetricsError(
+            f"cannot read TREC {trec.kind} file {trec.path!r}: {text[0] if text else error!r}"
+        ) from None
+    data = exp.select(exp.func("COUNT", exp.Star())).from_(raw).where(_kept(trec.kind))
+    if not _execute(cursor, data)[0][0]:
+        counted = _execute(cursor, exp.select(exp.func("COUNT", exp.Star())).from_(raw))[0][0]
+        if size and not counted:  # /proc and the like: stat says 0 bytes, reading gives more
+            raise SqlmetricsError(
+                f"TREC {trec.kind} file {trec.path!r} reports a size of 0 bytes but has "
+                "content (a /proc or other pseudo file): copy it to a regular file first"
+            )
+        raise SqlmetricsError(
+            f"TREC {trec.kind} file {trec.path!r} has no lines"
+            + (" but blank and comment ones" if counted else " (it is empty)")
+        )
+
+
+def load(trec: TrecFile) -> TrecFile:
+    """The file with its lines parsed (once: a file already parsed is returned as it is)."""
+    if trec.parsed is not None:
+        return trec
+    from sqlmetrics.engines.duckdb import _database
+
+    existing(trec.path, trec.kind)
+    number = next(_names)
+    raw, table = f"sqlmetrics_trec_lines_{number}", _Table(f"sqlmetrics_trec_{number}")
+    cursor = _database().cursor()
+    try:
+        _read(cursor, raw, trec)
+        columns, bad = _columns(trec.kind)
+        _refuse_malformed(cursor, raw, bad, trec)
+        kept = exp.select("line", *columns).from_(raw).where(_kept(trec.kind))
+        cursor.execute(_create(table.name, kept))
+        parsed = _summary(cursor, table, trec)
+    finally:
+        cursor.execute(_dropping(raw))
+        cursor.close()
+    return dataclasses.replace(trec, parsed=parsed)
+
+
+def _summary(cursor: duckdb.DuckDBPyConnection, table: _Table, trec: TrecFile) -> Parsed:
+    """The run's runid (its last line's tag), or the qrels' fractions; qrels refused when a
+    line judges a document twice."""
+    if trec.kind == "run":
+        last = exp.select("tag").from_(table.name).order_by(exp.column("line").desc()).limit(1)
+        return Parsed(table, runid=str(_execute(cursor, last)[0][0]))
+    _refuse_duplicates(cursor, table.name, trec)
+    counted = exp.select(exp.func("COUNT_IF", exp.column("fraction"))).from_(table.name)
+    fractional = int(_execute(cursor, counted)[0][0] or 0)
+    example = None
+    if fractional:
+        first = (
+            exp.select("line", "rel_text")
+            .from_(table.name)
+            .where(exp.column("fraction"))
+            .order_by("line")
+            .limit(1)
+        )
+        line, text = _execute(cursor, first)[0]
+        example = (int(line), str(text))
+    return Parsed(table, fractional=fractional, fraction_example=example)
+
+
+# --- the file as a relation --------------------------------------------------------------------
+
+
+def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = False) -> exp.Expr:
+    """The parsed file as a relation: (user_id, item_id, score) for a run, (user_id, item_id,
+    relevance) for qrels, without the lines of a negative rel (read_qrels says why) unless
+    ``unjudged`` or the file's own ``unjudged``. ``source``: where the parsed rows are (their
+    table in sqlmetrics' own database by default)."""
+    if trec.parsed is None:
+        raise SqlmetricsError(f"TREC {trec.kind} file {trec.path!r} was not read (load it)")
+    table = source if source is not None else exp.to_table(trec.parsed.name)
+    user, item = exp.column("user_id"), exp.column("item_id")
+    if trec.kind == "qrels":
+        select = exp.select(user, item, exp.column("relevance")).from_(table)
+        if not (unjudged or trec.unjudged):
+            select = select.where(
+                exp.GTE(this=exp.column("relevance"), expression=exp.Literal.number(0))
+            )
+        return select.subquery("qrels")
+    score: exp.Expr = exp.column("score")
+    if trec.single_precision:  # trec_eval 9 keeps scores as float
+        score = exp.cast(exp.cast(score, "FLOAT"), "DOUBLE")
+    select = exp.select(user, item, exp.alias_(score, "score")).from_(table)
+    if trec.max_per_query is not None:
+        # trec_eval -M: the first n in its order (score descending, then docno descending as
+        # strcmp; VARCHAR comparison in DuckDB is byte order too).
+        order = exp.Order(
+            expressions=[
+                exp.Ordered(this=score.copy(), desc=True),
+                exp.Ordered(this=exp.column("item_id"), desc=True),
+            ]
+        )
+        window = exp.Window(
+            this=exp.func("ROW_NUMBER"), partition_by=[exp.column("user_id")], order=order
+        )
+        select.set(
+            "qualify",
+            exp.Qualify(
+                this=exp.LTE(this=window, expression=exp.Literal.number(trec.max_per_query))
+            ),
+        )
+    return select.subquery("run")
+
+
+def frame(trec: TrecFile) -> pd.DataFrame:
+    """The relation's rows, for a connection other than sqlmetrics' own."""
+    from sqlmetrics.engines.duckdb import _database
+
+    cursor = _database().cursor()
+    try:
+        return cursor.execute(exp.select("*").from_(relation(trec)).sql("duckdb")).df()
+    finally:
+        cursor.close()
+
+
+def looks_like(path: object) -> str | None:
+    """ "run" or "qrels" when a local file's first line has that layout, for a hint in an
+    error (never to read a file as TREC without being told)."""
+    if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
+        return None
+    text = os.fspath(path)
+    try:
+        handle, compression = opened(text)
+        if compression == "zstd":
+            handle.close()
+            return None
+        with handle:
+            for raw in handle:
+                fields = raw.decode("utf-8", errors="replace").split()
+                if fields:
+                    if len(fields) == 6 and _SCORE.fullmatch(fields[4]) and fields[1] == "Q0":
+                        return "run"
+                    is_qrels = len(fields) == 4 and re.fullmatch(_REL, fields[3])
+                    return "qrels" if is_qrels else None
+    except (OSError, EOFError, zlib.error):  # binary or compressed otherwise: not TREC text
+        return None
+    return None

@@ -1,0 +1,168 @@
+"""TREC files read as trec_eval 10 reads them, every refusal naming the file and the line.
+
+Why: a file trec_eval accepts must give trec_eval's numbers (whitespace anywhere, fields after
+the tag, comments, a fractional rel read by atol), a file it refuses must be refused (a blank
+or duplicate qrels line), and a file nobody can read must say what is wrong with which file
+(not DuckDB's "CSV Error on Line: 1").
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+
+import sqlmetrics
+from sqlmetrics.trec import read_qrels, read_run, trec_eval, trec_text
+
+
+def as_dict(frame: object) -> dict[tuple[str, str], object]:
+    return {(m, q): v for m, q, v in frame.itertuples(index=False)}  # type: ignore[attr-defined]
+
+
+def test_a_fractional_rel_is_read_as_atol_reads_it_and_said(tmp_path: Path) -> None:
+    """qrels a 0.5, b 1; run a 2.0, b 1.0. atol("0.5") is 0: one relevant document, b, at
+    rank 2, so num_rel 1 and AP 1/2 (a cast rounding 0.5 to 1 would give num_rel 2, AP 1)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 0.5\n1 0 b 1\n1 0 c 0.0\n")
+    frame = trec_eval(tmp_path / "run", tmp_path / "qrels", ["num_rel", "map"])
+    got = as_dict(frame)
+    assert got[("num_rel", "all")] == 1 and got[("map", "all")] == 0.5
+    [note] = frame.attrs["notes"]
+    assert "1 rel value(s) had a fraction (first at line 1: 0.5)" in note, note
+    assert "0.5 -> 0" in note
+    result = sqlmetrics.evaluate(
+        read_run(tmp_path / "run"), read_qrels(tmp_path / "qrels"), ["map"], profile="trec_eval"
+    )
+    assert result["map"][0] == 0.5 and "had a fraction" in result.attrs["notes"][0]
+
+
+@pytest.mark.parametrize(
+    ("rel", "whole"), [("2.7", 2), ("-0.5", 0), (".5", 0), ("+3", 3), ("1.", 1), ("-1", -1)]
+)
+def test_rel_is_the_whole_part(tmp_path: Path, rel: str, whole: int) -> None:
+    """num_rel counts the rels whose whole part is >= 1 (atol: 2.7 -> 2, .5 -> 0, 1. -> 1)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text(f"1 0 a {rel}\n1 0 b 1\n")
+    got = as_dict(trec_eval(tmp_path / "run", tmp_path / "qrels", ["num_rel"], complete=True))
+    assert got[("num_rel", "all")] == 1 + (whole >= 1)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "message"),
+    [
+        ("1 0 a 1\n1 0 b 0\n1 0 a 0\n", "lines 1 and 3 both judge document 'a' for query '1'"),
+        ("1 0 a 1\n\n1 0 b 0\n", "line 2: a blank line, which trec_eval refuses in qrels"),
+        ("1 0 a 1\n \t \n", "line 2: a blank line"),
+        ("1 0 a 1\n1 0 b 1e3\n", "line 2: the rel is not a number"),
+        ("1 0 a 1\n1 0 b 99999999999999999999\n", "line 2: the rel is out of range"),
+        ("1 0 a 1 x\n", "line 1: 5 field(s) where `qid iter docno rel` has 4"),
+        ("1 0 a 1\r\n1 0 b 1\n1 0 c x\r\n", "line 3: the rel is not a number"),
+    ],
+)
+def test_qrels_trec_eval_refuses_are_refused_with_the_line(
+    tmp_path: Path, qrels: str, message: str
+) -> None:
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text(qrels)
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=r"TREC qrels file '.*qrels'") as error:
+        trec_eval(tmp_path / "run", tmp_path / "qrels")
+    assert message in str(error.value)
+
+
+def test_runid_is_the_tag_of_the_last_line(tmp_path: Path) -> None:
+    """trec_eval keeps the tag of the line it parsed last, not of the first (qid, docno)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 first\n2 Q0 b 1 1.0 middle\n1 Q0 c 2 1.0 last\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    assert (
+        as_dict(trec_eval(tmp_path / "run", tmp_path / "qrels", ["runid"]))[("runid", "all")]
+        == "last"
+    )
+
+
+def test_any_whitespace_separates_and_fields_after_the_tag_are_ignored(tmp_path: Path) -> None:
+    """Tabs at either end, \\v and \\f between fields, a whitespace-only line holding a tab, \\r\\n
+    line ends, a comment, fields after the tag: the same lines as the plain file."""
+    plain = "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.5 t\n1 Q0 c 3 1.0 t\n2 Q0 a 1 1.0 t\n"
+    odd = (
+        "# a comment line\n"
+        "\t1 Q0 a 1 2.0 t\t\n"
+        "1\vQ0\fb 2 1.5 t extra fields 9\r\n"
+        " \t \n"
+        "  # an indented comment\n"
+        "1 Q0 c 3 1.0 t\n2 Q0 a 1 1.0 t"
+    )
+    qrels_plain = "1 0 a 1\n1 0 c 2\n2 0 a 0\n"
+    qrels_odd = "# judged by hand\n\t1 0 a 1\t\n1\v0 c 2\r\n2 0 a 0\n"
+    for name, run, qrels in (("plain", plain, qrels_plain), ("odd", odd, qrels_odd)):
+        (tmp_path / f"{name}.run").write_text(run)
+        (tmp_path / f"{name}.qrels").write_text(qrels)
+    texts = [
+        trec_text(trec_eval(tmp_path / f"{n}.run", tmp_path / f"{n}.qrels", per_query=True))
+        for n in ("plain", "odd")
+    ]
+    assert texts[0] == texts[1]
+    assert "num_ret               \t1\t3\n" in texts[0]
+
+
+def test_a_gzip_file_is_read_whatever_its_name(tmp_path: Path) -> None:
+    with gzip.open(tmp_path / "run.txt", "wt") as handle:
+        handle.write("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    assert (
+        as_dict(trec_eval(tmp_path / "run.txt", tmp_path / "qrels", ["map"]))[("map", "all")] == 1.0
+    )
+
+
+def _message(tmp_path: Path, run: Path) -> str:
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError) as error:
+        trec_eval(run, tmp_path / "qrels")
+    return str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"1 Q0 a 1 2.0 t\n1 Q0 caf\xe9 2 1.0 t\n", "line 2 is not UTF-8 text (byte 0xe9"),
+        (b"1 Q0 a 1 2.0 t\n" + b"x" * (3 << 20) + b"\n", "line 2 is longer than 2,097,152 bytes"),
+        (b"1 Q0 a 1 2.0 t\n" + b"f " * 1_100_000 + b"\n", "line 2 is longer than"),
+        (b"1 Q0 a 1 2.0 t\n1 Q0 b 2 \x00 t\n", "line 2 holds a NUL byte"),
+        (b"1 Q0 a 1 2.0 t\n1 Q0 b\x01 2 1.0 t\n", "line 2 holds the control character \\x01"),
+        (b"1 Q0 a 1 2.0 t\r1 Q0 b 2 1.0 t\n", "line 1 holds a carriage return"),
+        (b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1_0 t\n", "line 2: the score is not a number"),
+        (b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1e999 t\n", "line 2: the score is not a finite number"),
+        (b"\n# nothing\n", "has no lines but blank and comment ones"),
+        (b"", "has no lines (it is empty)"),
+    ],
+)
+def test_an_unreadable_run_says_what_and_where(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    (tmp_path / "run").write_bytes(content)
+    text = _message(tmp_path, tmp_path / "run")
+    assert f"TREC run file {str(tmp_path / 'run')!r}" in text and message in text, text
+
+
+def test_a_sparse_file_is_refused_at_its_first_block(tmp_path: Path) -> None:
+    path = tmp_path / "sparse"
+    with open(path, "wb") as handle:
+        handle.truncate(2 << 30)  # 2 GiB of NUL bytes, none of them on disk
+    assert "line 1 holds a NUL byte: a binary or sparse file" in _message(tmp_path, path)
+
+
+def test_what_is_not_a_regular_file_is_named(tmp_path: Path) -> None:
+    assert "is a directory" in _message(tmp_path, tmp_path)
+    assert "is a device, not a regular file" in _message(tmp_path, Path("/dev/zero"))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert "is a FIFO (named pipe), not a regular file" in _message(tmp_path, fifo)
+    assert "no such file" in _message(tmp_path, tmp_path / "absent")
+
+
+def test_a_proc_file_is_read_for_what_it_holds(tmp_path: Path) -> None:
+    """/proc says 0 bytes, which DuckDB believes: the message says so, not "no lines"."""
+    text = _message(tmp_path, Path("/proc/self/status"))
+    assert "TREC run file '/proc/self/status' reports a size of 0 bytes but has content" in text
