@@ -37,10 +37,6 @@ def stage(name: str) -> exp.Select:
     return _parsed_stage(name).copy()
 
 
-def stage_names() -> list[str]:
-    return sorted(path.stem for path in (sql_folder() / "stages").glob("*.sql"))
-
-
 def group_key(index: int) -> str:
     """Internal name of the index-th group column: stage column names never clash with it."""
     return f"group_{index + 1}"

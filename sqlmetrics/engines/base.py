@@ -199,7 +199,6 @@ class Engine:
 
     name = ""
     dialect = ""
-    round_trips_note = ""
 
     def __init__(self, timeout: float | None = None, progress: bool = False) -> None:
         if timeout is not None and not timeout > 0:

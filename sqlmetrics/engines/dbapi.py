@@ -16,8 +16,6 @@ from sqlmetrics.errors import SqlmetricsError
 
 
 class DBAPIEngine(Engine):
-    round_trips_note = "one query, plus a probe of each input's columns (LIMIT 0)"
-
     def __init__(
         self,
         connection: Any,

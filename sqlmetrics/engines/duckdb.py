@@ -76,7 +76,6 @@ class DuckDBEngine(Engine):
     database costs ~10 ms, a cursor microseconds; its registrations and settings are its own."""
 
     name = dialect = "duckdb"
-    round_trips_note = "one query, plus a probe of each input's columns"
 
     def __init__(
         self,

@@ -35,7 +35,6 @@ _QUERY_SETTINGS: dict[str, str] = {
 
 class SparkEngine(Engine):
     name = "Spark"
-    round_trips_note = "one job for the query (each input's columns come from the plan)"
 
     def __init__(
         self,

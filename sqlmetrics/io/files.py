@@ -126,13 +126,6 @@ def _is_input(output: str, value: str, what: str) -> SqlmetricsError:
     )
 
 
-def _new_mode() -> int:
-    """The mode ``open`` gives a new file: 0o666 less the umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def check_output(output: str, inputs: Sequence[str | None] = ()) -> None:
     """What can be known before the work: refuses an empty name, an input, a folder, a
     missing folder. Called again when writing."""

@@ -73,15 +73,6 @@ def _incomplete_beta(a: float, b: float, x: float, y: float, log_x: float, log_y
     return 1.0 - front * _beta_fraction(b, a, y) / b
 
 
-def incomplete_beta(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    return _incomplete_beta(a, b, x, 1.0 - x, math.log(x), math.log1p(-x))
-
-
 def t_sf(t: float, df: float) -> float:
     """P(T > t) for Student's t with ``df`` degrees of freedom."""
     if math.isnan(t) or not df > 0:
@@ -103,10 +94,6 @@ def t_sf(t: float, df: float) -> float:
     log_y = math.log(ratio) - math.log1p(ratio)
     tail = 0.5 * _incomplete_beta(0.5 * df, 0.5, x, y, log_x, log_y)
     return tail if t > 0 else 1.0 - tail
-
-
-def t_cdf(t: float, df: float) -> float:
-    return 1.0 - t_sf(t, df) if t > 0 else t_sf(-t, df)
 
 
 def two_sided_p(t: float, df: float) -> float:
