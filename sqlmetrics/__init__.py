@@ -7,7 +7,7 @@ from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.reporting import Report, report
-from sqlmetrics.run import compare, evaluate, read_diagnostics
+from sqlmetrics.run import compare, evaluate, read_diagnostics, read_distributions
 from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
 __version__ = "0.1.0"
@@ -20,6 +20,7 @@ __all__ = [
     "describe_profiles",
     "evaluate",
     "read_diagnostics",
+    "read_distributions",
     "read_qrels",
     "read_run",
     "report",

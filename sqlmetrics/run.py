@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
+from sqlmetrics.attrs import Table, read
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose.assemble import compose_checks
@@ -117,7 +118,7 @@ def evaluate(
         replicates: the bootstrap's number of replicates.
         seed: the bootstrap's seed: the same seed gives the same interval on every engine.
         distributions: labels of requested metrics that are means over users: how their
-            per-user values spread, per group, in ``result.attrs["distributions"]`` (the
+            per-user values spread, per group, in ``read_distributions(result)`` (the
             group columns, ``metric``, ``users`` with a value, ``users_at_0``, and
             ``quantiles``: the values at 0 %, 1 %, .., 100 %, the smallest value with at
             least that share of the users at or below it). On DuckDB with ``ci`` (the
@@ -127,7 +128,9 @@ def evaluate(
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
         ``users`` counts the population; under a profile that averages some metrics over fewer
         users (MS Recommenders, LensKit: docs/profiles.md), it counts the widest of them.
-        ``result.attrs["diagnostics"]`` holds the counts of METRICS.md "Results" per group;
+        ``read_diagnostics(result)`` gives the counts of METRICS.md "Results" per group (its
+        attrs hold them as values, so that results concatenate and merge like any frame;
+        pandas drops attrs from a join of parts that differ, as two calls' results do);
         ``result.attrs["passes"]`` is 1, or how many passes over the users DuckDB's memory
         limit required (the numbers are the same either way).
     """
@@ -159,7 +162,7 @@ def evaluate(
                 requests, inputs, options, per_user, recommendations=recs
             )
             if wanted:
-                result.attrs["distributions"] = spreads
+                result.attrs["distributions"] = Table.of(spreads)
             return result, diagnostics, passes
         means = [request for request in requests if has_interval(request)]
         missing = without_interval(requests)
@@ -207,9 +210,9 @@ def evaluate(
                 "over-the-lists metric has no per-user value of the population to resample "
                 "(docs/METRICS.md)"
             ]
-        result.attrs["moments"] = moments
+        result.attrs["moments"] = None if moments is None else Table.of(moments)
         if wanted:
-            result.attrs["distributions"] = spreads
+            result.attrs["distributions"] = Table.of(spreads)
         return result, diagnostics, 1
 
     recs: Source | None = None
@@ -239,7 +242,7 @@ def evaluate(
         history=history,
         profile=profile,
     )
-    result.attrs["diagnostics"] = diagnostics
+    result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
     if resampling is not None:
         result.attrs["ci"] = {
@@ -515,7 +518,7 @@ def compare(
         history=history,
         profile=profile,
     )
-    result.attrs["diagnostics"] = diagnostics
+    result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["notes"] = notes
     result.attrs["compare"] = {
         "baseline": baseline,
@@ -531,13 +534,14 @@ def compare(
 
 
 def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
-    """The diagnostics that ``evaluate`` attached to its result."""
-    value = frame.attrs.get("diagnostics")
-    if value is None:
-        raise SqlmetricsError(
-            "this DataFrame carries no diagnostics; it did not come from evaluate"
-        )
-    return value  # type: ignore[no-any-return]
+    """The diagnostics that ``evaluate`` (or ``compare``) attached to its result, as a DataFrame."""
+    return read(frame, "diagnostics")
 
 
-__all__ = ["compare", "evaluate", "read_diagnostics"]
+def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
+    """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
+    its result, as a DataFrame."""
+    return read(frame, "distributions")
+
+
+__all__ = ["compare", "evaluate", "read_diagnostics", "read_distributions"]

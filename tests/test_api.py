@@ -15,6 +15,7 @@ import sqlglot
 
 import sqlmetrics
 from sqlmetrics import SqlmetricsError
+from sqlmetrics.attrs import Table
 from tests.conftest import EXAMPLES
 
 # small(): u1 list 10,11,12 with 11 relevant of {11, 13}; u2 list 20,21 with 20 (rel 2) of {20};
@@ -152,6 +153,87 @@ def test_diagnostics_sit_beside_the_numbers(small: tuple[pd.DataFrame, pd.DataFr
     # at positions 1 and 2 they straddle the cutoff 1: a tie group counted once for both cutoffs
     straddled = sqlmetrics.evaluate(recs, truth, ["ndcg@1", "recall@1", "ndcg@3"])
     assert sqlmetrics.read_diagnostics(straddled)["tied_score_groups"].tolist() == [1]
+
+
+def _two_models(small: tuple[pd.DataFrame, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Model a recommends items 10, 11 to user 1 and 20 to user 2; model b 12 and 21."""
+    recs, truth = small
+    return recs.assign(model=["a", "a", "b", "a", "b"]), truth
+
+
+def test_results_concatenate_merge_and_apply_like_any_frame(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """pandas compares the parts' attrs when it joins frames (and keeps them only when all are
+    equal): results of two calls join without their diagnostics, each keeps its own, and the
+    parts of one result join with them."""
+    recs, truth = _two_models(small)
+    at_2 = sqlmetrics.evaluate(recs, truth, ["ndcg@2"], group_by="model")
+    at_1 = sqlmetrics.evaluate(recs, truth, ["recall@1"], group_by="model")
+    # lists shorter than k: at 2, model a's user 2 (one item) and both of b's users; at 1, none
+    assert sqlmetrics.read_diagnostics(at_2)["lists_shorter_than_k"].tolist() == [1, 2]
+    assert sqlmetrics.read_diagnostics(at_1)["lists_shorter_than_k"].tolist() == [0, 0]
+
+    stacked = pd.concat([at_2, at_1], ignore_index=True)
+    assert stacked["ndcg@2"].iloc[:2].tolist() == at_2["ndcg@2"].tolist()
+    assert stacked["recall@1"].iloc[2:].tolist() == at_1["recall@1"].tolist()
+    merged = at_2.merge(at_1, on=["model", "users"])
+    assert (
+        merged[["ndcg@2", "recall@1"]].values.tolist()
+        == pd.concat([at_2["ndcg@2"], at_1["recall@1"]], axis=1).values.tolist()
+    )
+    for joined in (stacked, merged):  # two calls' diagnostics differ: neither is the whole's
+        assert joined.attrs == {}
+        with pytest.raises(SqlmetricsError, match="joins the results of different calls"):
+            sqlmetrics.read_diagnostics(joined)
+
+    doubled = at_2.groupby("model").apply(lambda part: part.assign(twice=2 * part["ndcg@2"]))
+    rejoined = pd.concat([at_2.iloc[1:], at_2.iloc[:1]])
+    for same in (doubled, rejoined):
+        pd.testing.assert_frame_equal(
+            sqlmetrics.read_diagnostics(same), sqlmetrics.read_diagnostics(at_2)
+        )
+    assert doubled["twice"].tolist() == [2 * value for value in at_2["ndcg@2"]]
+
+
+def test_results_with_intervals_and_distributions_join_too(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    recs, truth = _two_models(small)
+    spread = sqlmetrics.evaluate(
+        recs, truth, ["ndcg@2"], group_by="model", ci=0.9, distributions=["ndcg@2"]
+    )
+    plain = sqlmetrics.evaluate(recs, truth, ["ndcg@2"], group_by="model")
+    assert pd.concat([spread, plain]).attrs == {}
+    distributions = sqlmetrics.read_distributions(spread)
+    # model b's ndcg@2 is 0 for its three users (user 1's item 12 and user 2's 21 are not
+    # relevant; user 3 has no list): every quantile is 0
+    b = distributions.set_index("model").loc["b"]
+    assert (b["users"], b["users_at_0"], set(b["quantiles"])) == (3, 3, {0.0})
+    assert len(b["quantiles"]) == 101
+    split = pd.concat([part for _, part in spread.groupby("model")])
+    pd.testing.assert_frame_equal(sqlmetrics.read_distributions(split), distributions)
+    pd.testing.assert_frame_equal(
+        sqlmetrics.read_diagnostics(split), sqlmetrics.read_diagnostics(spread)
+    )
+
+
+def test_an_attrs_table_gives_its_frame_back_and_compares_as_a_value() -> None:
+    frame = pd.DataFrame(
+        {
+            "model": pd.Series(["a", None], dtype="str"),
+            "day": pd.to_datetime(["2026-01-01", None]),
+            "segment": pd.Categorical(["x", "y"], categories=["y", "x", "z"]),
+            "users": [3, 0],
+            "share": [0.25, math.nan],
+            "quantiles": [[0.0, 0.5, math.nan], math.nan],
+        }
+    )
+    table = Table.of(frame)
+    pd.testing.assert_frame_equal(table.frame(), frame)
+    again = Table.of(frame.copy())  # another table of the same values, NaN included
+    assert again == table and hash(again) == hash(table)
+    assert Table.of(frame.assign(users=[3, 1])) != table
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "postgres"])

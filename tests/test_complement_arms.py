@@ -61,7 +61,7 @@ def both_plans(
                 patch.setattr(arms, "complements_arms", lambda *_: False)
             frame = sqlmetrics.evaluate(recs, truth, group_by="model", **options)
         duckdb_passes._query_sql.cache_clear()
-        results.append((frame, frame.attrs.get("diagnostics")))
+        results.append((frame, sqlmetrics.read_diagnostics(frame)))
     (new, new_diagnostics), (old, old_diagnostics) = results
     pd.testing.assert_frame_equal(new, old, check_exact=True)
     if old_diagnostics is not None:
@@ -186,7 +186,7 @@ def test_tiny_case_by_hand() -> None:
             assert row.users == users
             assert row["ndcg@2"] == pytest.approx(ndcg, abs=1e-12)
             assert row["recall@2"] == pytest.approx(recall, abs=1e-12)
-        diagnostics = frame.attrs["diagnostics"].set_index("model")
+        diagnostics = sqlmetrics.read_diagnostics(frame).set_index("model")
         assert diagnostics.users_in_interactions.tolist() == [4, 4]
         assert diagnostics.users_with_recommendations.tolist() == [2, 1]
         assert diagnostics.population_without_recommendations.tolist() == [2, 2]

@@ -56,7 +56,7 @@ def test_hand_derived_quantiles(way: dict[str, float]) -> None:
     recs, truth = hand_data()
     wanted = ["precision@2", "hit_rate@1"]
     result = sqlmetrics.evaluate(recs, truth, wanted, distributions=wanted, **way)
-    spread = result.attrs["distributions"].set_index("metric")
+    spread = sqlmetrics.read_distributions(result).set_index("metric")
     # precision@2 sorted: 0, 1/2, 1/2, 1. At level i/100 the value with at least 4i/100 users
     # at or below: 0 up to 25 % (one user of four), 1/2 up to 75 %, 1 above.
     expected = [0.0] * 26 + [0.5] * 50 + [1.0] * 25
@@ -82,7 +82,7 @@ def test_quantiles_of_the_per_user_values(way: dict[str, float], metrics: list[s
         RECS, TRUTH, metrics, group_by="model", distributions=wanted, **way
     )
     per_user = sqlmetrics.evaluate(RECS, TRUTH, wanted, group_by="model", per_user=True)
-    spread = result.attrs["distributions"]
+    spread = sqlmetrics.read_distributions(result)
     assert len(spread) == 2 * len(wanted)
     assert list(spread.columns) == ["model", "metric", "users", "users_at_0", "quantiles"]
     for _, row in spread.iterrows():
@@ -110,7 +110,7 @@ def test_a_model_without_lists_has_every_user_at_zero() -> None:
         ci=0.95,
         distributions=["ndcg@2"],
     )
-    spread = result.attrs["distributions"].set_index("model")
+    spread = sqlmetrics.read_distributions(result).set_index("model")
     assert (spread.loc["a", "users"], spread.loc["a", "users_at_0"]) == (4, 1)
     assert (spread.loc["b", "users"], spread.loc["b", "users_at_0"]) == (4, 4)
     assert spread.loc["b", "quantiles"] == [0.0] * QUANTILE_LEVELS

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlmetrics.attrs import read
 from sqlmetrics.cli.arguments import api_options, column_names, metric_list, requested_metrics
 from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
 from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
@@ -183,7 +184,7 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
         )
     clear_progress(args)
     previous = pd.DataFrame(stored["moments"])
-    compared = against_stored(previous, result.attrs["moments"], group_by, args.alpha)
+    compared = against_stored(previous, read(result, "moments"), group_by, args.alpha)
     if compared.empty:
         raise SqlmetricsError(
             f"no group and metric of this evaluation is in {args.against}: nothing to compare"

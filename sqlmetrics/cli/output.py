@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from sqlmetrics.attrs import Table
 from sqlmetrics.io.files import write_output, write_stdout
 
 if TYPE_CHECKING:
@@ -67,9 +68,9 @@ def write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> N
 
 
 def show_diagnostics(frame: pd.DataFrame) -> None:
-    diagnostics = frame.attrs.get("diagnostics")
-    if diagnostics is not None and len(diagnostics):
-        sys.stderr.write("diagnostics:\n" + diagnostics.to_string(index=False) + "\n")
+    table = frame.attrs.get("diagnostics")
+    if isinstance(table, Table) and table.rows:
+        sys.stderr.write("diagnostics:\n" + table.frame().to_string(index=False) + "\n")
 
 
 def show_notes(frame: pd.DataFrame) -> None:

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlmetrics.attrs import read
 from sqlmetrics.cli.arguments import column_names
 from sqlmetrics.cli.output import records
 from sqlmetrics.errors import SqlmetricsError
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 def stored_json(result: pd.DataFrame, metrics: Sequence[str], args: argparse.Namespace) -> str:
     """evaluate --ci's JSON: the rows, and what compare --against reads (the means, variances
     and counts per group and metric, and the options that must match)."""
-    moments = result.attrs["moments"]
+    moments = read(result, "moments")
     document = {
         "sqlmetrics": "evaluation",
         "version": 1,

@@ -59,7 +59,7 @@ def finish_distributions(
     groups: Sequence[str],
     wanted: Sequence[int],
 ) -> pd.DataFrame:
-    """compose_ci's rows ``quantiles`` as evaluate's ``attrs["distributions"]``: per group and
+    """compose_ci's rows ``quantiles`` as ``read_distributions`` gives them: per group and
     wanted request, ``users`` (with a value), ``users_at_0`` and ``quantiles`` (the values at
     quantile_levels(), NaN for a group without a value)."""
     by_group: dict[tuple[Any, ...], list[Any]] = {}

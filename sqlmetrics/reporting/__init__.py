@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Report:
     """A rendered report: ``.html`` (the page), ``.save(path)``, and the frames it was drawn
     from (``.summary``: evaluate's result with every curve label; ``.distributions``: the
-    spread of the per-user values, evaluate's ``attrs["distributions"]``; ``.segments``).
+    spread of the per-user values, ``read_distributions(result)``; ``.segments``).
     Jupyter shows it through ``_repr_html_``."""
 
     def __init__(self, html: str, results: data.Results) -> None:

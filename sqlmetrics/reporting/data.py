@@ -97,7 +97,7 @@ class Results:
 
     main: pd.DataFrame
     diagnostics: pd.DataFrame
-    distributions: pd.DataFrame | None  # evaluate's attrs["distributions"]
+    distributions: pd.DataFrame | None  # read_distributions of evaluate's result
     segments: pd.DataFrame | None
     rows: dict[str, int | None] = field(default_factory=dict)
 
@@ -163,7 +163,7 @@ def gather(
     options: Mapping[str, Any],
 ) -> Results:
     """The evaluate calls of the page (two at most) and the inputs' row counts."""
-    from sqlmetrics.run import evaluate, read_diagnostics
+    from sqlmetrics.run import evaluate, read_diagnostics, read_distributions
 
     main = evaluate(
         recommendations,
@@ -187,7 +187,7 @@ def gather(
     return Results(
         main=main,
         diagnostics=read_diagnostics(main),
-        distributions=main.attrs.get("distributions"),
+        distributions=read_distributions(main) if "distributions" in main.attrs else None,
         segments=segments,
         rows=row_counts(recommendations, interactions, options.get("connection")),
     )
