@@ -14,9 +14,9 @@ from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog.metrics import metrics
 from sqlmetrics.catalog.profiles import resolve
-from sqlmetrics.compose import assemble as compose_module
-from sqlmetrics.compose.assemble import compose, compose_checks
+from sqlmetrics.compose import plan
 from sqlmetrics.compose.inputs import Group, Inputs, Options, column_names
+from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.stats.query import Resampling, compose_ci, compose_compare
@@ -154,7 +154,7 @@ def to_sql(
     key = _request_key(arguments)
     if key is None:
         return _to_sql(arguments)
-    return _cached_to_sql(key, compose_module.plan_switches())
+    return _cached_to_sql(key, plan.plan_switches())
 
 
 def _to_sql(arguments: Mapping[str, Any]) -> str:
@@ -190,12 +190,12 @@ def _shared_composition(
 ) -> exp.Query:
     """``build()``, or a copy of the tree another dialect's call composed for the same request."""
     dialect = options["dialect"]
-    if dialect == CANONICAL or dialect in compose_module.TOP_K_DIALECTS:
+    if dialect == CANONICAL or dialect in plan.TOP_K_DIALECTS:
         return build()  # a plan of DuckDB's own: not shared
     request = _request_key({name: value for name, value in options.items() if name != "dialect"})
     if request is None:
         return build()
-    key = (request, repr(inputs), compose_module.plan_switches())
+    key = (request, repr(inputs), plan.plan_switches())
     with _shared_lock:
         kept = _shared_trees.get(key)
         if kept is not None:

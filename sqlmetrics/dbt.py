@@ -34,9 +34,9 @@ from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
 from sqlglot.errors import ErrorLevel
 
 from sqlmetrics.catalog.metrics import Metric, MetricRequest, metrics
-from sqlmetrics.compose.assemble import compose
 from sqlmetrics.compose.inputs import POPULATIONS, TIES, Group, Inputs, Options
 from sqlmetrics.compose.per_user import CUTOFF_CONSTANTS
+from sqlmetrics.compose.query import compose
 from sqlmetrics.compose.stages import group_key
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import RESERVED_WORDS, portable

@@ -12,10 +12,10 @@ from sqlglot import exp
 from sqlmetrics.attrs import Table, read
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
-from sqlmetrics.compose.assemble import compose_checks
 from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
 from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.engines.checks import (

@@ -454,7 +454,7 @@ def test_to_sql_cache_does_not_hand_out_mutable_state() -> None:
 def test_to_sql_cache_follows_the_plans_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     """compose.TOP_K_DIALECTS (which tests switch) is part of the cache key."""
     top_k = sqlmetrics.to_sql(["ndcg@10"])
-    monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+    monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
     window = sqlmetrics.to_sql(["ndcg@10"])
     assert window != top_k
     monkeypatch.undo()
@@ -530,7 +530,7 @@ SHARED_REQUESTS: dict[str, dict[str, Any]] = {
 @pytest.mark.parametrize("request_name", list(SHARED_REQUESTS))
 def test_every_portable_dialect_composes_the_same_tree(request_name: str) -> None:
     from sqlmetrics.api import composed_query
-    from sqlmetrics.compose.assemble import TOP_K_DIALECTS
+    from sqlmetrics.compose.plan import TOP_K_DIALECTS
     from sqlmetrics.render.dialects import CANONICAL, DIALECTS
 
     metrics = ["ndcg@10", "map@5", "mrr", "recall@20", "auc", "coverage@10", "novelty@10"]

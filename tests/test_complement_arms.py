@@ -15,7 +15,7 @@ import pytest
 import sqlmetrics
 from sqlmetrics import api
 from sqlmetrics.catalog.metrics import metrics as catalogue
-from sqlmetrics.compose import arms
+from sqlmetrics.compose import plan
 from sqlmetrics.engines import duckdb_passes
 
 RANKING = [
@@ -58,7 +58,7 @@ def both_plans(
         duckdb_passes._query_sql.cache_clear()  # evaluate's SQL is cached by its arguments
         with monkeypatch.context() as patch:
             if crossing:
-                patch.setattr(arms, "complements_arms", lambda *_: False)
+                patch.setattr(plan, "complements_arms", lambda *_: False)
             frame = sqlmetrics.evaluate(recs, truth, group_by="model", **options)
         duckdb_passes._query_sql.cache_clear()
         results.append((frame, sqlmetrics.read_diagnostics(frame)))
@@ -249,7 +249,7 @@ def test_null_users_as_crossing(monkeypatch: pytest.MonkeyPatch, population: str
     for crossing in (False, True):
         with monkeypatch.context() as patch:
             if crossing:
-                patch.setattr(arms, "complements_arms", lambda *_: False)
+                patch.setattr(plan, "complements_arms", lambda *_: False)
             for checks in (False, True):
                 query = api.composed_query(
                     ["ndcg@2", "precision@2", "micro_hit_ratio@2"],

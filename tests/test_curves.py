@@ -64,7 +64,7 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
     ):
         monkeypatch.setattr(curves, "MIN_CUTOFFS", min_cutoffs)
         if top_k is not None:
-            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", top_k)
+            monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", top_k)
         queries.clear()
         results[plan] = [sqlmetrics.evaluate(*args, **kwargs) for args, kwargs in calls]
         # (evaluate with ci= runs the statistics query instead: its own check below)
@@ -229,6 +229,6 @@ def test_intervals_of_many_cutoffs_equal_the_per_user_querys(
     )
     assert with_curves[labels].notna().all().all()
     monkeypatch.setattr(curves, "MIN_CUTOFFS", 1)
-    monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset({"duckdb"}))
+    monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset({"duckdb"}))
     assert "per_user_lists" in sqlmetrics.to_sql(metrics, ci=0.95, dialect="duckdb")
     assert "per_user_lists" not in sqlmetrics.to_sql(metrics, ci=0.95, ci_method="bootstrap")

@@ -61,7 +61,7 @@ def case_metrics(case: dict[str, Any]) -> list[str]:
 def plan(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """DuckDB ranks with a top-k aggregate; the portable window plan must agree."""
     if request.param == "portable_plan":
-        monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+        monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
     return str(request.param)
 
 

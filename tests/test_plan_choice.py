@@ -11,9 +11,9 @@ import pytest
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import parse_requests
-from sqlmetrics.compose.assemble import compose
 from sqlmetrics.compose.inputs import Group, Inputs, Options
 from sqlmetrics.compose.plan import choose_plan
+from sqlmetrics.compose.query import compose
 
 PLAN = ("lists", "ranked", "judged", "per_user", "scored")
 

@@ -98,7 +98,7 @@ def test_top_k_plan_equals_window_plan(
     kwargs = {"per_user": True, "group_by": ["segment"], "ties": ties}
     monkeypatch.setattr(duckdb_passes, "score_floor", lambda *arguments: floor)
     fast = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
-    monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+    monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
     pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
     fast_diagnostics = sqlmetrics.read_diagnostics(fast)
@@ -160,7 +160,7 @@ def test_scored_positives_plan_equals_scored_plan(
     results = {}
     for plan in ("fast", "portable"):
         if plan == "portable":
-            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+            monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
         results[plan] = [
             sqlmetrics.evaluate(recs, truth, metrics, group_by=group_by, per_user=True),
             sqlmetrics.evaluate(recs, truth, list(SCORED_NAMES), group_by=group_by, threshold=1),
@@ -223,7 +223,7 @@ def test_hit_rows_plan_equals_window_plan_without_groups(
     results = {}
     for plan in ("fast", "portable"):
         if plan == "portable":
-            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+            monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
         results[plan] = [
             sqlmetrics.evaluate(recs, truth, metrics, threshold=1, population="common"),
             sqlmetrics.evaluate(recs, truth, metrics, per_user=True),
@@ -253,7 +253,7 @@ def test_top_k_plan_equals_window_plan_over_judged_users(
     kwargs = {"group_by": ["segment"], "threshold": 1, "population": population}
     fast = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
     summary = sqlmetrics.evaluate(recs, truth, METRICS, **kwargs)
-    monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+    monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
     portable = sqlmetrics.evaluate(recs, truth, METRICS, per_user=True, **kwargs)
     pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
     pd.testing.assert_frame_equal(
@@ -445,7 +445,7 @@ def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(
     counts = {}
     for plan in ("fast", "portable"):
         if plan == "portable":
-            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+            monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
         query = sqlmetrics.to_sql(metrics, checks=True)
         result = connection.execute(query)
         names = [column[0] for column in result.description]
@@ -572,7 +572,7 @@ def test_repeats_and_ties_across_cutoffs_match_their_definitions(
     assert expected[0] > 0 and expected[1] > 0  # so both counts are compared
     for plan in ("fast", "portable"):
         if plan == "portable":
-            monkeypatch.setattr("sqlmetrics.compose.assemble.TOP_K_DIALECTS", frozenset())
+            monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
         result = connection.execute(sqlmetrics.to_sql(metrics, checks=True, ties=ties))
         names = [column[0] for column in result.description]
         counts = dict(zip(names, result.fetchall()[0], strict=True))

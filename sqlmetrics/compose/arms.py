@@ -1,7 +1,7 @@
 """A plan for group columns only the recommendations have (a model, an experiment arm):
 each group is evaluated against the whole population of the interactions without crossing
-every group value into them (groups x interaction rows, issue 23). compose() hands such a
-summary to complement_arms, which composes its parts with compose() itself."""
+every group value into them (groups x interaction rows, issue 23). query.compose() hands such
+a summary to complement_arms, which assembles its parts as plans that cross the arms."""
 
 from __future__ import annotations
 
@@ -11,37 +11,34 @@ from dataclasses import replace
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose.assemble import compose
+from sqlmetrics.compose.assemble import assemble
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, with_diagnostics_rows
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.per_user import MetricColumn, per_user_stages, widest_population
+from sqlmetrics.compose.plan import choose_plan
 from sqlmetrics.compose.stages import group_key, nulls_last, same_group, with_ctes
-from sqlmetrics.compose.summary import UserPass, ratio
+from sqlmetrics.compose.summary import ratio
 from sqlmetrics.compose.sums import aggregate
 
 
-def complements_arms(
+def _crossed(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
-    per_user: bool,
-    user_pass: UserPass | None,
-    portable: bool,
-) -> bool:
-    """Whether complement_arms computes the summary: every group column is one only the
-    recommendations have. The rest keep crossing the arms into the interactions: groups in both
-    tables too, per-user rows (groups x users rows by definition), passes, the dbt package's
-    portable stages, the metrics over the lists (their catalogue and popularity), and trec_eval's
-    sums and geometric means."""
-    return (
-        bool(inputs.groups)
-        and not any(group.in_interactions for group in inputs.groups)
-        and not per_user
-        and user_pass is None
-        and not portable
-        and not any(r.metric.reads in ("lists", "judgements", "pool") for r in requests)
-        # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
-        # num_rel counts the relevant items of every user
-        and not any(r.metric.summed or r.metric.exponential for r in requests)
+    options: Options,
+    dialect: str,
+    diagnostics: bool,
+    score_floor: float | None = None,
+) -> exp.Query:
+    """A part of the arms' query: the plan that crosses the group columns into the interactions."""
+    plan = choose_plan(requests, inputs, options, dialect, cross_arms=True)
+    return assemble(
+        plan,
+        requests,
+        inputs,
+        options,
+        dialect=dialect,
+        diagnostics=diagnostics,
+        score_floor=score_floor,
     )
 
 
@@ -70,23 +67,13 @@ def complement_arms(
     diagnostics are counts: the correction is 0 or a whole number, so the means have the same
     bits as summing every user's row (x + 0.0 is x; whole numbers add exactly)."""
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    listed = compose(
-        requests,
-        inputs,
-        options,
-        dialect=dialect,
-        diagnostics=diagnostics,
-        score_floor=score_floor,
-        cross_arms=True,
-    )
+    listed = _crossed(requests, inputs, options, dialect, diagnostics, score_floor)
     _join_arms_by_user(listed, inputs)
     # 1 = 0 rather than FALSE, which Oracle (before 23) and SQL Server do not read as a condition
     never = exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
     nothing = exp.select("*").from_(inputs.recommendations.copy()).where(never)
     alone = replace(inputs, recommendations=nothing.subquery("recommendations"), groups=())
-    unlisted = compose(
-        requests, alone, options, dialect=dialect, diagnostics=diagnostics, cross_arms=True
-    )
+    unlisted = _crossed(requests, alone, options, dialect, diagnostics)
     # The unlisted CTEs first: the inputs' bindings read the user's tables by name, which must
     # not be taken for a CTE defined before them (a table named truth, like truth.sql).
     ctes = _suffixed_ctes(unlisted, UNLISTED)

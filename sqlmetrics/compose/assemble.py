@@ -21,24 +21,19 @@ DuckDB's lists or from windows, its sums per cutoff).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose import duckdb_plan
+from sqlmetrics.compose import curve_steps, curve_sums, curve_windows, curves, duckdb_plan
 from sqlmetrics.compose.diagnostics import (
-    CHECKS,
-    DIAGNOSTICS,
     diagnostics_stages,
     list_counts_stage,
-    refused_checks,
     with_diagnostics_rows,
 )
 from sqlmetrics.compose.inputs import (
-    ID_TIES,
     JUDGED_POPULATIONS,
     Inputs,
     Options,
@@ -55,7 +50,6 @@ from sqlmetrics.compose.per_user import (
     requested_cutoffs,
     spread_per_user_constants,
     stable_user_sums,
-    tie_averaged_sums,
     widest_population,
     with_judged_users,
 )
@@ -63,7 +57,6 @@ from sqlmetrics.compose.stages import (
     bind_placeholders,
     group_key,
     materialize,
-    nulls_last,
     number,
     prune,
     stage,
@@ -72,23 +65,9 @@ from sqlmetrics.compose.stages import (
 )
 from sqlmetrics.compose.summary import UserPass, final
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.gc_paused import gc_paused
 
 if TYPE_CHECKING:
-    from sqlmetrics.compose import curves
     from sqlmetrics.compose.plan import Plan
-
-# Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
-# sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
-TOP_K_DIALECTS = frozenset({"duckdb"})
-# Above this cutoff each whole list is ranked instead, by sql/stages/score_lists.sql (its scores
-# alone, when every metric reads hit rows only: lists_stage) or sorted_lists.sql: top_lists.sql's
-# aggregate keeps every user's k + 3 best items and scores in memory (bench/ data, k = 1..100
-# in one call with top lists up to 100: 16 GB at 1e8 rows; at k = 10 it wins).
-TOP_K_MAX_CUTOFF = 20
-# score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
-# takes n below 1,000,000: deeper, sorted_lists.sql.
-SCORE_LISTS_MAX_CUTOFF = 999_998
 
 
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
@@ -103,8 +82,8 @@ def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
     return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
 
 
-@gc_paused
-def compose(
+def assemble(
+    plan: Plan,
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
@@ -113,40 +92,9 @@ def compose(
     diagnostics: bool = False,
     user_pass: UserPass | None = None,
     score_floor: float | None = None,
-    portable: bool = False,
-    cross_arms: bool = False,
 ) -> exp.Query:
-    """One query computing every request: a summary row per group, or a row per user.
-
-    evaluate's own forms: with ``diagnostics`` the diagnostics of METRICS.md "Results" come from
-    the same stages as extra rows (see ``DIAGNOSTICS``); ``user_pass`` (a UserPass) keeps the
-    users of one pass and returns sums instead of means (see ``partial_columns``), for
-    evaluating in passes under a memory limit; ``score_floor``
-    (engines.duckdb_passes.score_floor) spares the DuckDB top-k aggregate the scores below it.
-    ``portable``: none of DuckDB's own plans (TOP_K_DIALECTS) on DuckDB either (the dbt
-    package templates the cutoff and the columns into the portable stages). ``cross_arms``: a
-    group column only the recommendations have is crossed into the interactions even for a
-    summary (the plan complement_arms replaces; tests compare them)."""
-    _check_compatible(requests, inputs, options)
-    # (arms.py and plan.py compose with this module: imported here, not at the top)
-    from sqlmetrics.compose import curve_steps, curve_sums, curve_windows, curves
-    from sqlmetrics.compose.arms import complement_arms
-    from sqlmetrics.compose.plan import choose_plan
-
-    plan = choose_plan(
-        requests,
-        inputs,
-        options,
-        dialect,
-        per_user=per_user,
-        user_pass=user_pass,
-        portable=portable,
-        cross_arms=cross_arms,
-    )
-    if plan.groups == "arms":
-        return complement_arms(
-            requests, inputs, options, dialect, diagnostics=diagnostics, score_floor=score_floor
-        )
+    """The query of a chosen plan (plan.py's ``choose_plan``): a summary row per group, or a
+    row per user; the arguments as query.compose's."""
     over_lists = [r for r in requests if r.metric.reads == "lists"]
     if over_lists and user_pass is not None:
         raise SqlmetricsError(
@@ -321,38 +269,6 @@ def compose(
     return composed
 
 
-def plan_switches() -> tuple[object, ...]:
-    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
-    of the caches of composed SQL, so that a switched plan is composed again."""
-    from sqlmetrics.compose import curves
-
-    return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
-
-
-def curve_split(
-    requests: Sequence[MetricRequest], options: Options, population: str, hit_rows: bool = False
-) -> curves.Split | None:
-    """The curve plan's parts (sqlmetrics/compose/curves.py) when enough cutoffs are asked of metric
-    files it can take apart; None: the window plan. ``hit_rows``: judged is judged_hits.sql's,
-    whose rows with a position are all hits."""
-    from sqlmetrics.compose import curves
-
-    if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
-        return None
-    prepared = [
-        {
-            alias: tie_averaged_sums(expression) if options.ties == "average" else expression
-            for alias, expression in request.metric.expressions().items()
-        }
-        for request in requests
-    ]
-    narrowed = [
-        population == "all" and (request.population or options.population) == "common"
-        for request in requests
-    ]
-    return curves.split(requests, prepared, narrowed, hit_rows)
-
-
 def _top_lists_stage(
     lists: str | None,
     options: Options,
@@ -395,21 +311,6 @@ def _list_counts(
     return list_counts
 
 
-def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
-    """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
-    up to TOP_K_MAX_CUTOFF; deeper score_lists.sql (the scores alone, each hit placed by its
-    score) when every metric reads hit rows only (judged_hits.sql), else sorted_lists.sql (each
-    whole list sorted); None: the window plan (other dialects and tie policies, metrics
-    without a cutoff)."""
-    cutoff = deepest_cutoff(requests)
-    if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
-        return None
-    if cutoff <= TOP_K_MAX_CUTOFF:
-        return "top_lists"
-    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
-    return "score_lists" if hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF else "sorted_lists"
-
-
 def _hit_rows_stages(
     top_lists: exp.Select,
     needed: set[str],
@@ -438,67 +339,6 @@ def _hit_rows_stages(
         ("top_lists", top_lists),
         ("judged", bind_placeholders(judged, threshold=threshold, cutoff=exp.convert(cutoff))),
     ]
-
-
-def _check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:
-    if options.ties == "average":
-        refused = [r.label for r in requests if not r.metric.ties_average]
-        if refused:
-            raise SqlmetricsError(
-                f"ties='average' has no exact closed form for {', '.join(refused)}; "
-                "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
-            )
-    needing = [r.label for r in requests if "category" in r.metric.needs_items]
-    if needing and inputs.items is None:
-        raise SqlmetricsError(
-            f"{', '.join(needing)} need an items table with a category column: pass "
-            "items=... (CLI: --items), one row per item with the item column and its category"
-        )
-    if needing and inputs.category is None:
-        raise SqlmetricsError(
-            f"{', '.join(needing)} read the category of each item, and the items table has no "
-            "category column; name yours with columns={'category': ...} (CLI: --category-column)"
-        )
-    wanting = [r.label for r in requests if r.metric.needs_history]
-    if wanting and inputs.history is None:
-        raise SqlmetricsError(
-            f"{', '.join(wanting)} compare each recommended item with what the user consumed "
-            "before: pass history=... (CLI: --history), one row per (user, item) of the "
-            "user's past, with the same user and item columns"
-        )
-    by_score = [r.label for r in requests if r.metric.reads in ("scored", "rated")]
-    if by_score and inputs.rank is not None:
-        raise SqlmetricsError(
-            f"{', '.join(by_score)} read the scores, not positions: give the score column "
-            "instead of the rank column"
-        )
-    rated = [r.label for r in requests if r.metric.reads == "rated"]
-    if rated and inputs.rating is None:
-        raise SqlmetricsError(
-            f"{', '.join(rated)} compare the score with a rating: name the interactions' rating "
-            "column with columns={'rating': ...} (CLI: --rating-column)"
-        )
-    if inputs.rank is not None and options.ties not in ID_TIES:
-        raise SqlmetricsError(
-            "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
-            "rank column or ties"
-        )
-    walking = [r.label for r in requests if r.metric.walks_positions]
-    if walking and inputs.rank is not None and options.ranks == "literal":
-        raise SqlmetricsError(
-            f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '
-            "item in order, which a repeated rank leaves open; give ranks 1, 2, ..., n (the "
-            'default ranks="consecutive") or a score column'
-        )
-
-
-def ranked_stage_name(inputs: Inputs, options: Options, top_k: bool) -> str:
-    """The stage that ranks the rows (plan.py's ``ranked``)."""
-    if inputs.rank is not None:
-        return "ranked_given"
-    if options.ties in ID_TIES:
-        return "ranked_top_k" if top_k else "ranked"
-    return "ranked_average" if options.ties == "average" else "ranked_by_relevance"
 
 
 def _ranked_stage(name: str, options: Options) -> exp.Select:
@@ -585,52 +425,3 @@ def _with_list_lengths(ranked: exp.Select) -> exp.Select:
             join_type="left",
         )
     )
-
-
-@gc_paused
-def compose_checks(
-    requests: Sequence[MetricRequest], inputs: Inputs, options: Options, dialect: str = "duckdb"
-) -> exp.Query:
-    """The input checks and diagnostics evaluate runs, as a query of their own for a scheduled
-    job: one row per group with every count and ``refused_rows``, the sum of the counts that
-    evaluate refuses (0 when the inputs are fit to evaluate with these metrics and options)."""
-    full = compose(requests, inputs, options, dialect=dialect, diagnostics=True)
-    ctes = {cte.alias: cte.this for cte in full.args["with_"].expressions}
-    groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
-    counts = [exp.column(name) for name in DIAGNOSTICS + CHECKS]
-    refused = exp.alias_(
-        functools.reduce(
-            lambda total, count: exp.Add(this=total, expression=count),
-            [
-                cast(exp.Expr, exp.column(name))
-                for name in refused_checks(requests, inputs, options)
-            ],
-        ),
-        "refused_rows",
-    )
-    query = exp.select(
-        *[exp.alias_(exp.column(group_key(i)), g) for i, g in enumerate(groups)],
-        *counts,
-        refused,
-    ).from_("diagnosed")
-    if groups:
-        query = query.order_by(*nulls_last([exp.column(group_key(i)) for i in range(len(groups))]))
-    return with_ctes(query, [(name, ctes[name]) for name in _needed_ctes(ctes, "diagnosed")])
-
-
-def _needed_ctes(ctes: Mapping[str, exp.Expr], root: str) -> list[str]:
-    """The CTEs ``root`` reads, directly or not, in their order of definition."""
-    needed, pending = set(), [root]
-    while pending:
-        name = pending.pop()
-        if name in needed:
-            continue
-        needed.add(name)
-        pending += [t.name for t in ctes[name].find_all(exp.Table) if t.name in ctes]
-    return [name for name in ctes if name in needed]
-
-
-__all__ = [
-    "compose",
-    "compose_checks",
-]

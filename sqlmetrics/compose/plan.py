@@ -47,12 +47,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose import assemble as compose
 from sqlmetrics.compose import curves, duckdb_plan
-from sqlmetrics.compose.arms import complements_arms
 from sqlmetrics.compose.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
-from sqlmetrics.compose.per_user import deepest_cutoff, requested_cutoffs, widest_population
+from sqlmetrics.compose.per_user import (
+    deepest_cutoff,
+    requested_cutoffs,
+    tie_averaged_sums,
+    widest_population,
+)
 from sqlmetrics.compose.summary import UserPass
+from sqlmetrics.errors import SqlmetricsError
+
+# Dialects that rank with sql/stages/top_lists.sql (a top-k aggregate) instead of a window
+# sort when it gives the same rows; tests empty it to run the portable plan on DuckDB too.
+TOP_K_DIALECTS = frozenset({"duckdb"})
+# Above this cutoff each whole list is ranked instead, by sql/stages/score_lists.sql (its scores
+# alone, when every metric reads hit rows only: lists_stage) or sorted_lists.sql: top_lists.sql's
+# aggregate keeps every user's k + 3 best items and scores in memory (bench/ data, k = 1..100
+# in one call with top lists up to 100: 16 GB at 1e8 rows; at k = 10 it wins).
+TOP_K_MAX_CUTOFF = 20
+# score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
+# takes n below 1,000,000: deeper, sorted_lists.sql.
+SCORE_LISTS_MAX_CUTOFF = 999_998
 
 
 @dataclass(frozen=True)
@@ -91,7 +107,7 @@ def choose_plan(
     reads = {request.metric.reads for request in requests}
     ranking = bool(reads & {"judged", "lists"})
     cutoff = deepest_cutoff(requests)
-    duckdb_own = dialect in compose.TOP_K_DIALECTS and not portable
+    duckdb_own = dialect in TOP_K_DIALECTS and not portable
     own = "DuckDB's own plans" if duckdb_own else f"the portable plan ({dialect})"
 
     arms = not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable)
@@ -103,14 +119,14 @@ def choose_plan(
         + (" (none asked)" if not inputs.groups else "")
     )
 
-    lists = compose.lists_stage(requests, options, dialect) if duckdb_own else None
+    lists = lists_stage(requests, options, dialect) if duckdb_own else None
     if inputs.rank is not None:
         lists = None
     if lists is not None:
         why.append(
             f"lists: {lists}, {own}, ties {options.ties!r}, deepest cutoff {cutoff} "
             + ("<=" if lists == "top_lists" else ">")
-            + f" {compose.TOP_K_MAX_CUTOFF}"
+            + f" {TOP_K_MAX_CUTOFF}"
             + (", every metric reads hit rows only" if lists == "score_lists" else "")
         )
     else:
@@ -125,7 +141,7 @@ def choose_plan(
         )
         why.append(f"lists: none ({because})")
 
-    ranked = compose.ranked_stage_name(inputs, options, top_k=lists is not None)
+    ranked = ranked_stage_name(inputs, options, top_k=lists is not None)
     why.append(f"ranked: {ranked}")
 
     hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
@@ -164,7 +180,7 @@ def choose_plan(
         else None
     )
     if why_not is None:
-        curve = compose.curve_split(requests, options, population, judged == "judged_hits")
+        curve = curve_split(requests, options, population, judged == "judged_hits")
     unsplit = "a metric file whose sums the curve plan cannot split"
     why.append(
         f"per_user: curves from {'lists' if duckdb_own else 'windows'}, {distinct} distinct cutoffs"
@@ -193,4 +209,133 @@ def choose_plan(
         same_bits=same_bits,
         curve=curve,
         why=tuple(why),
+    )
+
+
+def plan_switches() -> tuple[object, ...]:
+    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
+    of the caches of composed SQL, so that a switched plan is composed again."""
+    return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
+
+
+def curve_split(
+    requests: Sequence[MetricRequest], options: Options, population: str, hit_rows: bool = False
+) -> curves.Split | None:
+    """The curve plan's parts (sqlmetrics/compose/curves.py) when enough cutoffs are asked of metric
+    files it can take apart; None: the window plan. ``hit_rows``: judged is judged_hits.sql's,
+    whose rows with a position are all hits."""
+    if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
+        return None
+    prepared = [
+        {
+            alias: tie_averaged_sums(expression) if options.ties == "average" else expression
+            for alias, expression in request.metric.expressions().items()
+        }
+        for request in requests
+    ]
+    narrowed = [
+        population == "all" and (request.population or options.population) == "common"
+        for request in requests
+    ]
+    return curves.split(requests, prepared, narrowed, hit_rows)
+
+
+def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
+    """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
+    up to TOP_K_MAX_CUTOFF; deeper score_lists.sql (the scores alone, each hit placed by its
+    score) when every metric reads hit rows only (judged_hits.sql), else sorted_lists.sql (each
+    whole list sorted); None: the window plan (other dialects and tie policies, metrics
+    without a cutoff)."""
+    cutoff = deepest_cutoff(requests)
+    if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
+        return None
+    if cutoff <= TOP_K_MAX_CUTOFF:
+        return "top_lists"
+    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
+    return "score_lists" if hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF else "sorted_lists"
+
+
+def check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:
+    if options.ties == "average":
+        refused = [r.label for r in requests if not r.metric.ties_average]
+        if refused:
+            raise SqlmetricsError(
+                f"ties='average' has no exact closed form for {', '.join(refused)}; "
+                "use ties='id', 'optimistic' or 'pessimistic' for these metrics"
+            )
+    needing = [r.label for r in requests if "category" in r.metric.needs_items]
+    if needing and inputs.items is None:
+        raise SqlmetricsError(
+            f"{', '.join(needing)} need an items table with a category column: pass "
+            "items=... (CLI: --items), one row per item with the item column and its category"
+        )
+    if needing and inputs.category is None:
+        raise SqlmetricsError(
+            f"{', '.join(needing)} read the category of each item, and the items table has no "
+            "category column; name yours with columns={'category': ...} (CLI: --category-column)"
+        )
+    wanting = [r.label for r in requests if r.metric.needs_history]
+    if wanting and inputs.history is None:
+        raise SqlmetricsError(
+            f"{', '.join(wanting)} compare each recommended item with what the user consumed "
+            "before: pass history=... (CLI: --history), one row per (user, item) of the "
+            "user's past, with the same user and item columns"
+        )
+    by_score = [r.label for r in requests if r.metric.reads in ("scored", "rated")]
+    if by_score and inputs.rank is not None:
+        raise SqlmetricsError(
+            f"{', '.join(by_score)} read the scores, not positions: give the score column "
+            "instead of the rank column"
+        )
+    rated = [r.label for r in requests if r.metric.reads == "rated"]
+    if rated and inputs.rating is None:
+        raise SqlmetricsError(
+            f"{', '.join(rated)} compare the score with a rating: name the interactions' rating "
+            "column with columns={'rating': ...} (CLI: --rating-column)"
+        )
+    if inputs.rank is not None and options.ties not in ID_TIES:
+        raise SqlmetricsError(
+            "a rank column fixes the order, so ties must stay 'id' (or 'id_text'); drop the "
+            "rank column or ties"
+        )
+    walking = [r.label for r in requests if r.metric.walks_positions]
+    if walking and inputs.rank is not None and options.ranks == "literal":
+        raise SqlmetricsError(
+            f'ranks="literal" cannot serve {", ".join(walking)}: it walks each list item by '
+            "item in order, which a repeated rank leaves open; give ranks 1, 2, ..., n (the "
+            'default ranks="consecutive") or a score column'
+        )
+
+
+def ranked_stage_name(inputs: Inputs, options: Options, top_k: bool) -> str:
+    """The stage that ranks the rows (plan.py's ``ranked``)."""
+    if inputs.rank is not None:
+        return "ranked_given"
+    if options.ties in ID_TIES:
+        return "ranked_top_k" if top_k else "ranked"
+    return "ranked_average" if options.ties == "average" else "ranked_by_relevance"
+
+
+def complements_arms(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    per_user: bool,
+    user_pass: UserPass | None,
+    portable: bool,
+) -> bool:
+    """Whether complement_arms computes the summary: every group column is one only the
+    recommendations have. The rest keep crossing the arms into the interactions: groups in both
+    tables too, per-user rows (groups x users rows by definition), passes, the dbt package's
+    portable stages, the metrics over the lists (their catalogue and popularity), and trec_eval's
+    sums and geometric means."""
+    return (
+        bool(inputs.groups)
+        and not any(group.in_interactions for group in inputs.groups)
+        and not per_user
+        and user_pass is None
+        and not portable
+        and not any(r.metric.reads in ("lists", "judgements", "pool") for r in requests)
+        # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
+        # num_rel counts the relevant items of every user
+        and not any(r.metric.summed or r.metric.exponential for r in requests)
     )

@@ -19,9 +19,9 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose.assemble import compose, compose_checks
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import render
 

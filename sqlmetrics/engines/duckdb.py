@@ -20,8 +20,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose.assemble import lists_stage
 from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.plan import lists_stage
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError

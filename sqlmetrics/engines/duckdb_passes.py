@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, SupportsInt, cast
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose import assemble as compose_module
-from sqlmetrics.compose.assemble import compose, lists_stage
+from sqlmetrics.compose import plan
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.inputs import Inputs, Options, bind_recommendations
 from sqlmetrics.compose.per_user import deepest_cutoff
+from sqlmetrics.compose.plan import lists_stage
+from sqlmetrics.compose.query import compose
 from sqlmetrics.compose.stages import group_key
 from sqlmetrics.compose.summary import (
     UserPass,
@@ -341,7 +342,7 @@ def _evaluate_sql(
     user_pass: UserPass | None,
     floor: float | None,
 ) -> str:
-    plans = compose_module.plan_switches()
+    plans = plan.plan_switches()
     return _query_sql(tuple(requests), inputs, options, per_user, user_pass, floor, plans)
 
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose.assemble import compose
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.distributions import QUANTILE_LEVELS, spread_aggregates
 from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.query import compose
 from sqlmetrics.compose.sums import aggregate
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
