@@ -22,14 +22,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sqlmetrics.catalog.profiles import (
-    GENERIC,
-    PROFILES,
-    Profile,
-    profile_requests,
-    profiles_markdown,
-)
+from sqlmetrics.catalog.profiles import PROFILES, Profile, profile_requests
 from sqlmetrics.cli import main
+from sqlmetrics.cli.markdown import GENERIC, profiles_markdown
 from sqlmetrics.compose.inputs import POPULATIONS
 from tests.engines.conftest import skip_or_fail
 from tests.test_crosscheck import (

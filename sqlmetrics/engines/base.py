@@ -24,6 +24,7 @@ from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import render
+from sqlmetrics.render.names import table_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -239,7 +240,6 @@ class Engine:
     def named_relation(self, value: object, role: str) -> exp.Expr | None:
         """A Query or a table name as a relation in this engine's dialect (names parsed
         strictly, junk refused); None for anything else."""
-        from sqlmetrics.api import table_name
 
         if isinstance(value, Query):
             return value.parsed(self.dialect, role).subquery(f"{role}_query")
