@@ -7,10 +7,11 @@ user-supplied names arrive as identifier nodes and values as literals, never as 
 
 Which plan runs (DuckDB's per-user lists, hit rows only, the curve plan, the windows of every
 other dialect, arms.py's groups) is chosen once, in plan.py (``choose_plan``, with a table of
-the conditions); compose() assembles the chosen plan's stages.
+the conditions); assemble() assembles the chosen plan's stages, and query.py's compose()
+chooses the plan and hands it here (or to arms.py).
 
-This module holds compose() and the stages only it assembles (the ranking: ranked, judged, the
-lists of DuckDB's plans), and compose_checks. The other parts have modules of their own:
+This module holds assemble() and the stages only it assembles (the ranking: ranked, judged, the
+lists of DuckDB's plans). The other parts have modules of their own:
 inputs.py (Inputs, Options and the stages binding the inputs), stages.py (the stage files and
 the rewrites every part makes to them), per_user.py (each request's per-user column, the
 populations), diagnostics.py (the diagnostics and checks rows), summary.py (the result rows

@@ -5,7 +5,7 @@ their columns), ``Group`` (a group_by column), ``Options`` (ties, threshold, pop
 duplicates, ranks) with the choices each takes (``TIES``, ``POPULATIONS``, ``DUPLICATES``,
 ``RANKS``), and the user's column names over the defaults (``column_names``). The ``bind_*``
 functions and ``input_stages`` rename the inputs' columns to what the stage files read
-(``input_recommendations``, ``input_interactions``, ...): compose() puts them first in its
+(``input_recommendations``, ``input_interactions``, ...): assemble() puts them first in its
 WITH clause, and every other stage reads the inputs only through them.
 """
 

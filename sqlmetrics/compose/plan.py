@@ -1,12 +1,12 @@
-"""Which SQL runs for a call, and why: every choice of plan compose() makes, made here once.
+"""Which SQL runs for a call, and why: every choice of plan, made here once.
 
 ``choose_plan`` reads the call (dialect, tie policy, cutoffs, a rank column, what each metric
-reads, per-user rows or a summary, passes) and returns a ``Plan``; compose() then assembles
+reads, per-user rows or a summary, passes) and returns a ``Plan``; assemble.py then assembles
 that plan's stages without deciding anything. The choices, in the order they are made:
 
 ================  ==========================================================================
 groups            ``arms`` (arms.py) when every group column is one only the recommendations
-                  have and the call is a summary (arms.complements_arms); else ``crossed``:
+                  have and the call is a summary (complements_arms); else ``crossed``:
                   the groups are crossed into the interactions.
 lists             DuckDB's own plans (``TOP_K_DIALECTS``, not ``portable``), ties "id" or
                   "id_text", no rank column, every metric with a cutoff: ``top_lists`` (a
@@ -73,7 +73,7 @@ SCORE_LISTS_MAX_CUTOFF = 999_998
 
 @dataclass(frozen=True)
 class Plan:
-    """The stages compose() assembles for a call (see the module's table), and why."""
+    """The stages assemble() assembles for a call (see the module's table), and why."""
 
     own: bool  # DuckDB's own plans: TOP_K_DIALECTS and not portable
     groups: str  # "crossed" | "arms"
@@ -102,7 +102,7 @@ def choose_plan(
     portable: bool = False,
     cross_arms: bool = False,
 ) -> Plan:
-    """The Plan for these requests (compose()'s arguments of the same names)."""
+    """The Plan for these requests (query.compose()'s arguments of the same names)."""
     why: list[str] = []
     reads = {request.metric.reads for request in requests}
     ranking = bool(reads & {"judged", "lists"})
