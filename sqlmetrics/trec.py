@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from sqlglot import exp
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io.database import local_database
 from sqlmetrics.io.trec_reader import (
     QRELS_LAYOUT,
     RUN_LAYOUT,
@@ -213,8 +214,6 @@ def trec_eval(
     """
     import pandas as pd
 
-    from sqlmetrics.engines.duckdb import _database
-
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
         # -l 0 would make rel 0 relevant, a threshold of -1, which evaluate refuses
         raise SqlmetricsError(
@@ -229,7 +228,7 @@ def trec_eval(
     wanted = expand_measures(measures)
     # each file parsed once: every evaluate below reads the same tables
     run_file, qrels_file = load(run_file), load(qrels_file)
-    connection = _database().cursor()
+    connection = local_database().cursor()
     try:
         judged = set(_queries(connection, qrels_file))
         retrieved = _queries(connection, run_file)

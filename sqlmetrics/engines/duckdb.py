@@ -7,7 +7,6 @@ under a memory limit (duckdb_passes.py).
 
 from __future__ import annotations
 
-import functools
 import glob
 import heapq
 import itertools
@@ -26,6 +25,7 @@ from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io import trec_reader
+from sqlmetrics.io.database import local_database
 
 if TYPE_CHECKING:
     import duckdb
@@ -64,13 +64,6 @@ class _Names:
 _names = _Names()
 
 
-@functools.cache
-def _database() -> duckdb.DuckDBPyConnection:
-    import duckdb
-
-    return duckdb.connect()
-
-
 class DuckDBEngine(Engine):
     """The caller's DuckDB connection, or a cursor of one in-memory database per process: a new
     database costs ~10 ms, a cursor microseconds; its registrations and settings are its own."""
@@ -85,7 +78,7 @@ class DuckDBEngine(Engine):
     ) -> None:
         super().__init__(timeout=timeout, progress=progress)
         self.own_connection = connection is None
-        self.connection = connection if connection is not None else _database().cursor()
+        self.connection = connection if connection is not None else local_database().cursor()
         self.registered: list[str] = []
         self.progress_setting = self._setting("enable_progress_bar")
         self._set_progress_bar(progress)

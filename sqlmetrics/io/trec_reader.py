@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.io.database import local_database
 from sqlmetrics.io.trec_bytes import (
     MAX_LINE,
     NO_DELIMITER,
@@ -67,10 +68,8 @@ def _dropping(name: str) -> str:
 
 
 def _drop(name: str) -> None:
-    from sqlmetrics.engines.duckdb import _database
-
     try:
-        cursor = _database().cursor()
+        cursor = local_database().cursor()
         cursor.execute(_dropping(name))
         cursor.close()
     except Exception:  # at interpreter exit the database may be gone already
@@ -382,12 +381,10 @@ def load(trec: TrecFile) -> TrecFile:
     """The file with its lines parsed (once: a file already parsed is returned as it is)."""
     if trec.parsed is not None:
         return trec
-    from sqlmetrics.engines.duckdb import _database
-
     existing(trec.path, trec.kind)
     number = next(_names)
     raw, table = f"sqlmetrics_trec_lines_{number}", _Table(f"sqlmetrics_trec_{number}")
-    cursor = _database().cursor()
+    cursor = local_database().cursor()
     try:
         _read(cursor, raw, trec)
         columns, bad = _columns(trec.kind)
@@ -470,9 +467,7 @@ def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = Fa
 
 def frame(trec: TrecFile) -> pd.DataFrame:
     """The relation's rows, for a connection other than sqlmetrics' own."""
-    from sqlmetrics.engines.duckdb import _database
-
-    cursor = _database().cursor()
+    cursor = local_database().cursor()
     try:
         return cursor.execute(exp.select("*").from_(relation(trec)).sql("duckdb")).df()
     finally:
