@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sqlmetrics"
 
 # Bottom to top: a module may import from its floor and the ones below it, never above.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "gc_paused"),
+    ("errors", "gc_paused", "attrs"),
     ("catalog",),
     ("render",),
     ("io",),
