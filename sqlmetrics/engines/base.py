@@ -25,6 +25,7 @@ from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import render
 from sqlmetrics.render.names import table_name
+from sqlmetrics.render.users_sql import users_relation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +84,11 @@ class Query:
                 else f"{role}: a Query must be a SELECT, not {type(statements[0]).__name__}"
             )
         return statements[0]
+
+    def relation(self, dialect: str, role: str) -> exp.Subquery:
+        """The query as a relation of a composed query, which the dialect rewrites leave as
+        written (users_sql)."""
+        return users_relation(self.parsed(dialect, role), f"{role}_query")
 
 
 @dataclass(frozen=True)
@@ -240,9 +246,8 @@ class Engine:
     def named_relation(self, value: object, role: str) -> exp.Expr | None:
         """A Query or a table name as a relation in this engine's dialect (names parsed
         strictly, junk refused); None for anything else."""
-
         if isinstance(value, Query):
-            return value.parsed(self.dialect, role).subquery(f"{role}_query")
+            return value.relation(self.dialect, role)
         if isinstance(value, str):
             return table_name(value, self.dialect, role)
         return None

@@ -132,7 +132,7 @@ class DuckDBEngine(Engine):
         view: exp.Expr | None = None
         is_csv = False
         if isinstance(value, Query):
-            relation = value.parsed("duckdb", role).subquery(f"{role}_query")
+            relation = self._users_query(value, role, name)
         elif isinstance(value, trec_reader.TrecFile) and self.own_connection:
             # parsed once into a table of this database (evaluate loads it first)
             relation = trec_reader.relation(trec_reader.load(value))
@@ -151,19 +151,7 @@ class DuckDBEngine(Engine):
         else:
             if isinstance(value, trec_reader.TrecFile):  # the caller's connection: its rows
                 value = trec_reader.frame(trec_reader.load(value))
-            if not self.own_connection:
-                name = _names.take(role)
-            try:
-                self.connection.register(name, value)
-            except Exception as error:  # duckdb raises several types for unsupported objects
-                if not self.own_connection:
-                    _names.give_back(name)
-                raise SqlmetricsError(
-                    f"{role}: cannot read a {type(value).__name__}; pass a pandas DataFrame, a "
-                    "pyarrow Table, a Parquet or CSV path, or a table name in `connection`"
-                ) from error
-            self.registered.append(name)
-            relation = exp.to_table(name)
+            relation = self._registered(value, role, name)
         probe = exp.select("*").from_(relation.copy()).limit(0)
         try:
             if view is not None:
@@ -177,6 +165,35 @@ class DuckDBEngine(Engine):
         if is_csv and all(kind == "VARCHAR" for kind in columns.values()) and self._empty(relation):
             raise SqlmetricsError(f"{role}: no rows to evaluate; check the file or filter")
         return Source(role, relation, columns, origin=value)
+
+    def _registered(self, value: object, role: str, name: str) -> exp.Expr:
+        """A DataFrame, an Arrow table or a DuckDB relation registered under a name of its
+        own."""
+        if not self.own_connection:
+            name = _names.take(role)
+        try:
+            self.connection.register(name, value)
+        except Exception as error:  # duckdb raises several types for unsupported objects
+            if not self.own_connection:
+                _names.give_back(name)
+            raise SqlmetricsError(
+                f"{role}: cannot read a {type(value).__name__}; pass a pandas DataFrame, a "
+                "pyarrow Table, a Parquet or CSV path, or a table name in `connection`"
+            ) from error
+        self.registered.append(name)
+        return exp.to_table(name)
+
+    def _users_query(self, value: Query, role: str, name: str) -> exp.Expr:
+        """A user's SELECT as a view of its own: the composed query reads it by name, so none
+        of its CTEs (``ranked``, ``judged``...) can stand for a table the SELECT reads."""
+        query = value.parsed("duckdb", role).sql("duckdb")
+        try:
+            relation = self.connection.sql(query)
+        except Exception as error:
+            raise SqlmetricsError(
+                f"{role}: cannot read {value.sql!r}: {first_line(error)}"
+            ) from error
+        return self._registered(relation, role, name)
 
     def _empty(self, relation: exp.Expr) -> bool:
         first = exp.select("1").from_(relation.copy()).limit(1)

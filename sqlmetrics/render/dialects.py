@@ -54,6 +54,7 @@ from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
+from sqlmetrics.render import users_sql
 
 DIALECTS: tuple[str, ...] = (
     "duckdb",
@@ -164,10 +165,21 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
     (``copy=False``: ``query`` itself, rewritten in place, for a caller that discards it)."""
     tree = query.copy() if copy else query
     target = get_dialect(dialect)
+    # A user's own query is held out of every rewrite: it runs as written, in its dialect.
+    held = users_sql.hold(tree)
+    try:
+        for step in _steps(target):
+            tree = step(tree, target)
+    finally:
+        tree = users_sql.put_back(tree, held)
+    return tree
+
+
+def _steps(target: Dialect) -> list[Callable[[exp.Expr, Dialect], exp.Expr]]:
     if type(target) is type(get_dialect(CANONICAL)):
         # DuckDB gets the SQL files as written, only with names made unambiguous.
-        return _quote_reserved(_distinct_cte_names(tree, target), target)
-    steps: list[Callable[[exp.Expr, Dialect], exp.Expr]] = [
+        return [_distinct_cte_names, _quote_reserved]
+    return [
         _distinct_cte_names,
         _qualify_clause,
         _full_outer_join,
@@ -181,9 +193,6 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
         _clickhouse_settings,
         _quote_reserved,
     ]
-    for step in steps:
-        tree = step(tree, target)
-    return tree
 
 
 def _is_dialect(target: Dialect, *names: str) -> bool:
@@ -624,6 +633,9 @@ def _distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
         for table in cte.this.find_all(exp.Table)
         if not table.args.get("db") and table.name.lower() not in defined[:index]
     }
+    # A user's query reads its tables wherever it stands, never a CTE of ours: any CTE named
+    # like one of them is renamed, even one defined before it.
+    physical |= users_sql.users_tables(tree)
     taken = set(defined) | physical
     for index, cte in enumerate(ctes):
         old = cte.alias_or_name

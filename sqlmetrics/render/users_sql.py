@@ -1,0 +1,82 @@
+"""A user's own SELECT (``sqlmetrics.Query``) inside a composed query, kept as written.
+
+The dialect rewrites (``dialects.portable``) give sqlmetrics' own SQL DuckDB's meaning in every
+dialect: ``/`` becomes float division, denominators ``NULLIF(x, 0)``, reserved words quoted.
+Applied to a user's SELECT, they would change what it computes (its integer division, its
+error on a division by zero, ``user`` meaning the current user in PostgreSQL). So a user's
+query enters a composed tree as a relation marked as theirs (``users_relation``), and
+``hold`` takes every marked relation's query out of the tree while the rewrites run and
+``put_back`` puts it back afterwards: the rewrites cannot reach it, whatever they are.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+_MARK = "sqlmetrics_users_sql"
+_READS = "sqlmetrics_users_sql_reads"
+_INDEX = "sqlmetrics_users_sql_index"
+_PLACEHOLDER = "sqlmetrics_users_sql"
+
+
+def users_relation(query: exp.Query, alias: str) -> exp.Subquery:
+    """``query`` (parsed in the engine's dialect) as the relation ``(query) AS alias``, marked
+    so that ``dialects.portable`` leaves it as it is."""
+    relation = query.subquery(alias)
+    relation.meta[_MARK] = True
+    return relation
+
+
+def is_users_relation(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Subquery) and node.meta.get(_MARK) is True
+
+
+def tables_read(query: exp.Expr) -> set[str]:
+    """The lower-case names of the tables a query reads without a schema, less its own CTEs
+    (those may shadow a table of the same name; counting them too only renames more)."""
+    own = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    return {
+        table.name.lower()
+        for table in query.find_all(exp.Table)
+        if not table.args.get("db") and table.name.lower() not in own
+    }
+
+
+def users_tables(tree: exp.Expr) -> set[str]:
+    """The tables read by the users' queries that ``hold`` took out of ``tree``."""
+    names: set[str] = set()
+    for node in tree.find_all(exp.Subquery):
+        if is_users_relation(node):
+            names |= node.meta.get(_READS, set())
+    return names
+
+
+def hold(tree: exp.Expr) -> list[exp.Expr]:
+    """Takes each user's query out of ``tree`` (in place), leaving a placeholder SELECT in its
+    relation, which keeps its alias and its mark and records the tables the query reads; returns
+    the queries, for ``put_back``."""
+    held: list[exp.Expr] = []
+    for node in list(tree.find_all(exp.Subquery)):
+        if is_users_relation(node):
+            query = node.this
+            node.meta[_READS] = tables_read(query)
+            node.meta[_INDEX] = len(held)
+            node.set("this", exp.select(exp.Star()).from_(exp.to_table(_PLACEHOLDER)))
+            held.append(query)
+    return held
+
+
+def put_back(tree: exp.Expr, held: list[exp.Expr]) -> exp.Expr:
+    """``tree`` (as the rewrites left it) with the queries ``hold`` took out back in place."""
+    if not held:
+        return tree
+    placed: set[int] = set()
+    for node in list(tree.find_all(exp.Subquery)):
+        index = node.meta.pop(_INDEX, None) if is_users_relation(node) else None
+        if index is None:
+            continue
+        node.meta.pop(_READS, None)
+        # a rewrite that copied the relation (a FULL JOIN written as a UNION) gets a copy
+        node.set("this", held[index] if index not in placed else held[index].copy())
+        placed.add(index)
+    return tree
