@@ -1,88 +1,88 @@
 -- name: iprec_11pt_avg
 -- title: 11-point interpolated average precision (trec_eval)
--- definition: the mean of iprec_at_recall at the levels 0.0, 0.1, ..., 1.0.
+-- definition: the mean of iprec_at_recall at the levels 0.0, 0.1, ..., 1.0 (cutoffs floor(x * |R_u| + 0.5), trec_eval 10's lround).
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
 -- ties_average: no
 -- aliases: 11pt_avg, 11-pt_avg
--- references: trec_eval `11pt_avg` (m_11pt_avg.c, default levels 0.0 .. 1.0)
+-- references: trec_eval `11pt_avg` (m_11pt_avg.c, default levels 0.0 .. 1.0; cutoffs lround(x * num_rel) since trec_eval 10.0, commit 2d77a47); trec_eval 9's cutoffs: `iprec_11pt_avg_trec9`
 SELECT
   user_id,
   (
     MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.1 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.1 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.2 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.2 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.3 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.3 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.4 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.4 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.5 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.5 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.6 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.6 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.7 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.7 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.8 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.8 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.9 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(0.9 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END
     )
     + MAX(
       CASE
-        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(1.0 AS DOUBLE) * n_relevant + 0.9), 1)
+        WHEN pos IS NOT NULL AND hit = 1 AND hits_so_far >= GREATEST(FLOOR(CAST(1.0 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
         ELSE 0
       END

@@ -13,9 +13,10 @@ without a run as 0). It adds the summaries: num_* summed, gm_* geometric, num_q.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -168,7 +169,12 @@ def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str,
 
 
 def _per_query(
-    run: TrecFile, qrels: TrecFile, labels: list[str], threshold: float, population: str
+    run: TrecFile,
+    qrels: TrecFile,
+    labels: list[str],
+    threshold: float,
+    population: str,
+    profile: str,
 ) -> dict[str, dict[str, float]]:
     """{label: {qid: value}} from evaluate under the trec_eval profile, for the queries of
     ``population`` ("judged", or "all_judged" for -c)."""
@@ -178,7 +184,7 @@ def _per_query(
         run,
         qrels,
         labels,
-        profile="trec_eval",
+        profile=profile,
         per_user=True,
         threshold=threshold,
         population=population,
@@ -193,6 +199,84 @@ def _per_query(
     }
 
 
+VERSIONS = {10: "trec_eval", 9: "trec_eval_9"}  # trec_eval's version -> its profile
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What the report computes with: trec_eval's options."""
+
+    run: TrecFile
+    qrels: TrecFile
+    complete: bool
+    level: int
+    version: int
+
+    @property
+    def population(self) -> str:
+        return "all_judged" if self.complete else "judged"
+
+    def per_query(self, labels: list[str], threshold: float) -> dict[str, dict[str, float]]:
+        return _per_query(
+            self.run, self.qrels, labels, threshold, self.population, VERSIONS[self.version]
+        )
+
+
+def _setting(
+    run: TrecFile | str | os.PathLike[str],
+    qrels: TrecFile | str | os.PathLike[str],
+    options: tuple[bool, int | None, int, int],
+) -> _Setting:
+    """The files (parsed once: every evaluate of the report reads the same tables) and the
+    options, refused when they are not trec_eval's."""
+    complete, max_per_query, level, version = options
+    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
+        # -l 0 would make rel 0 relevant, a threshold of -1, which evaluate refuses
+        raise SqlmetricsError(
+            f"level must be a whole number of at least 1 (trec_eval -l), not {level!r}"
+        )
+    if isinstance(version, bool) or version not in VERSIONS:
+        raise SqlmetricsError(
+            f"version must be 10 (trec_eval 10.0) or 9 (trec_eval 9.0.8), not {version!r}"
+        )
+    run_file = run if isinstance(run, TrecFile) else read_run(run, max_per_query=max_per_query)
+    if max_per_query is not None and run_file.max_per_query != max_per_query:
+        run_file = read_run(run_file.path, max_per_query=max_per_query)
+    qrels_file = qrels if isinstance(qrels, TrecFile) else read_qrels(qrels)
+    if run_file.kind != "run" or qrels_file.kind != "qrels":
+        raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
+    # trec_eval 9 keeps scores as 32-bit floats: scores equal as floats tie
+    run_file = dataclasses.replace(run_file, single_precision=version == 9)
+    return _Setting(load(run_file), load(qrels_file), complete, level, version)
+
+
+def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
+    """Every wanted measure's per-query values, from evaluate."""
+    values: dict[str, dict[str, float]] = {}
+    for graded in (False, True):
+        labels = [
+            label
+            for name, label in wanted
+            if name not in SPECIAL and MEASURES[name].graded == graded
+        ]
+        if labels:
+            # The graded measures read every positive rel (threshold 0); the others rel >= level.
+            threshold = 0.0 if graded else setting.level - 1.0
+            values |= setting.per_query(labels, threshold)
+    guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
+    if guarded and setting.level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
+        relevant = setting.per_query(["num_rel"], setting.level - 1.0)
+        for label in guarded:
+            values[label] = {
+                qid: value if relevant["num_rel"].get(qid, 0.0) > 0 else 0.0
+                for qid, value in values[label].items()
+            }
+    return values
+
+
+SPECIAL = {"runid", "num_q"}
+
+
 def trec_eval(
     run: TrecFile | str | os.PathLike[str],
     qrels: TrecFile | str | os.PathLike[str],
@@ -202,6 +286,7 @@ def trec_eval(
     complete: bool = False,
     max_per_query: int | None = None,
     level: int = 1,
+    version: int = 10,
 ) -> pd.DataFrame:
     """trec_eval's report on a run and qrels, as rows (measure, qid, value), 'all' last.
 
@@ -211,57 +296,26 @@ def trec_eval(
     without a run scores 0) instead of the queries of the run that have judgements.
     ``max_per_query``: -M n. ``level``: -l n, relevant means rel >= n (threshold n - 1);
     ndcg and ndcg_cut read every positive rel as its gain whatever the level, as trec_eval.
+    ``version``: 10 (trec_eval 10.0) or 9 (9.0.8: the recall cutoffs of iprec_at_recall
+    and 11pt_avg, scores as 32-bit floats, no -c -q line for a query without a run).
     """
     import pandas as pd
 
-    if isinstance(level, bool) or not isinstance(level, int) or level < 1:
-        # -l 0 would make rel 0 relevant, a threshold of -1, which evaluate refuses
-        raise SqlmetricsError(
-            f"level must be a whole number of at least 1 (trec_eval -l), not {level!r}"
-        )
-    run_file = run if isinstance(run, TrecFile) else read_run(run, max_per_query=max_per_query)
-    if max_per_query is not None and run_file.max_per_query != max_per_query:
-        run_file = read_run(run_file.path, max_per_query=max_per_query)
-    qrels_file = qrels if isinstance(qrels, TrecFile) else read_qrels(qrels)
-    if run_file.kind != "run" or qrels_file.kind != "qrels":
-        raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
+    setting = _setting(run, qrels, (complete, max_per_query, level, version))
     wanted = expand_measures(measures)
-    # each file parsed once: every evaluate below reads the same tables
-    run_file, qrels_file = load(run_file), load(qrels_file)
     connection = local_database().cursor()
     try:
-        judged = set(_queries(connection, qrels_file))
-        retrieved = _queries(connection, run_file)
+        judged = set(_queries(connection, setting.qrels))
+        retrieved = _queries(connection, setting.run)
     finally:
         connection.close()
-    runid = run_file.parsed.runid if run_file.parsed is not None else ""
     counted = judged if complete else judged & set(retrieved)
     if not counted:
         raise SqlmetricsError(
             "no query of the run has judgements in the qrels (trec_eval: 'No queries with both "
             "results and relevance info'); check that both files use the same qids"
         )
-    special = {"runid", "num_q"}
-    population = "all_judged" if complete else "judged"
-    values: dict[str, dict[str, float]] = {}
-    for graded in (False, True):
-        labels = [
-            label
-            for name, label in wanted
-            if name not in special and MEASURES[name].graded == graded
-        ]
-        if labels:
-            # The graded measures read every positive rel (threshold 0); the others rel >= level.
-            threshold = 0.0 if graded else level - 1.0
-            values |= _per_query(run_file, qrels_file, labels, threshold, population)
-    guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
-    if guarded and level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
-        relevant = _per_query(run_file, qrels_file, ["num_rel"], level - 1.0, population)
-        for label in guarded:
-            values[label] = {
-                qid: value if relevant["num_rel"].get(qid, 0.0) > 0 else 0.0
-                for qid, value in values[label].items()
-            }
+    values = _values(setting, wanted)
 
     def value(name: str, label: str, qid: str) -> float:
         """A query's value from evaluate. The one query trec_eval counts that evaluate cannot
@@ -278,35 +332,45 @@ def trec_eval(
 
     rows: list[tuple[str, str, object]] = []
     if per_query:
-        for qid in sorted(counted & set(retrieved)):  # -q prints the run's queries (trec_eval 9)
+        # -c -q: trec_eval 10 prints every query it averages over, 9 those of the run only
+        printed = counted if version == 10 else counted & set(retrieved)
+        for qid in sorted(printed):
             for name, label in wanted:
-                if name in special or MEASURES[name].geometric:
+                if name in SPECIAL or MEASURES[name].geometric:
                     continue
                 number = value(name, label, qid)
                 rows.append((label, qid, int(number) if MEASURES[name].summed else number))
     for name, label in wanted:
-        measure = MEASURES[name]
-        summary: object
-        if name == "runid":
-            summary = runid
-        elif name == "num_q":
-            summary = len(counted)
-        elif name == "num_rel" and complete:
-            # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
-            every = _per_query(run_file, qrels_file, [label], 0.0, population)[label]
-            summary = int(sum(every.values()))
-        elif measure.geometric:
-            logs = [math.log(value(name, label, qid)) for qid in counted]
-            summary = math.exp(math.fsum(logs) / len(counted))
-        else:
-            total = math.fsum(value(name, label, qid) for qid in counted)
-            summary = int(total) if measure.summed else total / len(counted)
-        rows.append((label, "all", summary))
+        rows.append((label, "all", _summary(setting, name, label, counted, value)))
     # object: integers stay integers beside the floats (trec_eval prints them as %ld)
     report = pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
-    if qrels_file.parsed is not None:
-        report.attrs["notes"] = qrels_file.parsed.notes(qrels_file.path)
+    if setting.qrels.parsed is not None:
+        report.attrs["notes"] = setting.qrels.parsed.notes(setting.qrels.path)
     return report
+
+
+def _summary(
+    setting: _Setting,
+    name: str,
+    label: str,
+    counted: set[str],
+    value: Callable[[str, str, str], float],
+) -> object:
+    """The 'all' line's value: runid, num_q, sums, geometric or arithmetic means."""
+    measure = MEASURES[name]
+    if name == "runid":
+        return setting.run.parsed.runid if setting.run.parsed is not None else ""
+    if name == "num_q":
+        return len(counted)
+    if name == "num_rel" and setting.complete:
+        # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
+        every = setting.per_query([label], 0.0)[label]
+        return int(sum(every.values()))
+    if measure.geometric:
+        logs = [math.log(value(name, label, qid)) for qid in counted]
+        return math.exp(math.fsum(logs) / len(counted))
+    total = math.fsum(value(name, label, qid) for qid in counted)
+    return int(total) if measure.summed else total / len(counted)
 
 
 def trec_text(frame: pd.DataFrame) -> str:

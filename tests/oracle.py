@@ -42,8 +42,16 @@ AVERAGE_CAPABLE = frozenset(
 )
 # trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
 TREC_METRICS = frozenset(
-    {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg"}
-    | {"iprec_at_recall", "rprec_mult", "bpref", "gm_bpref", "set_map", "utility"}
+    {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg", "iprec_11pt_avg_trec9"}
+    | {
+        "iprec_at_recall",
+        "iprec_at_recall_trec9",
+        "rprec_mult",
+        "bpref",
+        "gm_bpref",
+        "set_map",
+        "utility",
+    }
     | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg", "infap"}
 )
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
@@ -52,7 +60,7 @@ JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
 POOL_METRICS = frozenset({"infap"})
 INFAP_EPSILON = 0.00001  # trec_eval.h
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
-LEVEL_METRICS = {"iprec_at_recall": 0.0, "rprec_mult": 1.0}
+LEVEL_METRICS = {"iprec_at_recall": 0.0, "iprec_at_recall_trec9": 0.0, "rprec_mult": 1.0}
 SUMMED_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
 )  # aggregated as a sum
@@ -302,11 +310,13 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
     return value, 1.0
 
 
-def _interpolated(rels: Sequence[float], n_rel: int, level: float) -> float:
+def _interpolated(rels: Sequence[float], n_rel: int, level: float, nine: bool = False) -> float:
     """trec_eval's interpolated precision at a recall level, by its own walk: from the list's
     end backwards, keeping the best precision seen, read when the relevant item that brings
-    the count down to the level's cutoff floor(level * |R| + 0.9) is passed."""
-    cut = int(level * n_rel + 0.9)
+    the count down to the level's cutoff is passed: round(level * |R|) (trec_eval 10's
+    lround, halves away from 0), or floor(level * |R| + 0.9) with ``nine`` (9.0.8)."""
+    exact = level * n_rel
+    cut = int(exact + 0.9) if nine else int(math.floor(exact) + (exact % 1 >= 0.5))
     retrieved = sum(1 for rel in rels if rel > 0)
     if cut > retrieved or not rels:
         return 0.0
@@ -341,8 +351,9 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
                 found += 1
                 total += found / i
         return max(total / n_rel if n_rel else 0.0, 1e-5)
-    if metric == "iprec_11pt_avg":
-        return sum(_interpolated(rels, n_rel, i / 10) for i in range(11)) / 11
+    if metric in ("iprec_11pt_avg", "iprec_11pt_avg_trec9"):
+        nine = metric.endswith("_trec9")
+        return sum(_interpolated(rels, n_rel, i / 10, nine) for i in range(11)) / 11
     if metric == "set_map":  # m_set_map.c: set precision x set recall, 0 without a list
         return hits * hits / (len(rels) * n_rel) if rels and n_rel else 0.0
     if metric == "utility":  # m_utility.c, coefficients 1, -1, 0, 0 (its defaults)
@@ -357,8 +368,8 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
     if metric in ("ndcg_rel", "normalized_gain", "rndcg"):
         return _against_the_ideal(metric, rels, list(ul.ideal))
     x = LEVEL_METRICS[metric] if level is None else float(level)
-    if metric == "iprec_at_recall":
-        return _interpolated(rels, n_rel, x)
+    if metric in ("iprec_at_recall", "iprec_at_recall_trec9"):
+        return _interpolated(rels, n_rel, x, metric.endswith("_trec9"))
     if metric == "rprec_mult":  # precision at the first floor(x * |R| + 0.9) positions
         cut = int(x * n_rel + 0.9)
         return sum(1 for rel in rels[:cut] if rel > 0) / cut if cut else 0.0

@@ -166,3 +166,76 @@ def test_a_proc_file_is_read_for_what_it_holds(tmp_path: Path) -> None:
     """/proc says 0 bytes, which DuckDB believes: the message says so, not "no lines"."""
     text = _message(tmp_path, Path("/proc/self/status"))
     assert "TREC run file '/proc/self/status' reports a size of 0 bytes but has content" in text
+
+
+# --- trec_eval 10 and 9 ------------------------------------------------------------------------
+
+
+def test_complete_per_query_prints_the_queries_without_a_run_in_10_only(tmp_path: Path) -> None:
+    """-c -q: trec_eval 10 prints query 2 (in the qrels, not the run: 0 everywhere, num_rel its
+    one relevant document), 9 does not; the 'all' lines are the same (map (1 + 0) / 2). Both
+    texts are what trec_eval 10.0 and 9.0.8 print on these files."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n2 0 x 1\n")
+    measures = ["num_ret", "num_rel", "map", "P_5"]
+    texts = {
+        version: trec_text(
+            trec_eval(
+                tmp_path / "run", tmp_path / "qrels", measures, per_query=True, complete=True,
+                version=version,
+            )
+        )
+        for version in (10, 9)
+    }  # fmt: skip
+    query_1 = (
+        "num_ret               \t1\t2\nnum_rel               \t1\t1\n"
+        "map                   \t1\t1.0000\nP_5                   \t1\t0.2000\n"
+    )
+    query_2 = (
+        "num_ret               \t2\t0\nnum_rel               \t2\t1\n"
+        "map                   \t2\t0.0000\nP_5                   \t2\t0.0000\n"
+    )
+    summary = (
+        "num_ret               \tall\t2\nnum_rel               \tall\t2\n"
+        "map                   \tall\t0.5000\nP_5                   \tall\t0.1000\n"
+    )
+    assert texts[10] == query_1 + query_2 + summary
+    assert texts[9] == query_1 + summary
+
+
+def test_version_9_compares_scores_as_32_bit_floats(tmp_path: Path) -> None:
+    """a 1.00000002 and b 1.00000001 are one float (1.0): trec_eval 9 ties them and puts b
+    first (docno descending), so relevant a is at rank 2, AP 1/2; 10 reads doubles, a first,
+    AP 1 (both programs print these)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 1.00000002 t\n1 Q0 b 2 1.00000001 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n")
+    maps = {
+        version: as_dict(trec_eval(tmp_path / "run", tmp_path / "qrels", ["map"], version=version))
+        for version in (10, 9)
+    }
+    assert maps[10][("map", "all")] == 1.0 and maps[9][("map", "all")] == 0.5
+
+
+@pytest.mark.parametrize(("version", "cut"), [(10, "0.5000"), (9, "0.0000")])
+def test_the_recall_cutoffs_of_each_version(tmp_path: Path, version: int, cut: str) -> None:
+    """The example of fixtures/iprec_at_recall_rounding.yaml through the report and the CLI:
+    iprec_at_recall_0.80 is 2/4 under 10's lround(2.4) = 2, 0 under 9's floor(3.3) = 3."""
+    from tests.test_trec import cli
+
+    (tmp_path / "run").write_text(
+        "1 Q0 x 1 1.0 t\n1 Q0 a 2 0.9 t\n1 Q0 y 3 0.8 t\n1 Q0 b 4 0.7 t\n"
+    )
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 1\n1 0 c 1\n")
+    code, out, err = cli(
+        "evaluate", str(tmp_path / "run"), str(tmp_path / "qrels"), "--input-format", "trec",
+        "--format", "trec", "-m", "iprec_at_recall_0.80", "--trec-version", str(version),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out == f"iprec_at_recall_0.80  \tall\t{cut}\n"
+
+
+def test_version_is_10_or_9(tmp_path: Path) -> None:
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="version must be 10"):
+        trec_eval(tmp_path / "run", tmp_path / "qrels", version=8)

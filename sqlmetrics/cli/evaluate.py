@@ -92,6 +92,7 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
         "--format trec": args.format == "trec",
         "--trec-complete": args.trec_complete,
         "--trec-level": args.trec_level is not None,
+        "--trec-version": args.trec_version is not None,
         "--trec-max": args.trec_max is not None,
     }
     given = [option for option, used in trec_only.items() if used]
@@ -106,11 +107,15 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
             "TREC files are read by DuckDB: drop --connection/--spark, or load them into a "
             "table of your database first"
         )
-    for option in ("--trec-complete", "--trec-level"):
+    instead = {
+        "--trec-complete": "--population all_judged",
+        "--trec-level": "--threshold N-1",
+        "--trec-version": "--profile trec_eval_9",
+    }
+    for option, other in instead.items():
         if trec_only[option] and args.format != "trec":
             raise SqlmetricsError(
-                f"{option} applies to --format trec; for the other formats use "
-                + ("--population" if option == "--trec-complete" else "--threshold N-1")
+                f"{option} applies to --format trec; for the other formats use {other}"
             )
     run = read_run(args.recommendations, max_per_query=args.trec_max)
     return run, read_qrels(args.interactions)
@@ -142,7 +147,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.Dat
         "--population (use --trec-complete)": args.population != "all",
         "--ties (trec_eval's order is the profile's)": args.ties != "id",
         "--group-by": bool(args.group_by),
-        "--profile other than trec_eval": args.profile not in (None, "trec_eval"),
+        "--profile (use --trec-version)": args.profile not in (None, "trec_eval"),
         "--duplicates": args.duplicates != "error",
         "--ranks (a run's ranks are trec_eval's: it orders by score)": args.ranks != "consecutive",
         "column names": bool(column_names(args)),
@@ -158,6 +163,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.Dat
         per_query=args.per_user,
         complete=args.trec_complete,
         level=1 if args.trec_level is None else args.trec_level,
+        version=10 if args.trec_version is None else args.trec_version,
     )
     return frame
 

@@ -197,6 +197,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="trec_eval -l: relevant means rel >= N (default 1); --format trec",
     )
+    trec.add_argument(
+        "--trec-version",
+        type=int,
+        choices=(10, 9),
+        default=None,
+        metavar="{10,9}",
+        help="--format trec: trec_eval 10.0's report (the default) or 9.0.8's (its recall "
+        "cutoffs of iprec_at_recall and 11pt_avg, scores as 32-bit floats)",
+    )
     evaluate.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )

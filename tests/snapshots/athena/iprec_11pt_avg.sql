@@ -73,7 +73,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -81,7 +81,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -89,7 +89,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -97,7 +97,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -105,7 +105,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -113,7 +113,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -121,7 +121,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -129,7 +129,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -137,7 +137,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -145,7 +145,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -153,7 +153,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS DOUBLE) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS DOUBLE) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE) / NULLIF(pos, 0)
           ELSE 0
         END

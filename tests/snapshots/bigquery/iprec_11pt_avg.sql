@@ -77,7 +77,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -85,7 +85,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -93,7 +93,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -101,7 +101,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -109,7 +109,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -117,7 +117,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -125,7 +125,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -133,7 +133,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -141,7 +141,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -149,7 +149,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END
@@ -157,7 +157,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS FLOAT64) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS FLOAT64) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS FLOAT64) / NULLIF(pos, 0)
           ELSE 0
         END

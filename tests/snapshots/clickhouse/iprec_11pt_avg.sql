@@ -75,7 +75,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -85,7 +85,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.1 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -95,7 +95,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.2 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -105,7 +105,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.3 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -115,7 +115,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.4 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -125,7 +125,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.5 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -135,7 +135,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.6 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -145,7 +145,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.7 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -155,7 +155,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.8 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -165,7 +165,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.9 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END
@@ -175,7 +175,7 @@ WITH input_recommendations AS (
             pos IS NULL
           )
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS Nullable(Float64)) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(1.0 AS Nullable(Float64)) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS Nullable(Float64)) / nullIf(pos, 0)
           ELSE 0
         END

@@ -74,7 +74,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -82,7 +82,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.1 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.1 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -90,7 +90,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.2 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.2 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -98,7 +98,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.3 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.3 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -106,7 +106,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.4 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.4 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -114,7 +114,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.5 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.5 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -122,7 +122,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.6 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.6 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -130,7 +130,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.7 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.7 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -138,7 +138,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.8 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.8 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -146,7 +146,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(0.9 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(0.9 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END
@@ -154,7 +154,7 @@ WITH input_recommendations AS (
           CASE
             WHEN NOT pos IS NULL
             AND hit = 1
-            AND hits_so_far >= GREATEST(FLOOR(CAST(1.0 AS DOUBLE) * n_relevant + 0.9), 1)
+            AND hits_so_far >= GREATEST(FLOOR(CAST(1.0 AS DOUBLE) * n_relevant + 0.5), 1)
             THEN hits_so_far / pos
             ELSE 0
           END

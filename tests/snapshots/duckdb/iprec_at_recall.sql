@@ -73,7 +73,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.9), 1)
+          AND hits_so_far >= GREATEST(FLOOR(CAST(0.0 AS DOUBLE) * n_relevant + 0.5), 1)
           THEN hits_so_far / pos
           ELSE 0
         END

@@ -73,7 +73,7 @@ WITH input_recommendations AS (
         CASE
           WHEN NOT pos IS NULL
           AND hit = 1
-          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS DOUBLE PRECISION) * judged.n_relevant + 0.9), 1), 1)
+          AND hits_so_far >= GREATEST(COALESCE(FLOOR(CAST(0.0 AS DOUBLE PRECISION) * judged.n_relevant + 0.5), 1), 1)
           THEN CAST(hits_so_far AS DOUBLE PRECISION) / NULLIF(pos, 0)
           ELSE 0
         END

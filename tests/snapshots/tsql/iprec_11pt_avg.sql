@@ -78,8 +78,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -90,8 +90,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.1 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.1 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.1 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.1 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -102,8 +102,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.2 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.2 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.2 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.2 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -114,8 +114,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.3 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.3 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.3 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.3 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -126,8 +126,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.4 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.4 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.4 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.4 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -138,8 +138,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.5 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.5 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.5 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.5 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -150,8 +150,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.6 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.6 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.6 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.6 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -162,8 +162,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.7 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.7 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.7 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.7 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -174,8 +174,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.8 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.8 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.8 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.8 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -186,8 +186,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.9 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.9 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.9 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.9 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
@@ -198,8 +198,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(1.0 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(1.0 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(1.0 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(1.0 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)

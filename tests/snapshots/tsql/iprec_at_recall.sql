@@ -78,8 +78,8 @@ WITH input_recommendations AS (
           WHEN NOT pos IS NULL
           AND hit = 1
           AND hits_so_far >= CASE
-            WHEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.9), 1) >= 1
-            THEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.9), 1)
+            WHEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.5), 1) >= 1
+            THEN COALESCE(FLOOR(CAST(0.0 AS FLOAT) * judged.n_relevant + 0.5), 1)
             ELSE 1
           END
           THEN CAST(hits_so_far AS FLOAT) / NULLIF(pos, 0)
