@@ -93,9 +93,11 @@ def assemble(
     diagnostics: bool = False,
     user_pass: UserPass | None = None,
     score_floor: float | None = None,
+    curve_cutoffs: Sequence[int] | None = None,
 ) -> exp.Query:
     """The query of a chosen plan (plan.py's ``choose_plan``): a summary row per group, or a
-    row per user; the arguments as query.compose's."""
+    row per user, or (``curve_cutoffs``) the curve plan's rows per group and cutoff; the
+    arguments as query.compose's."""
     over_lists = [r for r in requests if r.metric.reads == "lists"]
     if over_lists and user_pass is not None:
         raise SqlmetricsError(
@@ -111,12 +113,12 @@ def assemble(
     # the curve plan's per_user: from DuckDB's lists (per_user_lists) or windows over judged
     curve_stages: list[tuple[str, exp.Expr]] = []
     if curve is not None and cutoff is not None:
-        curve_cutoffs = requested_cutoffs(requests)
+        curve_at = requested_cutoffs(requests) if curve_cutoffs is None else sorted(curve_cutoffs)
         selects["judged"] = curves.lists_stage(selects["judged"], curve, cutoff, lists=plan.own)
         steps = (
-            curve_steps.per_user_stage(curve, curve_cutoffs)
+            curve_steps.per_user_stage(curve, curve_at)
             if plan.own
-            else curve_windows.per_user_stage(curve, selects["judged"], curve_cutoffs)
+            else curve_windows.per_user_stage(curve, selects["judged"], curve_at)
         )
         curve_stages = [("per_user", steps)]
     ranking = "judged" in selects
@@ -242,7 +244,11 @@ def assemble(
             bound.append(("input_history", bind_history(inputs)))
         stages += lists_stages(columns, inputs, keys)
     rows = (
-        curve_sums.final(curve, requests, inputs, sums=user_pass is not None, exact=plan.same_bits)
+        curve_sums.per_cutoff_rows(curve, requests, curve_at, inputs, exact=plan.same_bits)
+        if curve is not None and curve_cutoffs is not None
+        else curve_sums.final(
+            curve, requests, inputs, sums=user_pass is not None, exact=plan.same_bits
+        )
         if curve is not None
         else final(
             columns,

@@ -521,3 +521,59 @@ def moments(
     if condition is None:
         return joined.join(spread_table, join_type="cross")
     return joined.join(spread_table, on=condition, join_type="left")
+
+
+def has_moments(request: MetricRequest) -> bool:
+    """Whether a curve's value is a plain mean over the users, whose t-interval reads the
+    moments: not a micro ratio, a sum, a square root or a geometric mean."""
+    metric = request.metric
+    return not (metric.micro or metric.summed or metric.square_root or metric.exponential)
+
+
+def per_cutoff_rows(
+    parts: Split,
+    requests: Sequence[MetricRequest],
+    cutoffs: Sequence[int],
+    inputs: Inputs,
+    exact: bool = True,
+) -> exp.Select:
+    """The curves themselves, a row per group and cutoff rather than a column per label (the
+    report's k = 1..1000 would be thousands of columns): the group columns, ``k``, ``users``,
+    and per family of ``parts`` (``curve1``..: its requests' metric and options) its value at
+    that cutoff as ``final`` gives it, and for a plain mean (has_moments) ``<family>_n``,
+    ``<family>_s`` and ``<family>_q``: the users with a value, their sum and their sum of
+    squares, as ``moments`` gives them for the t-interval."""
+    keys = [group_key(i) for i in range(len(inputs.groups))]
+    columns: dict[str, exp.Expr] = {}
+    for family in parts.families:
+        request, name = requests[family.indexes[0]], family.name
+        value = _summary_value(request, name, exact)
+        if request.metric.square_root:
+            value = exp.func("SQRT", value)
+        if request.metric.exponential:
+            value = exp.func("EXP", value)
+        columns[name] = value
+        if has_moments(request):
+            squares = exp.Case().when(
+                _count(name).neq(exp.Literal.number(0)), exp.column(f"{name}_q")
+            )
+            columns |= {
+                f"{name}_n": _count(name),
+                f"{name}_s": _sum(name, exact=exact),
+                f"{name}_q": squares,
+            }
+    table = _summaries(per_cutoff(parts, cutoffs, len(keys), exact), len(keys), columns)
+    order = [exp.column(key) for key in keys]
+    return (
+        exp.select(
+            *(
+                exp.alias_(exp.column(key), exp.to_identifier(group.name, quoted=True))
+                for key, group in zip(keys, inputs.groups, strict=True)
+            ),
+            exp.alias_(exp.column(CUTOFF), CUTOFF),
+            exp.alias_(exp.cast(exp.column("users"), "BIGINT"), "users"),
+            *(exp.alias_(exp.column(name), name) for name in columns),
+        )
+        .from_(exp.alias_(exp.paren(table), "per_cutoff"))
+        .order_by(*nulls_last(order), exp.column(CUTOFF))
+    )

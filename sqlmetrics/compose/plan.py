@@ -101,6 +101,7 @@ def choose_plan(
     user_pass: UserPass | None = None,
     portable: bool = False,
     cross_arms: bool = False,
+    curve_cutoffs: Sequence[int] | None = None,
 ) -> Plan:
     """The Plan for these requests (query.compose()'s arguments of the same names)."""
     why: list[str] = []
@@ -110,7 +111,13 @@ def choose_plan(
     duckdb_own = dialect in TOP_K_DIALECTS and not portable
     own = "DuckDB's own plans" if duckdb_own else f"the portable plan ({dialect})"
 
-    arms = not cross_arms and complements_arms(requests, inputs, per_user, user_pass, portable)
+    # rows per cutoff need the groups crossed: arms.py sums a column per request
+    per_cutoff = curve_cutoffs is not None
+    arms = (
+        not cross_arms
+        and not per_cutoff
+        and complements_arms(requests, inputs, per_user, user_pass, portable)
+    )
     groups = "arms" if arms else "crossed"
     why.append(
         "groups: arms, a summary by columns only the recommendations have"
@@ -160,7 +167,7 @@ def choose_plan(
         )
 
     curve = None
-    distinct = len(set(requested_cutoffs(requests)))
+    distinct = len(set(requested_cutoffs(requests) if curve_cutoffs is None else curve_cutoffs))
     population = widest_population(requests, options)
     # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
     why_not = (
@@ -180,7 +187,7 @@ def choose_plan(
         else None
     )
     if why_not is None:
-        curve = curve_split(requests, options, population, judged == "judged_hits")
+        curve = curve_split(requests, options, population, judged == "judged_hits", curve_cutoffs)
     unsplit = "a metric file whose sums the curve plan cannot split"
     why.append(
         f"per_user: curves from {'lists' if duckdb_own else 'windows'}, {distinct} distinct cutoffs"
@@ -219,12 +226,17 @@ def plan_switches() -> tuple[object, ...]:
 
 
 def curve_split(
-    requests: Sequence[MetricRequest], options: Options, population: str, hit_rows: bool = False
+    requests: Sequence[MetricRequest],
+    options: Options,
+    population: str,
+    hit_rows: bool = False,
+    cutoffs: Sequence[int] | None = None,
 ) -> curves.Split | None:
     """The curve plan's parts (sqlmetrics/compose/curves.py) when enough cutoffs are asked of metric
     files it can take apart; None: the window plan. ``hit_rows``: judged is judged_hits.sql's,
-    whose rows with a position are all hits."""
-    if len(set(requested_cutoffs(requests))) < curves.MIN_CUTOFFS:
+    whose rows with a position are all hits. ``cutoffs``: compose's ``curve_cutoffs``, when
+    given (else the requests' own)."""
+    if len(set(requested_cutoffs(requests) if cutoffs is None else cutoffs)) < curves.MIN_CUTOFFS:
         return None
     prepared = [
         {

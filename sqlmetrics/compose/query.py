@@ -14,9 +14,11 @@ from sqlmetrics.compose.arms import complement_arms
 from sqlmetrics.compose.assemble import assemble
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, refused_checks
 from sqlmetrics.compose.inputs import Inputs, Options
-from sqlmetrics.compose.plan import check_compatible, choose_plan
+from sqlmetrics.compose.per_user import deepest_cutoff
+from sqlmetrics.compose.plan import Plan, check_compatible, choose_plan
 from sqlmetrics.compose.stages import group_key, nulls_last, with_ctes
 from sqlmetrics.compose.summary import UserPass
+from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 
 
@@ -32,6 +34,7 @@ def compose(
     score_floor: float | None = None,
     portable: bool = False,
     cross_arms: bool = False,
+    curve_cutoffs: Sequence[int] | None = None,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
@@ -43,7 +46,11 @@ def compose(
     ``portable``: none of DuckDB's own plans (plan.TOP_K_DIALECTS) on DuckDB either (the dbt
     package templates the cutoff and the columns into the portable stages). ``cross_arms``: a
     group column only the recommendations have is crossed into the interactions even for a
-    summary (the plan complement_arms replaces; tests compare them)."""
+    summary (the plan complement_arms replaces; tests compare them). ``curve_cutoffs``: the
+    curve plan's rows per group and cutoff at these cutoffs instead of the summary (the
+    report's curves: curve_sums.per_cutoff_rows), for one request per metric family at the
+    deepest of them; refused where the curve plan does not take the requests (choose_plan
+    with the same ``curve_cutoffs`` says whether it does)."""
     check_compatible(requests, inputs, options)
     plan = choose_plan(
         requests,
@@ -54,7 +61,10 @@ def compose(
         user_pass=user_pass,
         portable=portable,
         cross_arms=cross_arms,
+        curve_cutoffs=curve_cutoffs,
     )
+    if curve_cutoffs is not None:
+        _check_curve_rows(plan, requests, curve_cutoffs, per_user or diagnostics or bool(user_pass))
     if plan.groups == "arms":
         return complement_arms(
             requests, inputs, options, dialect, diagnostics=diagnostics, score_floor=score_floor
@@ -69,7 +79,20 @@ def compose(
         diagnostics=diagnostics,
         user_pass=user_pass,
         score_floor=score_floor,
+        curve_cutoffs=curve_cutoffs,
     )
+
+
+def _check_curve_rows(
+    plan: Plan, requests: Sequence[MetricRequest], cutoffs: Sequence[int], other_rows: bool
+) -> None:
+    """compose's ``curve_cutoffs`` asked where they apply: the curve plan, requests at the
+    deepest cutoff, and no other shape of rows asked (per user, diagnostics, a pass)."""
+    if plan.curve is None or other_rows or deepest_cutoff(requests) != max(cutoffs, default=0):
+        raise SqlmetricsError(
+            "rows per cutoff need the curve plan, requests at the deepest cutoff and no other "
+            "rows (per user, diagnostics, passes); please report this"
+        )
 
 
 @gc_paused
