@@ -111,10 +111,11 @@ def test_segments_equal_evaluate(example: sqlmetrics.Report) -> None:
     # largest segment first; the 10 users of PT are marked small (fewer than 30)
     section = example.html[example.html.index('<section id="segments">') :]
     table = section[: section.index("</table>")]
-    order = re.findall(r'<tr><td class="text">(\w+)(?: <em>\(small\)</em>)?</td>', table)
+    order = re.findall(r'<tr><td class="text"><bdi>(\w+)</bdi>(?: <em>\(small\)</em>)?</td>', table)
     sizes = expected.groupby(level="country")["users"].max()
     assert order == list(sizes.sort_values(ascending=False).index)
-    assert "PT <em>(small)</em>" in example.html and "DE <em>(small)</em>" not in example.html
+    assert "PT</bdi> <em>(small)</em>" in example.html
+    assert "DE</bdi> <em>(small)</em>" not in example.html
 
 
 def test_share_of_users_at_zero_equals_per_user(example: sqlmetrics.Report) -> None:
@@ -139,7 +140,8 @@ def test_diagnostics_in_words_with_their_counts(example: sqlmetrics.Report) -> N
     missing = int(diagnostics.loc["two_tower", "population_without_recommendations"])
     assert missing > 0
     assert (
-        f"two_tower: {missing:,} users with relevant items and no recommendations; they score 0 "
+        f"<bdi>two_tower</bdi>: {missing:,} users with relevant items and no recommendations; "
+        "they score 0 "
         "on every ranking metric because population=&#x27;all&#x27;" in example.html
     )
     for tag, attrs in elements(example.html):
@@ -296,6 +298,8 @@ def test_interval_columns_become_cells_and_bands(monkeypatch: pytest.MonkeyPatch
 
     def with_intervals(*args: Any, **kwargs: Any) -> data.Results:
         results = gather(*args, **kwargs)
+        results.curves["lo"] = results.curves["value"] - 0.01
+        results.curves["hi"] = results.curves["value"] + 0.01
         for frame in (results.main, results.segments):
             for label in [c for c in ([] if frame is None else frame.columns) if "@" in c]:
                 frame[f"{label}_lo"] = frame[label] - 0.01

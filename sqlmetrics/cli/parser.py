@@ -6,8 +6,8 @@ import argparse
 
 from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.compose.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
+from sqlmetrics.reporting.common import DEFAULT_SMALL_SEGMENT
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
-from sqlmetrics.reporting.page import DEFAULT_SMALL_SEGMENT
 from sqlmetrics.stats.query import CI_METHODS, TESTS
 
 

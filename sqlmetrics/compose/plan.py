@@ -30,6 +30,8 @@ per_user          ``curves`` (curves.py; a row per user and step from DuckDB's l
                   more distinct cutoffs (in one query or per pass of users),
                   when every metric file's aggregates can be split and the population is not
                   one of judged users (trec_eval's); else ``columns``: a column per request.
+                  compose's ``curve_cutoffs`` (the report's curves, a row per cutoff) cross
+                  the groups and count those cutoffs instead of the requests'.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
 same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.reporting import charts, data, page
+from sqlmetrics.reporting import charts, common, data, page
 from sqlmetrics.reporting.data import DEFAULT_K_MAX
 
 if TYPE_CHECKING:
@@ -22,13 +22,16 @@ if TYPE_CHECKING:
 
 class Report:
     """A rendered report: ``.html`` (the page), ``.save(path)``, and the frames it was drawn
-    from (``.summary``: evaluate's result with every curve label; ``.distributions``: the
-    spread of the per-user values, ``read_distributions(result)``; ``.segments``).
+    from (``.summary``: evaluate's result with the summary's labels; ``.curves``: metric@k for
+    k = 1..k_max, a row per model, metric and k with ``value``, ``lo`` and ``hi``;
+    ``.distributions``: the spread of the per-user values, ``read_distributions(result)``;
+    ``.segments``: every segment, also those the page leaves out).
     Jupyter shows it through ``_repr_html_``."""
 
     def __init__(self, html: str, results: data.Results) -> None:
         self.html = html
         self.summary: pd.DataFrame = results.main
+        self.curves: pd.DataFrame = results.curves
         self.distributions: pd.DataFrame | None = results.distributions
         self.segments: pd.DataFrame | None = results.segments
 
@@ -64,7 +67,7 @@ def report(
     segment: str | None = None,
     baseline: str | None = None,
     k_max: int = DEFAULT_K_MAX,
-    small_segment: int = page.DEFAULT_SMALL_SEGMENT,
+    small_segment: int = common.DEFAULT_SMALL_SEGMENT,
     columns: Mapping[str, str | None] | None = None,
     ties: str = "id",
     threshold: float = 0.0,
@@ -120,7 +123,7 @@ def report(
         options=options,
     )
     drawing.join()
-    models = page.model_names(results.main, group_by)
+    models = common.model_names(results.main, group_by)
     if baseline is not None and baseline not in models:
         raise SqlmetricsError(
             f"baseline {baseline!r} is not one of the models ({', '.join(models)}); "
@@ -139,23 +142,25 @@ def report(
             baseline,
         )
     shown = {k: v for k, v in options.items() if k not in ("connection", "items", "history")}
-    context = page.Context(
+    line = command(
+        recommendations,
+        interactions,
+        metrics,
+        group_by=group_by,
+        segment=segment,
+        baseline=baseline,
+        k_max=k_max,
+        small_segment=small_segment,
+        options=options,
+    )
+    context = common.Context(
         inputs=_inputs(recommendations, interactions, items, history),
         options={**shown, "metrics": list(the_plan.metrics)},
         versions=versions(),
-        engine=_engine(connection, dialect),
+        engine=results.engine,
         created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-        command=command(
-            recommendations,
-            interactions,
-            metrics,
-            group_by=group_by,
-            segment=segment,
-            baseline=baseline,
-            k_max=k_max,
-            small_segment=small_segment,
-            options=options,
-        ),
+        command=line,
+        command_note=no_command(recommendations, interactions, options) if line is None else "",
         group_by=group_by,
         segment=segment,
         baseline=baseline,
@@ -184,13 +189,6 @@ def versions() -> dict[str, str]:
     except ImportError:  # pragma: no cover - the charts refuse first
         pass
     return found
-
-
-def _engine(connection: object, dialect: str | None) -> str:
-    if connection is None:
-        return "DuckDB, in process"
-    kind = f"{type(connection).__module__}.{type(connection).__name__}"
-    return f"{kind}" + (f" (dialect {dialect})" if dialect else "")
 
 
 def _described(value: object) -> str:
@@ -228,13 +226,20 @@ def command(
     options: Mapping[str, Any],
 ) -> str | None:
     """The ``sqlmetrics report`` command that makes the same page; None when an input is an
-    object in memory or the run went through a connection of the caller's."""
+    object in memory or the run went through a connection the command line cannot name (one
+    that is not SQLAlchemy's: the CLI's --connection takes a URL; see no_command)."""
     files = [recommendations, interactions, options.get("items"), options.get("history")]
-    if options.get("connection") is not None or not all(
-        value is None or isinstance(value, str) for value in files
-    ):
+    if not all(value is None or isinstance(value, str) for value in files):
         return None
     words = ["sqlmetrics", "report", str(recommendations), str(interactions)]
+    connection = options.get("connection")
+    if connection is not None:
+        url = connection_url(connection)
+        if url is None:
+            return None
+        words += ["--connection", url]
+        if options.get("dialect") is not None:
+            words += ["--dialect", str(options["dialect"])]
     words += ["-m", ",".join([metrics] if isinstance(metrics, str) else metrics)]
     for column in group_by:
         words += ["--group-by", column]
@@ -243,7 +248,7 @@ def command(
     if baseline is not None:
         words += ["--baseline", baseline]
     words += ["--k-max", str(k_max)]
-    if small_segment != page.DEFAULT_SMALL_SEGMENT:
+    if small_segment != common.DEFAULT_SMALL_SEGMENT:
         words += ["--small-segment", str(small_segment)]
     for role, name in (options.get("columns") or {}).items():
         words += ["--no-relevance"] if name is None else [f"--{role}-column", name]
@@ -261,6 +266,38 @@ def command(
         if options.get(option) is not None:
             words += [f"--{option}", str(options[option])]
     return " ".join(shlex.quote(word) for word in [*words, "-o", "report.html"])
+
+
+def connection_url(connection: object) -> str | None:
+    """A SQLAlchemy Engine's or Connection's URL for a command line, its password shown as
+    *** (and any query parameter naming a password, secret or token left out); None for
+    another kind of connection."""
+    url = getattr(connection, "url", None) or getattr(
+        getattr(connection, "engine", None), "url", None
+    )
+    if url is None or not hasattr(url, "render_as_string"):
+        return None
+    secret = [
+        key for key in url.query if any(w in key.lower() for w in ("password", "secret", "token"))
+    ]
+    return str(url.difference_update_query(secret).render_as_string(hide_password=True))
+
+
+def no_command(recommendations: object, interactions: object, options: Mapping[str, Any]) -> str:
+    """Why no command line reproduces the page (command gave none)."""
+    files = [recommendations, interactions, options.get("items"), options.get("history")]
+    if not all(value is None or isinstance(value, str) for value in files):
+        return (
+            "The inputs are objects in memory, so no command line reproduces this page; the "
+            "options above do, with the same objects."
+        )
+    connection = options.get("connection")
+    kind = f"{type(connection).__module__.split('.')[0]} {type(connection).__name__}"
+    return (
+        f"The inputs are tables read through your {kind}, which a command line cannot name "
+        "(its --connection takes a SQLAlchemy URL, --spark a Spark master); the options above "
+        "reproduce this page through the same connection."
+    )
 
 
 __all__ = ["Report", "report"]

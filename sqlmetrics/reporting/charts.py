@@ -11,11 +11,13 @@ import importlib
 import importlib.util
 import io
 import re
+import textwrap
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.reporting.common import shortened
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -88,7 +90,12 @@ def curves(
         for index, (model, values) in enumerate(lines.items()):
             # the gids name the drawn elements in the SVG, for tests and readers of the source
             axes.plot(
-                ks, values, label=model, color=colour(index), linewidth=1.6, gid=f"line_{index}"
+                ks,
+                values,
+                label=shortened(model),
+                color=colour(index),
+                linewidth=1.6,
+                gid=f"line_{index}",
             )
             if model in bands:
                 low, high = bands[model]
@@ -100,7 +107,8 @@ def curves(
         axes.set_title(title)
         axes.set_xlabel("k (cutoff)")
         axes.set_ylabel(f"{metric}@k")
-        axes.set_xlim(min(ks), max(ks))
+        if max(ks) > min(ks):  # one cutoff alone: matplotlib widens the axis itself
+            axes.set_xlim(min(ks), max(ks))
         axes.legend(title="model", fontsize=8)
         return _svg(figure)
 
@@ -129,7 +137,13 @@ def grouped_bars(
                     [hi - h for h, hi in zip(heights, high, strict=True)],
                 ]
             bars = axes.bar(
-                offsets, heights, width, label=model, color=colour(index), yerr=errors, capsize=2
+                offsets,
+                heights,
+                width,
+                label=shortened(model),
+                color=colour(index),
+                yerr=errors,
+                capsize=2,
             )
             for bar, is_small in zip(bars, small, strict=True):
                 if is_small:
@@ -148,9 +162,10 @@ def bars(title: str, label: str, values: Mapping[str, float]) -> str:
     with _style():
         figure, axes = _figure(width=4.5, height=2.6)
         models = list(values)
-        drawn = axes.bar(
-            models, [values[m] for m in models], color=[colour(i) for i in range(len(models))]
-        )
+        places = range(len(models))  # by position: two names may shorten alike
+        drawn = axes.bar(places, [values[m] for m in models], color=[colour(i) for i in places])
+        # a long name on lines of its own, not across the neighbours' bars
+        axes.set_xticks(places, [textwrap.fill(shortened(m), 20) for m in models])
         axes.bar_label(drawn, fmt="%.4g", fontsize=8)
         axes.set_title(title)
         axes.set_xlabel("model")

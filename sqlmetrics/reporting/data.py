@@ -1,8 +1,11 @@
 """The report's numbers: which labels it asks for, and the few evaluate calls that get them.
 
 Every number on the page is a cell of one of these frames, so the page says what evaluate says:
-- ``main``: one evaluate call, every curve label (metric@1 .. metric@k_max) and the summary
-  labels, grouped by the model columns; its diagnostics are the page's diagnostics;
+- ``curves``: metric@k for k = 1..k_max, a row per (model, metric, k), from the curve plan's
+  rows per cutoff (reporting/curves.py), or from the main call's curve labels where that plan
+  does not apply;
+- ``main``: one evaluate call with the summary labels (and the curve labels, see above),
+  grouped by the model columns; its diagnostics are the page's diagnostics;
 - ``segments``: one call with the summary labels, grouped by the model columns and the segment;
 - ``distributions``: the spread of the per-user values of the summary labels that have one,
   from the main call's query (evaluate's ``distributions``).
@@ -20,6 +23,8 @@ from sqlmetrics.stats.query import has_interval
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from sqlmetrics.engines.base import Engine, Source
 
 DEFAULT_K_MAX = 100
 # The largest curve: k_max labels per metric go into one query (issue 21 makes them cheap).
@@ -43,8 +48,9 @@ class Plan:
     distributions: list[str]  # the summary labels that are means over users: their spread
     metrics: dict[str, Metric]  # every metric on the page, by label, for its definition
 
-    def main_labels(self) -> list[str]:
-        labels = [label for curve in self.curves.values() for label in curve]
+    def main_labels(self, with_curves: bool = True) -> list[str]:
+        """The main call's labels: the summary's, and every curve label ``with_curves``."""
+        labels = [label for curve in self.curves.values() for label in curve] if with_curves else []
         return list(dict.fromkeys([*labels, *self.summary, *self.beyond]))
 
 
@@ -96,10 +102,12 @@ class Results:
     """The frames the page is drawn from (see the module's docstring)."""
 
     main: pd.DataFrame
+    curves: pd.DataFrame  # the group columns, metric, k, value, lo, hi (reporting/curves.py)
     diagnostics: pd.DataFrame
     distributions: pd.DataFrame | None  # read_distributions of evaluate's result
     segments: pd.DataFrame | None
     rows: dict[str, int | None] = field(default_factory=dict)
+    engine: str = "DuckDB, in process"  # where the queries ran, for the provenance
 
     def without_attrs(self) -> Results:
         """These results with the frames' values only, for the page: pandas deep-copies a
@@ -162,13 +170,26 @@ def gather(
     segment: str | None,
     options: Mapping[str, Any],
 ) -> Results:
-    """The evaluate calls of the page (two at most) and the inputs' row counts."""
+    """The curves' query, the evaluate calls of the page (two at most) and the inputs' row
+    counts. The curves come first: where they cannot be computed in reasonable time they are
+    refused before any other query."""
+    from sqlmetrics.reporting import curves
     from sqlmetrics.run import evaluate, read_diagnostics, read_distributions
 
+    counted, engine = checked_inputs(recommendations, interactions, group_by, segment, options)
+    rows = curves.gathered(
+        recommendations,
+        interactions,
+        the_plan.curves,
+        the_plan.k_max,
+        group_by=group_by,
+        options=options,
+        level=interval_options().get("ci"),
+    )
     main = evaluate(
         recommendations,
         interactions,
-        the_plan.main_labels(),
+        the_plan.main_labels(with_curves=rows is None),
         group_by=group_by,
         distributions=the_plan.distributions,
         **options,
@@ -184,32 +205,105 @@ def gather(
             **options,
             **interval_options(),
         )
+    if rows is None:
+        rows = curves.from_labels(main, group_by, the_plan.curves)
     return Results(
         main=main,
+        curves=rows,
         diagnostics=read_diagnostics(main),
         distributions=read_distributions(main) if "distributions" in main.attrs else None,
         segments=segments,
-        rows=row_counts(recommendations, interactions, options.get("connection")),
+        rows=counted,
+        engine=engine,
     )
 
 
-def row_counts(
-    recommendations: object, interactions: object, connection: object
-) -> dict[str, int | None]:
-    """Rows of each input, for the provenance: one small query (Parquet answers it from its
-    footer). None where it cannot be counted."""
-    from sqlglot import exp
+# The most models a page compares: each is a line of every curve, a bar of every chart and a
+# column of every table (2,000 models took minutes and gigabytes, for an unreadable page).
+MOST_MODELS = 50
 
+
+def checked_inputs(
+    recommendations: object,
+    interactions: object,
+    group_by: Sequence[str],
+    segment: str | None,
+    options: Mapping[str, Any],
+) -> tuple[dict[str, int | None], str]:
+    """Before the queries of the metrics: the segment is a column of both inputs, the models
+    are few enough to draw. Returns each input's rows (Parquet answers them from its footer;
+    None where they cannot be counted) and the engine in words, for the provenance."""
     from sqlmetrics.engines import open_engine
 
-    counts: dict[str, int | None] = {}
-    with open_engine(connection) as engine:
-        for role, value in (("recommendations", recommendations), ("interactions", interactions)):
-            if hasattr(value, "__len__") and not isinstance(value, str):
-                counts[role] = len(value)  # a DataFrame or an Arrow table: no query
-                continue
-            source = engine.bind(value, role)
-            query = exp.select(exp.func("COUNT", exp.Star())).from_(source.relation)
-            row = engine.first_row(query)
-            counts[role] = None if row is None else int(row[0])
-    return counts
+    inputs = {"recommendations": recommendations, "interactions": interactions}
+    connection, dialect = options.get("connection"), options.get("dialect")
+    with open_engine(connection, dialect=dialect, timeout=options.get("timeout")) as engine:
+        sources = {role: engine.bind(value, role) for role, value in inputs.items()}
+        if segment is not None:
+            check_segment(segment, sources["recommendations"], sources["interactions"])
+        if group_by and all(name in sources["recommendations"].columns for name in group_by):
+            _check_models(engine, sources["recommendations"], group_by)
+        counts = {role: _rows(engine, inputs[role], source) for role, source in sources.items()}
+        return counts, engine_said(connection, engine)
+
+
+def engine_said(connection: object, engine: Engine) -> str:
+    """Where the queries ran, in words: DuckDB in process, or the engine behind the caller's
+    connection and the kind of connection (its module and class)."""
+    if connection is None:
+        return "DuckDB, in process"
+    kind = f"{type(connection).__module__.split('.')[0]} {type(connection).__name__}"
+    return f"{engine.name} (SQL dialect {engine.dialect}), through your {kind}"
+
+
+def check_segment(segment: str, recommendations: Source, interactions: Source) -> None:
+    """A segment is a value of each user, in both inputs: a segment's metrics are over its own
+    users, as the interactions place them. A column of the recommendations alone would judge
+    every segment against every user of the interactions (each segment's values a fraction
+    of its own), so it is refused."""
+    from sqlmetrics.engines.checks import _cast_hint, _same_family, _suggest
+
+    for source in (recommendations, interactions):
+        if segment not in source.columns:
+            where = (
+                "; each user's segment must be in both inputs, so that a segment is evaluated "
+                "against its own users: add it to the interactions too"
+                if source is interactions
+                else ""
+            )
+            raise SqlmetricsError(
+                f"segment {segment!r} is not a column of the {source.role}{where}."
+                f"{_suggest(segment, list(source.columns))} Its columns: "
+                f"{', '.join(source.columns)}"
+            )
+    one, other = recommendations.columns[segment], interactions.columns[segment]
+    if not _same_family(one, other):
+        raise SqlmetricsError(
+            f"segment {segment!r} is {one} in recommendations but {other} in interactions; "
+            f"{_cast_hint(one, other)}"
+        )
+
+
+def _check_models(engine: Engine, recommendations: Source, group_by: Sequence[str]) -> None:
+    from sqlglot import exp
+
+    keys = [exp.column(exp.to_identifier(name, quoted=True)) for name in group_by]
+    distinct = exp.select(*keys).distinct().from_(recommendations.relation.copy())
+    distinct = distinct.limit(MOST_MODELS + 1)
+    row = engine.first_row(exp.select(exp.func("COUNT", exp.Star())).from_(distinct.subquery("m")))
+    if row is not None and int(row[0]) > MOST_MODELS:
+        raise SqlmetricsError(
+            f"the recommendations hold more than {MOST_MODELS} models (values of "
+            f"{', '.join(group_by)}); a report draws each as a line, a bar and a column, and "
+            f"compares at most {MOST_MODELS}: keep the models to compare (a filter or a Query), "
+            "or evaluate them all with sqlmetrics.evaluate"
+        )
+
+
+def _rows(engine: Engine, value: object, source: Source) -> int | None:
+    from sqlglot import exp
+
+    if hasattr(value, "__len__") and not isinstance(value, str):
+        return len(value)  # a DataFrame or an Arrow table: no query
+    row = engine.first_row(exp.select(exp.func("COUNT", exp.Star())).from_(source.relation.copy()))
+    return None if row is None else int(row[0])

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import html
 import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.reporting import charts
+from sqlmetrics.reporting.about import definitions, diagnostics, provenance
+from sqlmetrics.reporting.common import Context, model_names, named, shortened
+from sqlmetrics.reporting.common import as_float as _float
+from sqlmetrics.reporting.common import as_number as _number
+from sqlmetrics.reporting.common import escaped as _e
+from sqlmetrics.reporting.common import missing as _missing
 from sqlmetrics.reporting.data import Plan, Results
 
 if TYPE_CHECKING:
@@ -16,7 +20,6 @@ if TYPE_CHECKING:
 
 GENERATOR = "sqlmetrics report"
 """In every page's <meta name="generator">: how a page (a file we may replace) is recognised."""
-DEFAULT_SMALL_SEGMENT = 30
 # Metrics where the smaller value is the better one: errors, and gini (a more even exposure).
 LOWER_IS_BETTER = frozenset({"rmse", "mae", "mse", "logloss", "gini"})
 
@@ -39,53 +42,6 @@ pre{padding:.6rem;overflow-x:auto;white-space:pre-wrap}.note{color:#555;font-siz
 """
 
 
-@dataclass(frozen=True)
-class Context:
-    """What the page says about how it was made."""
-
-    inputs: Mapping[str, str]  # role -> path, table name or a description of the object
-    options: Mapping[str, Any]  # the options as given, for the provenance
-    versions: Mapping[str, str]
-    engine: str
-    created: str  # UTC, ISO 8601
-    command: str | None  # the equivalent CLI command, when the inputs are files or tables
-    group_by: Sequence[str]
-    segment: str | None
-    baseline: str | None
-    small_segment: int = DEFAULT_SMALL_SEGMENT
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _float(value: Any) -> float:
-    """A cell as a float: NaN for NULL (a group without a value, e.g. no population)."""
-    return float("nan") if _missing(value) else float(value)
-
-
-def _number(value: object, digits: int = 4) -> str:
-    number = _float(value)
-    return "n/a" if math.isnan(number) else f"{number:.{digits}f}"
-
-
-def model_names(frame: pd.DataFrame, group_by: Sequence[str]) -> list[str]:
-    """A model's name on the page: its group values joined (``all`` without group_by)."""
-    if not group_by:
-        return ["all"] * len(frame)
-    return [
-        " · ".join("NULL" if _missing(value) else str(value) for value in row)
-        for row in frame[list(group_by)].itertuples(index=False, name=None)
-    ]
-
-
-def _missing(value: object) -> bool:
-    try:
-        return bool(value is None or value != value)  # NaN, None, pandas.NA
-    except (TypeError, ValueError):
-        return True
-
-
 def render(results: Results, the_plan: Plan, context: Context, comparison: Any = None) -> str:
     """The whole page."""
     results = results.without_attrs()
@@ -98,17 +54,19 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
         _segments(results, the_plan, context, charts_svg),
         _distributions(results, the_plan, context, charts_svg),
         _beyond(results, the_plan, context, charts_svg),
-        _diagnostics(results, the_plan, context),
-        _provenance(results, the_plan, context),
-        _definitions(the_plan),
+        diagnostics(results, the_plan, context),
+        provenance(results, the_plan, context),
+        definitions(the_plan),
     ]
     # The charts were placed as markers: their ids are made unique across the page here.
     body = "\n".join(section for section in sections if section)
     for index, svg in enumerate(charts.svg_ids_unique(charts_svg)):
         body = body.replace(f"<!--chart:{index}-->", svg, 1)
     title = "sqlmetrics report"
+    heading = _e(title)
     if context.group_by:
         title += f": {', '.join(context.group_by)}"
+        heading += ": " + ", ".join(named(column) for column in context.group_by)
     nav = " ".join(
         f'<a href="#{anchor}">{name}</a>'
         for anchor, name in (
@@ -128,43 +86,13 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
         f'<meta name="generator" content="{GENERATOR}">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n"
-        f"<h1>{_e(title)}</h1>\n<nav>{nav}</nav>\n{body}\n</main>\n</body>\n</html>\n"
+        f"<h1>{heading}</h1>\n<nav>{nav}</nav>\n{body}\n</main>\n</body>\n</html>\n"
     )
 
 
 def _chart(svgs: list[str], svg: str, name: str) -> str:
     svgs.append(svg)
     return f'<figure class="chart" data-chart="{_e(name)}"><!--chart:{len(svgs) - 1}--></figure>'
-
-
-# provenance -------------------------------------------------------------------------------------
-
-
-def _provenance(results: Results, the_plan: Plan, context: Context) -> str:
-    rows = []
-    for role, described in context.inputs.items():
-        count = results.rows.get(role)
-        rows.append((role, f"{described} ({'?' if count is None else f'{count:,}'} rows)"))
-    rows += [
-        ("created", context.created),
-        ("engine", context.engine),
-        *((name, version) for name, version in context.versions.items()),
-        ("group by (models)", ", ".join(context.group_by) or "(none: one model, all)"),
-        ("segment", context.segment or "(none)"),
-        ("baseline", context.baseline or "(none)"),
-        ("curves", f"k = 1..{the_plan.k_max}"),
-        *((name, repr(value)) for name, value in context.options.items()),
-    ]
-    table = "".join(
-        f'<tr><th class="text">{_e(k)}</th><td class="text">{_e(v)}</td></tr>' for k, v in rows
-    )
-    command = (
-        f"<p>The same page from the command line:</p><pre>{_e(context.command)}</pre>"
-        if context.command
-        else '<p class="note">The inputs are objects in memory, so no command line reproduces '
-        "this page; the options above do, with the same objects.</p>"
-    )
-    return f'<section id="provenance"><h2>Provenance</h2><table>{table}</table>{command}</section>'
 
 
 # headline ---------------------------------------------------------------------------------------
@@ -185,7 +113,7 @@ def _headline(results: Results, the_plan: Plan, context: Context) -> str:
             lower = the_plan.metrics[label].name in LOWER_IS_BETTER
             wins.setdefault((min(values) if lower else max(values))[1], []).append(label)
     said = "; ".join(
-        f"{_e(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
+        f"{named(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
     )
     return f'<p class="headline" id="headline">{said}.</p>'
 
@@ -226,8 +154,8 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
                 base, _ = _cell(frame, baseline_row, label)
                 mark = _significance(comparison, model, label)
                 delta = (
-                    f'<span class="delta">{value - base:+.4f} vs {_e(context.baseline)}'
-                    f"{mark}</span>"
+                    f'<span class="delta">{_difference(value, base)} vs '
+                    f"{named(context.baseline)}{mark}</span>"
                 )
             cells.append(
                 f'<td class="{"best" if best else ""}" data-model="{_e(model)}" '
@@ -236,7 +164,7 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
             )
         users = frame["users"].iloc[row] if "users" in frame.columns else ""
         body.append(
-            f'<tr><td class="text">{_e(model)}</td><td>{_e(users)}</td>{"".join(cells)}</tr>'
+            f'<tr><td class="text">{named(model)}</td><td>{_e(users)}</td>{"".join(cells)}</tr>'
         )
     notes = [
         "Bold: the best model on that metric (the lowest for "
@@ -245,22 +173,30 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
     ]
     if not any(f"{label}_lo" in frame.columns for label in labels):
         notes.append("No confidence intervals were computed for this page.")
+    said = " ".join(_e(note) for note in notes)
     if context.baseline is not None:
-        notes.append(
-            f"Under each value: its difference from the baseline {context.baseline!r}"
-            + (
+        said += (
+            f" Under each value: its difference from the baseline {named(context.baseline)}"
+            + _e(
                 "; * marks a difference that a paired t-test over the common users finds "
                 "significant (p < 0.05 after Holm's correction over the page's metrics; the "
                 "p-value on hover)."
                 if comparison is not None
                 else " (a difference of means, without a test)."
             )
+            + " (n/a where either value is missing)."
         )
     return (
         '<section id="summary"><h2>Summary</h2><table><tr><th class="text">model</th>'
         f"<th>users</th>{head}</tr>{''.join(body)}</table>"
-        f'<p class="note">{" ".join(_e(note) for note in notes)}</p></section>'
+        f'<p class="note">{said}</p></section>'
     )
+
+
+def _difference(value: float, base: float) -> str:
+    """A value's difference from the baseline's, n/a where either is missing (NaN)."""
+    difference = value - base
+    return f"{difference:+.4f}" if math.isfinite(difference) else "n/a"
 
 
 def _significance(comparison: Any, model: str, label: str) -> str:
@@ -275,26 +211,47 @@ def _significance(comparison: Any, model: str, label: str) -> str:
 # curves -----------------------------------------------------------------------------------------
 
 
+def _curve_lines(
+    results: Results, the_plan: Plan, context: Context
+) -> dict[str, dict[str, tuple[list[float], list[float], list[float]]]]:
+    """Per curve and model (in the summary's order), its values, lows and highs at k = 1..k_max
+    (NaN where the curves' frame has no row)."""
+    frame = results.curves
+    size = the_plan.k_max
+    models = model_names(results.main, context.group_by)
+    lines = {
+        name: {m: ([math.nan] * size, [math.nan] * size, [math.nan] * size) for m in models}
+        for name in the_plan.curves
+    }
+    rows = zip(
+        model_names(frame, context.group_by),
+        frame["metric"],
+        frame["k"],
+        frame["value"],
+        frame["lo"],
+        frame["hi"],
+        strict=True,
+    )
+    for model, name, k, value, low, high in rows:
+        line = lines.get(name, {}).get(model)
+        if line is not None and 1 <= k <= size:
+            for series, number in zip(line, (value, low, high), strict=True):
+                series[k - 1] = _float(number)
+    return lines
+
+
 def _curves(results: Results, the_plan: Plan, context: Context, svgs: list[str]) -> str:
     if not the_plan.curves:
         return ""
-    frame = results.main
-    models = model_names(frame, context.group_by)
     ks = list(range(1, the_plan.k_max + 1))
     parts = []
-    for name, labels in the_plan.curves.items():
-        lines = {
-            m: [_float(frame[label].iloc[i]) for label in labels] for i, m in enumerate(models)
+    for name, by_model in _curve_lines(results, the_plan, context).items():
+        lines = {m: values for m, (values, _, _) in by_model.items()}
+        bands = {
+            m: (low, high)
+            for m, (_, low, high) in by_model.items()
+            if any(math.isfinite(v) for v in low)
         }
-        bands = {}
-        if all(f"{label}_lo" in frame.columns for label in labels):
-            bands = {
-                m: (
-                    [_float(frame[f"{label}_lo"].iloc[i]) for label in labels],
-                    [_float(frame[f"{label}_hi"].iloc[i]) for label in labels],
-                )
-                for i, m in enumerate(models)
-            }
         marked = next(
             (
                 int(label.rpartition("@")[2])
@@ -307,12 +264,13 @@ def _curves(results: Results, the_plan: Plan, context: Context, svgs: list[str])
         rows = "".join(
             f"<tr><td>{k}</td>"
             + "".join(
-                f'<td title="{lines[m][k - 1]!r}">{_number(lines[m][k - 1])}</td>' for m in models
+                f'<td title="{values[k - 1]!r}">{_number(values[k - 1])}</td>'
+                for values in lines.values()
             )
             + "</tr>"
             for k in ks
         )
-        head = "".join(f"<th>{_e(m)}</th>" for m in models)
+        head = "".join(f"<th>{named(m)}</th>" for m in lines)
         parts.append(
             f'<div class="block"><h3>{_e(name)}</h3>{_chart(svgs, svg, f"curve {name}")}'
             f"<details><summary>Exact values of {_e(name)}@k</summary>"
@@ -328,69 +286,112 @@ def _curves(results: Results, the_plan: Plan, context: Context, svgs: list[str])
 # segments ---------------------------------------------------------------------------------------
 
 
+# The most segments a page shows, the largest: 10,000 segments drew a chart 648,072 points
+# wide in a minute of matplotlib. Report.segments keeps every one.
+MOST_SEGMENTS = 24
+
+
+@dataclass(frozen=True)
+class _Segmented:
+    """The segments' frame as the page reads it: per row its model and segment value, and the
+    segments shown, largest first, with their sizes and whether each is small."""
+
+    frame: pd.DataFrame
+    segment: str
+    models: list[str]
+    values: list[str]
+    order: list[str]
+    sizes: dict[str, int]
+    small: list[bool]
+
+    def unique_models(self) -> list[str]:
+        return list(dict.fromkeys(self.models))
+
+    def cells(self, column: str) -> dict[tuple[str, str], float]:
+        return {
+            (m, v): _float(x)
+            for m, v, x in zip(self.models, self.values, self.frame[column], strict=True)
+        }
+
+
 def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str]) -> str:
     frame = results.segments
     if frame is None or context.segment is None:
         return ""
     segment = context.segment
     values = ["NULL" if _missing(v) else str(v) for v in frame[segment]]
-    models = model_names(frame, context.group_by)
     sizes: dict[str, int] = {}
     for value, users in zip(values, frame["users"], strict=True):
         sizes[value] = max(sizes.get(value, 0), int(users))
-    order = sorted(sizes, key=lambda v: (-sizes[v], v))
-    small = [sizes[v] < context.small_segment for v in order]
-    names = [
-        f"{v}\n({sizes[v]:,}{', small' if s else ''})" for v, s in zip(order, small, strict=True)
-    ]
-    unique_models = list(dict.fromkeys(models))
-    parts = []
-    for label in the_plan.summary:
-        cell = {
-            (m, v): _float(frame[label].iloc[i])
-            for i, (m, v) in enumerate(zip(models, values, strict=True))
-        }
-        heights = {m: [cell.get((m, v), float("nan")) for v in order] for m in unique_models}
-        intervals = None
-        if f"{label}_lo" in frame.columns and f"{label}_hi" in frame.columns:
-            bounds = {
-                (m, v): (_float(frame[f"{label}_lo"].iloc[i]), _float(frame[f"{label}_hi"].iloc[i]))
-                for i, (m, v) in enumerate(zip(models, values, strict=True))
-            }
-            nan = (float("nan"), float("nan"))
-            intervals = {
-                m: (
-                    [bounds.get((m, v), nan)[0] for v in order],
-                    [bounds.get((m, v), nan)[1] for v in order],
-                )
-                for m in unique_models
-            }
-        svg = charts.grouped_bars(f"{label} by {segment}", label, names, heights, small, intervals)
-        rows = "".join(
-            f'<tr><td class="text">{_e(v)}{" <em>(small)</em>" if s else ""}</td>'
-            f"<td>{sizes[v]:,}</td>"
-            + "".join(
-                f'<td data-model="{_e(m)}" data-segment="{_e(v)}" data-metric="{_e(label)}" '
-                f'data-value="{cell.get((m, v), float("nan"))!r}">{_number(cell.get((m, v)))}</td>'
-                for m in unique_models
-            )
-            + "</tr>"
-            for v, s in zip(order, small, strict=True)
-        )
-        head = "".join(f"<th>{_e(m)}</th>" for m in unique_models)
-        parts.append(
-            f'<div class="block"><h3>{_e(label)}</h3>{_chart(svgs, svg, f"segments {label}")}'
-            f"<details><summary>Values of {_e(label)} by {_e(segment)}</summary><table>"
-            f'<tr><th class="text">{_e(segment)}</th><th>users</th>{head}</tr>{rows}</table>'
-            "</details></div>"
-        )
-    note = (
-        f"Segments of {segment!r}, largest first (users: the population of the segment). Small: "
-        f"fewer than {context.small_segment} users, where a mean moves a lot with a few users."
+    ranked = sorted(sizes, key=lambda v: (-sizes[v], v))
+    order = ranked[:MOST_SEGMENTS]
+    seen = _Segmented(
+        frame,
+        segment,
+        model_names(frame, context.group_by),
+        values,
+        order,
+        sizes,
+        [sizes[v] < context.small_segment for v in order],
     )
+    parts = [_segment_block(seen, label, svgs) for label in the_plan.summary]
+    note = (
+        f"Segments of {named(segment)}, largest first (users: the population of the segment). "
+        + _e(
+            f"Small: fewer than {context.small_segment} users, where a mean moves a lot with a "
+            "few users."
+        )
+    )
+    if len(ranked) > len(order):
+        left = len(ranked) - len(order)
+        note += _e(
+            f" The {len(order)} largest of {len(ranked):,} segments are shown; {left:,} smaller "
+            f"ones (at most {sizes[ranked[len(order)]]:,} users each) are left out here and "
+            "kept in Report.segments."
+        )
     return (
-        f'<section id="segments"><h2>Segments</h2><p class="note">{_e(note)}</p>'
+        f'<section id="segments"><h2>Segments</h2><p class="note">{note}</p>'
         f'<div class="charts">{"".join(parts)}</div></section>'
+    )
+
+
+def _segment_block(seen: _Segmented, label: str, svgs: list[str]) -> str:
+    """One metric by segment: its chart and its table of values."""
+    frame, order, models = seen.frame, seen.order, seen.unique_models()
+    cell = seen.cells(label)
+    nan = float("nan")
+    heights = {m: [cell.get((m, v), nan) for v in order] for m in models}
+    intervals = None
+    if f"{label}_lo" in frame.columns and f"{label}_hi" in frame.columns:
+        low, high = seen.cells(f"{label}_lo"), seen.cells(f"{label}_hi")
+        intervals = {
+            m: ([low.get((m, v), nan) for v in order], [high.get((m, v), nan) for v in order])
+            for m in models
+        }
+    names = [
+        f"{shortened(v)}\n({seen.sizes[v]:,}{', small' if s else ''})"
+        for v, s in zip(order, seen.small, strict=True)
+    ]
+    svg = charts.grouped_bars(
+        f"{label} by {shortened(seen.segment)}", label, names, heights, seen.small, intervals
+    )
+    rows = "".join(
+        f'<tr><td class="text">{named(v)}{" <em>(small)</em>" if s else ""}</td>'
+        f"<td>{seen.sizes[v]:,}</td>"
+        + "".join(
+            f'<td data-model="{_e(m)}" data-segment="{_e(v)}" data-metric="{_e(label)}" '
+            f'data-value="{cell.get((m, v), nan)!r}">{_number(cell.get((m, v)))}</td>'
+            for m in models
+        )
+        + "</tr>"
+        for v, s in zip(order, seen.small, strict=True)
+    )
+    head = "".join(f"<th>{named(m)}</th>" for m in models)
+    return (
+        f'<div class="block"><h3>{_e(label)}</h3>{_chart(svgs, svg, f"segments {label}")}'
+        f"<details><summary>Values of {_e(label)} by {named(seen.segment)}</summary><table>"
+        f'<tr><th class="text">{named(seen.segment)}</th><th>users</th>{head}</tr>{rows}</table>'
+        "</details></div>"
     )
 
 
@@ -415,7 +416,9 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
             m: row["users_at_0"] / row["users"] if row["users"] else float("nan")
             for m, row in spread.items()
         }
-        legend = {f"{m} ({shares[m]:.0%} at 0)": row["quantiles"] for m, row in spread.items()}
+        legend = {
+            f"{shortened(m)} ({shares[m]:.0%} at 0)": row["quantiles"] for m, row in spread.items()
+        }
         svg = charts.ecdf(f"{label} per user (ECDF)", label, legend)
         parts.append(
             f'<div class="block"><h3>{_e(label)}</h3>'
@@ -432,7 +435,7 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
             )
             + "</tr>"
         )
-    head = "".join(f"<th>{_e(m)}</th>" for m in unique_models)
+    head = "".join(f"<th>{named(m)}</th>" for m in unique_models)
     table = f'<table><tr><th class="text">users at 0</th>{head}</tr>{"".join(zero_rows)}</table>'
     note = (
         "How the per-user values spread: a mean of 0.3 can be most users near 0.3 or a third at 1 "
@@ -466,131 +469,4 @@ def _beyond(results: Results, the_plan: Plan, context: Context, svgs: list[str])
     return (
         '<section id="beyond"><h2>Beyond accuracy</h2><div class="charts">'
         f"{''.join(parts)}</div></section>"
-    )
-
-
-# diagnostics ------------------------------------------------------------------------------------
-
-
-def _meanings(the_plan: Plan, options: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
-    population = options.get("population", "all")
-    ties = options.get("ties", "id")
-    deepest = f"the first {the_plan.k_max} positions"
-    ties_said = {
-        "id": "by item id, descending",
-        "id_text": "by the item id's text, descending",
-        "optimistic": "relevant items first",
-        "pessimistic": "relevant items last",
-        "average": "as the average over every order",
-    }.get(str(ties), str(ties))
-    judged = population in ("judged", "all_judged")  # trec_eval's: every interaction counts
-    return {
-        "users_in_interactions": (
-            "users in the interactions",
-            f"any relevance; with population='{population}' the population is those with "
-            + ("a list too" if population == "judged" else "any interaction")
-            if judged
-            else "any relevance; the population is those with a relevant one",
-        ),
-        "users_with_recommendations": ("users with a list", "users the model recommended to"),
-        "population_without_recommendations": (
-            "users with relevant items and no recommendations",
-            f"they score 0 on every ranking metric because population='{population}'"
-            if population in ("all", "all_judged")
-            else f"they are left out of the means because population='{population}'",
-        ),
-        "recommended_without_relevant": (
-            "users recommended to with nothing relevant",
-            f"those with an interaction (judged) are in the population ('{population}') and "
-            "score 0; the others count in no mean"
-            if judged
-            else "not in the population: their lists count in no mean",
-        ),
-        "lists_shorter_than_k": (
-            f"lists shorter than k = {the_plan.k_max}",
-            "positions past a list's end hold nothing: metrics at deeper cutoffs cannot rise there",
-        ),
-        "duplicate_recommendations": (
-            f"repeated (user, item) rows in {deepest}",
-            "duplicates='first' kept the best-placed row of each",
-        ),
-        "duplicate_interactions": (
-            "repeated (user, item) interactions",
-            "each pair counts once, with its largest relevance",
-        ),
-        "null_scores": ("recommendations without a score", "they rank after every scored item"),
-        "tied_score_groups": (
-            f"groups of tied scores in {deepest} (and the next)",
-            f"ties='{ties}' ordered them ({ties_said}); another order can change the numbers",
-        ),
-        "single_class_users": (
-            "users whose scored rows are all relevant or none",
-            "gauc and user_auc skip them",
-        ),
-    }
-
-
-def _diagnostics(results: Results, the_plan: Plan, context: Context) -> str:
-    frame = results.diagnostics
-    models = model_names(frame, context.group_by)
-    meanings = _meanings(the_plan, context.options)
-    head = "".join(f"<th>{_e(m)}</th>" for m in models)
-    rows = []
-    for column, (what, meaning) in meanings.items():
-        if column not in frame.columns:
-            continue
-        counts = [int(v) for v in frame[column]]
-        muted = "" if any(counts) else ' class="muted"'
-        cells = "".join(
-            f'<td data-model="{_e(m)}" data-diagnostic="{_e(column)}">{c:,}</td>'
-            for m, c in zip(models, counts, strict=True)
-        )
-        rows.append(
-            f'<tr{muted}><td class="text">{_e(what)}<br><code>{_e(column)}</code></td>{cells}'
-            f'<td class="text">{_e(meaning)}</td></tr>'
-        )
-    sentences = []
-    for column, (what, meaning) in meanings.items():
-        if (
-            column in ("users_in_interactions", "users_with_recommendations")
-            or column not in frame.columns
-        ):
-            continue
-        for model, count in zip(models, frame[column], strict=True):
-            if int(count):
-                sentences.append(f"<li>{_e(model)}: {int(count):,} {_e(what)}; {_e(meaning)}.</li>")
-    said = (
-        f"<ul>{''.join(sentences)}</ul>"
-        if sentences
-        else "<p>Nothing in the data needs a caveat.</p>"
-    )
-    return (
-        '<section id="diagnostics"><h2>Diagnostics</h2>'
-        '<p class="note">What in the data could mislead, counted by the query of the curves.</p>'
-        f'{said}<table><tr><th class="text">what</th>{head}'
-        '<th class="text">what it means for the numbers</th></tr>'
-        f"{''.join(rows)}</table></section>"
-    )
-
-
-# definitions ------------------------------------------------------------------------------------
-
-
-def _definitions(the_plan: Plan) -> str:
-    seen: dict[str, str] = {}
-    rows = []
-    for metric in the_plan.metrics.values():
-        if metric.name in seen:
-            continue
-        seen[metric.name] = metric.name
-        rows.append(
-            f'<tr><td class="text"><code>{_e(metric.name)}</code></td><td class="text">'
-            f"{_e(metric.title)}: {_e(metric.definition)}</td>"
-            f'<td class="text"><code>sqlmetrics/sql/{_e(metric.name)}.sql</code></td></tr>'
-        )
-    return (
-        '<section id="definitions"><h2>Definitions</h2><table><tr><th class="text">metric</th>'
-        '<th class="text">definition (its SQL file\'s header)</th><th class="text">file</th></tr>'
-        f'{"".join(rows)}</table><p class="note">Under a profile, a name may stand for a variant: '
-        "see the provenance's profile and docs/profiles.md.</p></section>"
     )
