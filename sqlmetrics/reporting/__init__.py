@@ -232,14 +232,10 @@ def command(
     if not all(value is None or isinstance(value, str) for value in files):
         return None
     words = ["sqlmetrics", "report", str(recommendations), str(interactions)]
-    connection = options.get("connection")
-    if connection is not None:
-        url = connection_url(connection)
-        if url is None:
-            return None
-        words += ["--connection", url]
-        if options.get("dialect") is not None:
-            words += ["--dialect", str(options["dialect"])]
+    through = _connection_words(options)
+    if through is None:
+        return None
+    words += through
     words += ["-m", ",".join([metrics] if isinstance(metrics, str) else metrics)]
     for column in group_by:
         words += ["--group-by", column]
@@ -266,6 +262,19 @@ def command(
         if options.get(option) is not None:
             words += [f"--{option}", str(options[option])]
     return " ".join(shlex.quote(word) for word in [*words, "-o", "report.html"])
+
+
+def _connection_words(options: Mapping[str, Any]) -> list[str] | None:
+    """The command line's words for the options' connection ([] without one); None when a
+    command line cannot name it."""
+    connection = options.get("connection")
+    if connection is None:
+        return []
+    url = connection_url(connection)
+    if url is None:
+        return None
+    dialect = options.get("dialect")
+    return ["--connection", url, *([] if dialect is None else ["--dialect", str(dialect)])]
 
 
 def connection_url(connection: object) -> str | None:
