@@ -7,7 +7,7 @@ import argparse
 from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.compose.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.reporting.common import DEFAULT_SMALL_SEGMENT
-from sqlmetrics.reporting.data import DEFAULT_K_MAX
+from sqlmetrics.reporting.data import DEFAULT_K_MAX, LARGEST_K_MAX
 from sqlmetrics.stats.query import CI_METHODS, TESTS
 
 
@@ -255,7 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sources(report)
     _add_common(report)
     report.add_argument(
-        "--segment", metavar="COLUMN", help="break each metric down by this column (like country)"
+        "--segment",
+        metavar="COLUMN",
+        help="break each metric down by this column of both inputs (each user's, like country)",
     )
     report.add_argument(
         "--baseline", metavar="MODEL", help="compare every model with this one (a --group-by value)"
@@ -265,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_K_MAX,
         metavar="K",
-        help=f"the curves run k = 1..K (default {DEFAULT_K_MAX}); -m ndcg is summarised at K",
+        help=f"the curves run k = 1..K, K up to {LARGEST_K_MAX} (default {DEFAULT_K_MAX}); -m ndcg "
+        "is summarised at K",
     )
     report.add_argument(
         "--small-segment",
