@@ -22,8 +22,9 @@ import yaml
 from scipy import stats as scipy_stats
 
 import sqlmetrics
-from sqlmetrics.render.dialects import draw_value, render, uniform_draw
+from sqlmetrics.render.dialects import render
 from sqlmetrics.stats import tdist
+from sqlmetrics.stats.draws import draw_value, uniform_draw
 from sqlmetrics.stats.inference import holm, percentile_interval, welch_test
 from sqlmetrics.stats.query import POISSON_CDF
 

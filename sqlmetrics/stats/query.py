@@ -13,7 +13,7 @@ and dialect the per-user query runs on:
   ``buckets`` buckets (the n-th user in the byte order of the user id's text into bucket
   n mod buckets) and summed per
   bucket; each replicate then weighs each bucket by a Poisson(1) draw (and flips its sign by a
-  fair coin) from dialects.uniform_draw(bucket, replicate, seed). The cost past the per-user
+  fair coin) from draws.uniform_draw(bucket, replicate, seed). The cost past the per-user
   values is groups x buckets x replicates small rows, whatever the number of users.
 
 The t quantiles, p-values, percentiles and Holm's correction of these few numbers are computed
@@ -36,7 +36,7 @@ from sqlmetrics.compose.query import compose
 from sqlmetrics.compose.sums import aggregate
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.render.dialects import uniform_draw
+from sqlmetrics.stats.draws import uniform_draw
 
 CI_METHODS = ("t", "bootstrap")
 TESTS = ("t", "randomization")

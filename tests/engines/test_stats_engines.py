@@ -1,10 +1,10 @@
 """Confidence intervals and comparisons (issue 19) on every engine: for the same seed, the same
 t-intervals, bootstrap intervals and p-values as DuckDB's, to 1e-9.
 
-The bootstrap and the randomization test draw from dialects.uniform_draw, integer arithmetic
-every engine computes alike, with the users dealt into buckets in the byte order of their id's
-text; so equal numbers here check the draws, the buckets and the SQL of each dialect at once.
-Each way of connecting of test_connections.py runs the cases below (Spark's DataFrames only
+The bootstrap and the randomization test draw from uniform_draw (stats/draws.py), integer
+arithmetic every engine computes alike, with the users dealt into buckets in the byte order of
+their id's text; so equal numbers here check the draws, the buckets and the SQL of each
+dialect at once. Each way of connecting of test_connections.py runs the cases below (Spark's DataFrames only
 the string case: the SQL is Spark's tables' one); fakesnow runs them through its own venv.
 """
 
