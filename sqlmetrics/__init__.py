@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlmetrics._version import __version__
 from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
@@ -10,11 +11,11 @@ from sqlmetrics.reporting import Report, report
 from sqlmetrics.run import compare, evaluate, read_diagnostics, read_distributions
 from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
-__version__ = "0.1.0"
 __all__ = [
     "Query",
     "Report",
     "SqlmetricsError",
+    "__version__",
     "compare",
     "describe_metrics",
     "describe_profiles",

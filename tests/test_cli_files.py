@@ -428,10 +428,10 @@ def test_dbt_export_leaves_a_users_dbt_project_alone(tmp_path: Path) -> None:
 def quick_macros(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rendering the macros takes half a minute (test_dbt_export checks them); here only the
     files matter."""
-    from sqlmetrics import dbt
+    from sqlmetrics.dbt import package
 
-    monkeypatch.setattr(dbt, "shared_macros", lambda: "-- shared\n")
-    monkeypatch.setattr(dbt, "adapter_macros", lambda adapter, dialect: f"-- {adapter}\n")
+    monkeypatch.setattr(package, "shared_macros", lambda: "-- shared\n")
+    monkeypatch.setattr(package, "adapter_macros", lambda adapter, dialect: f"-- {adapter}\n")
 
 
 @pytest.mark.usefixtures("quick_macros")

@@ -11,8 +11,8 @@ import duckdb
 import pytest
 
 import sqlmetrics
-from sqlmetrics import dbt
 from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.dbt import models, templates
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import write_marker
 
@@ -34,10 +34,10 @@ def test_export_writes_a_package_with_a_body_per_adapter(tmp_path: Path) -> None
     run = cli("dbt", "export", str(folder))
     assert run.returncode == 0, run.stderr
     adapters = sorted(p.stem for p in (folder / "macros" / "adapters").glob("*.sql"))
-    assert adapters == sorted([*dbt.ADAPTERS, "default"])
+    assert adapters == sorted([*templates.ADAPTERS, "default"])
     shared = (folder / "macros" / "sqlmetrics.sql").read_text(encoding="utf-8")
     # One macro per packaged metric (the ranking ones); the others (arp...) have none.
-    packaged = {metric.name for metric in dbt.packaged_metrics()}
+    packaged = {metric.name for metric in templates.packaged_metrics()}
     assert packaged and set(metrics()) - packaged
     for metric in metrics().values():
         macro = f"{{% macro {metric.name}(recommendations, interactions"
@@ -137,11 +137,11 @@ def test_models_read_items_and_history_models(tmp_path: Path) -> None:
 
 def test_models_refuses_what_is_not_a_model_name(tmp_path: Path) -> None:
     with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
-        dbt.model_sql(["ndcg@10"], "recs') }}{{ x", "clicks")
+        models.model_sql(["ndcg@10"], "recs') }}{{ x", "clicks")
     with pytest.raises(SqlmetricsError, match=r"items: .* is not a dbt model name"):
-        dbt.model_sql(["ild@10"], "recs", "clicks", items="items') }}")
+        models.model_sql(["ild@10"], "recs", "clicks", items="items') }}")
     with pytest.raises(SqlmetricsError, match="is not a dbt model name"):
-        dbt.write_models(tmp_path, [("../escape", "SELECT 1")])
+        models.write_models(tmp_path, [("../escape", "SELECT 1")])
     run = cli(
         "dbt", "models", str(tmp_path), "--name", "q", "--recommendations", "recs",
         "--interactions", "clicks", "-m", "ndcg@0",

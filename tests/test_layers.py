@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sqlmetrics"
 
 # Bottom to top: a module may import from its floor and the ones below it, never above.
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("errors", "gc_paused", "attrs"),
+    ("_version", "errors", "gc_paused", "attrs"),
     ("catalog",),
     ("render",),
     ("io",),
@@ -42,7 +42,9 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+def _imported(
+    module: str, path: Path, node: ast.Import | ast.ImportFrom, modules: dict[str, Path]
+) -> list[str]:
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     base = node.module or ""
@@ -52,7 +54,11 @@ def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> lis
             package = package[:-1]
         package = package[: len(package) - node.level + 1]
         base = ".".join([*package, *([base] if base else [])])
-    return [base, *(f"{base}.{alias.name}" for alias in node.names)]
+    # ``from package import module`` imports that module; ``from module import name``, the module
+    return [
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+        for alias in node.names
+    ]
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -64,9 +70,11 @@ def import_graph() -> dict[str, set[str]]:
         skipped = _type_checking_nodes(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in skipped:
-                for target in _imported(name, path, node):
-                    # a module's own package (its __init__) is not an import of another floor
-                    if target in modules and target != name and not name.startswith(target + "."):
+                for target in _imported(name, path, node, modules):
+                    # a module's own package (its __init__) is not an import of another floor,
+                    # but the top package is: it imports every entry point
+                    own_package = name.startswith(target + ".") and target != "sqlmetrics"
+                    if target in modules and target != name and not own_package:
                         graph[name].add(target)
     return graph
 
@@ -146,4 +154,10 @@ def test_the_checks_find_a_cycle_and_an_upward_import() -> None:
     assert "sqlmetrics.compose.plan" in graph["sqlmetrics.compose.query"]
     # an import inside a function counts
     assert "sqlmetrics.trec" in graph["sqlmetrics.cli.markdown"]
+    # a name of the top package is an import of the top package, which imports every entry point
+    node = ast.parse("from sqlmetrics import __version__").body[0]
+    assert isinstance(node, ast.ImportFrom)
+    modules = _modules()
+    path = modules["sqlmetrics.dbt.package"]
+    assert _imported("sqlmetrics.dbt.package", path, node, modules) == ["sqlmetrics"]
     assert floor("sqlmetrics.cli.sql") > floor("sqlmetrics.compose.query")  # type: ignore[operator]

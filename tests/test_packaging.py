@@ -30,6 +30,6 @@ def test_wheel_ships_sql_and_examples(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in sorted((REPO / "sql").rglob("*.sql")):
         assert f"sqlmetrics/sql/{path.relative_to(REPO / 'sql').as_posix()}" in names
-    assert "sqlmetrics/dbt_macros.sql" in names  # the dbt package's hand-written template
+    assert "sqlmetrics/dbt/macros.sql" in names  # the dbt package's hand-written template
     assert "sqlmetrics/examples/recommendations.parquet" in names
     assert "sqlmetrics/examples/interactions.parquet" in names

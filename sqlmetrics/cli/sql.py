@@ -98,19 +98,19 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
 
 
 def dbt_command(args: argparse.Namespace) -> None:
-    from sqlmetrics import dbt
+    from sqlmetrics.dbt import models, package
 
     if args.dbt_command == "export":
         if args.folder == "":
             raise SqlmetricsError("dbt export: the folder name is empty")
-        written = dbt.export(Path(args.folder))
+        written = package.export(Path(args.folder))
         sys.stderr.write(
             f"wrote the sqlmetrics dbt package ({len(written)} files) to {args.folder}\n"
         )
         return
     if args.output is not None:
         raise SqlmetricsError("dbt models writes FOLDER/NAME.sql; --output does not apply")
-    text = dbt.model_sql(
+    text = models.model_sql(
         requested_metrics(args),
         args.recommendations,
         args.interactions,
@@ -121,7 +121,7 @@ def dbt_command(args: argparse.Namespace) -> None:
         history=args.history,
         **api_options(args),
     )
-    (path,) = dbt.write_models(Path(args.folder), [(args.name, text)], force=args.force)
+    (path,) = models.write_models(Path(args.folder), [(args.name, text)], force=args.force)
     sys.stderr.write(f"wrote {path}\n")
 
 

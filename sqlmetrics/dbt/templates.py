@@ -22,12 +22,10 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect, NormalizationStrategy
@@ -55,12 +53,12 @@ ADAPTERS: dict[str, str] = {
 """dbt adapter name -> sqlglot dialect of its macro body. Any other adapter gets ``default``."""
 DEFAULT_DIALECT = "postgres"  # standard SQL with explicit casts: the likeliest to run elsewhere
 
-_RECOMMENDATIONS = "sqlmetrics_sentinel_recommendations"
-_INTERACTIONS = "sqlmetrics_sentinel_interactions"
+SENTINEL_RECOMMENDATIONS = "sqlmetrics_sentinel_recommendations"
+SENTINEL_INTERACTIONS = "sqlmetrics_sentinel_interactions"
 # dbt models: the table each input role is written as, replaced by ref() once rendered
-_INPUT_TABLES = {
-    "recommendations": _RECOMMENDATIONS,
-    "interactions": _INTERACTIONS,
+INPUT_TABLES = {
+    "recommendations": SENTINEL_RECOMMENDATIONS,
+    "interactions": SENTINEL_INTERACTIONS,
     "items": "sqlmetrics_sentinel_items",
     "history": "sqlmetrics_sentinel_history",
 }
@@ -119,8 +117,8 @@ def _inputs(variant: Variant) -> Inputs:
         source, name = _sentinel_group(index)
         groups.append(Group(name, exp.to_identifier(source), in_interactions=index == _SHARED))
     return Inputs(
-        recommendations=exp.to_table(_RECOMMENDATIONS),
-        interactions=exp.to_table(_INTERACTIONS),
+        recommendations=exp.to_table(SENTINEL_RECOMMENDATIONS),
+        interactions=exp.to_table(SENTINEL_INTERACTIONS),
         user=column("user"),
         item=column("item"),
         score=column("score") if variant.order == "score" else None,
@@ -166,7 +164,7 @@ def _stage_requests(variant: Variant) -> list[MetricRequest]:
 # templating the tree -----------------------------------------------------------------------
 
 
-def _var(text: str) -> exp.Var:
+def jinja_var(text: str) -> exp.Var:
     return exp.Var(this=text)
 
 
@@ -200,9 +198,9 @@ class _Templater:
         copy = node.copy()
         for identifier in list(copy.find_all(exp.Identifier)):
             if identifier.name in self.keys:
-                identifier.replace(_var("{{ g.key }}"))
+                identifier.replace(jinja_var("{{ g.key }}"))
             elif identifier.name in self.names:
-                identifier.replace(_var(self.names[identifier.name][1]))
+                identifier.replace(jinja_var(self.names[identifier.name][1]))
         return self.sql(copy)
 
     def loop(self, items: Sequence[exp.Expr], separator: str, last: bool) -> str:
@@ -248,21 +246,24 @@ class _Templater:
                     self.visit(child)
 
     def replace_inputs(self, tree: exp.Expr) -> None:
-        relations = {_RECOMMENDATIONS: "recommendations", _INTERACTIONS: "interactions"}
+        relations = {
+            SENTINEL_RECOMMENDATIONS: "recommendations",
+            SENTINEL_INTERACTIONS: "interactions",
+        }
         for table in list(tree.find_all(exp.Table)):
             if table.name in relations:
                 alias = table.alias or relations[table.name]
-                source = _var(f"{{{{ {relations[table.name]} }}}}")
+                source = jinja_var(f"{{{{ {relations[table.name]} }}}}")
                 table.replace(exp.alias_(source, alias))
         columns = {_sentinel_column(role): role for role in _COLUMNS}
         for identifier in list(tree.find_all(exp.Identifier)):
             if identifier.name in columns:
-                identifier.replace(_var(f"{{{{ columns.{columns[identifier.name]} }}}}"))
+                identifier.replace(jinja_var(f"{{{{ columns.{columns[identifier.name]} }}}}"))
         for literal in list(tree.find_all(exp.Literal)):
             if literal.is_number and literal.this == str(_CUTOFF):
-                literal.replace(_var(self.cutoff))
+                literal.replace(jinja_var(self.cutoff))
             elif literal.is_number and literal.this == str(_THRESHOLD):
-                literal.replace(_var("{{ threshold }}"))
+                literal.replace(jinja_var("{{ threshold }}"))
 
     def conjunction(self, node: exp.And) -> None:
         """``a.group = b.group AND ... AND a.user_id = b.user_id``: a loop, then the rest."""
@@ -273,7 +274,7 @@ class _Templater:
         rest = [term for term in terms if not self.groups_in(term)]
         if terms[: len(grouped)] != grouped or not rest:
             raise SqlmetricsError(f"unexpected group condition {self.sql(node)}")
-        node.replace(_var(self.loop(grouped, " AND ", last=False) + self.sql(exp.and_(*rest))))
+        node.replace(jinja_var(self.loop(grouped, " AND ", last=False) + self.sql(exp.and_(*rest))))
 
     def group_list(self, node: exp.Expr, key: str, items: list[exp.Expr]) -> None:
         positions = [
@@ -289,13 +290,13 @@ class _Templater:
         run = items[start:end]
         if end < len(items):  # the loop, then the item after the groups (user_id, users...)
             text = self.loop(run, ", ", last=False) + self.sql(items[end])
-            node.set(key, [*items[:start], _var(text), *items[end + 1 :]])
+            node.set(key, [*items[:start], jinja_var(text), *items[end + 1 :]])
             return
         if start != 0:
             raise SqlmetricsError(f"group items at the end of a list in {self.sql(node)}")
         # The whole list is groups: the clause itself exists only when there are any.
         groups = "arm_groups" if self.groups_in(node) == {_ARM} else "groups"
-        node.set(key, [_var(self.loop(run, ", ", last=True))])
+        node.set(key, [jinja_var(self.loop(run, ", ", last=True))])
         clause = node.find_ancestor(exp.Join) if groups == "arm_groups" else node
         if clause is not None and (isinstance(node, exp.Group) or isinstance(clause, exp.Join)):
             text = f"{{% if {groups} %}} {self.sql(clause)}{{% endif %}}"
@@ -303,7 +304,9 @@ class _Templater:
             # the scope, Snowflake's generator reads each join's ``this``, which sqlglot's
             # compiled build requires to be a node (a bare Var's is a string).
             clause.replace(
-                exp.Column(this=_var(text)) if isinstance(clause, exp.Join) else _var(text)
+                exp.Column(this=jinja_var(text))
+                if isinstance(clause, exp.Join)
+                else jinja_var(text)
             )
         else:
             raise SqlmetricsError(f"a list of group columns only in {self.sql(node)}")
@@ -313,9 +316,7 @@ class _Templater:
 
 
 @functools.cache
-def _composed_once(
-    requests: tuple[MetricRequest, ...], variant: Variant, duckdb: bool
-) -> exp.Query:
+def composed_once(requests: tuple[MetricRequest, ...], variant: Variant, duckdb: bool) -> exp.Query:
     """compose's portable query, which differs between adapters only for DuckDB's (its
     ordered sums): composed once for the nine others of an export, not once per adapter.
     Unbounded, and emptied when the export ends: the adapters walk the ~100 variants in turn,
@@ -329,7 +330,7 @@ def _composed_once(
 
 def _composed(requests: Sequence[MetricRequest], variant: Variant, dialect: str) -> exp.Select:
     # portable() rewrites a copy: the cached query stays as composed
-    tree = portable(_composed_once(tuple(requests), variant, dialect == "duckdb"), dialect)
+    tree = portable(composed_once(tuple(requests), variant, dialect == "duckdb"), dialect)
     if not isinstance(tree, exp.Select):
         raise SqlmetricsError("the composed query is not a SELECT")
     return tree
@@ -379,7 +380,7 @@ def metric_texts(dialect: str, ties: str) -> dict[str, MetricTexts]:
             raise SqlmetricsError(f"cannot find {request.label}'s columns in the composed query")
         for column in aggregates[0].find_all(exp.Column):
             if column.name in own:
-                column.set("this", _var(column.name.replace(name, "m{{ i }}", 1)))
+                column.set("this", jinja_var(column.name.replace(name, "m{{ i }}", 1)))
         per_user_text = ", ".join(
             f"{templater.sql(p.this)} AS {p.alias.replace(name, 'm{{ i }}', 1)}" for p in columns
         )
@@ -397,10 +398,10 @@ def variant_pieces(variant: Variant, dialect: str) -> list[tuple[str, str]]:
     tree = _composed(requests, variant, dialect)
     per_user = _cte(tree, "per_user")
     kept = [p for p in per_user.expressions if not _is_metric_column(p)]
-    per_user.set("expressions", [*kept, _var("{{ per_user_columns }}")])
+    per_user.set("expressions", [*kept, jinja_var("{{ per_user_columns }}")])
     labels = {request.label for request in requests}
     kept = [p for p in tree.expressions if p.alias_or_name not in labels]
-    tree.set("expressions", [*kept, _var("{{ aggregates }}")])
+    tree.set("expressions", [*kept, jinja_var("{{ aggregates }}")])
     templater = _Templater(dialect)
     templater.template(tree)
     pieces = [
@@ -414,7 +415,7 @@ def variant_pieces(variant: Variant, dialect: str) -> list[tuple[str, str]]:
 _SENTINELS = re.compile(rf"sqlmetrics_sentinel|{_CUTOFF}|{_THRESHOLD}")
 
 
-def _checked(text: str) -> str:
+def checked(text: str) -> str:
     """A template must hold no sentinel left over (a shape the templater did not know)."""
     found = _SENTINELS.search(text)
     if found:
@@ -495,7 +496,7 @@ def adapter_macros(adapter: str, dialect: str) -> str:
         aggregates_by_ties[variant] = _request_switch({k: t.aggregate for k, t in texts.items()})
     per_user, aggregates = _choose(per_user_by_ties), _choose(aggregates_by_ties)
     prefix = f"{adapter}__"
-    return _checked(
+    return checked(
         f"""{{#- Generated by `sqlmetrics dbt export` from sql/ ({dialect} SQL): do not edit. -#}}
 
 {{% macro {prefix}sqlmetrics_quote() %}}{{{{ return({json.dumps(quote)}) }}}}{{% endmacro %}}
@@ -555,7 +556,7 @@ def _catalog() -> dict[str, dict[str, object]]:
 
 
 # The hand-written part: arguments checked, then the adapter's generated query macro called.
-_SHARED_MACROS = Path(__file__).with_name("dbt_macros.sql")
+_SHARED_MACROS = Path(__file__).with_name("macros.sql")
 
 
 def _metric_macro(name: str, title: str, definition: str, takes_cutoff: bool) -> str:
@@ -586,240 +587,3 @@ def shared_macros() -> str:
         definition = metric.definition.replace("#}", "# }")
         text += "\n" + _metric_macro(metric.name, metric.title, definition, metric.takes_cutoff)
     return text
-
-
-# the package -------------------------------------------------------------------------------
-
-PACKAGE_README = """\
-# sqlmetrics for dbt
-
-Generated by `sqlmetrics dbt export` (sqlmetrics {version}) from the metric files in `sql/`:
-do not edit; regenerate with the same command. The numbers are those of `sqlmetrics.evaluate`
-and `sqlmetrics.to_sql`: the SQL here comes out of the same composer and the same dialect
-rewrites as `to_sql`'s.
-
-```sql
--- models/reco_quality.sql
-{{{{ sqlmetrics.evaluate(recommendations=ref('recs'), interactions=ref('clicks'),
-                       metrics=['ndcg@10', 'recall@20'], group_by=['ds', 'model'],
-                       interactions_group_by=['ds']) }}}}
-```
-
-Arguments, as in `sqlmetrics.to_sql`: `metrics` (`name@k` or `name`; aliases work),
-`group_by`, `interactions_group_by` (the group columns the interactions also have; by default
-all of them; the others, like a model column, are evaluated against the whole population),
-`columns` (`{{'user': ..., 'item': ..., 'score': ..., 'rank': ..., 'relevance': ...}}`, a
-relevance of `none` counts every interaction as 1), `ties`, `threshold`, `population`. Column
-names must be plain names (letters, digits, underscores); anything else stops the compilation
-with an error. There is one macro per metric too: `sqlmetrics.ndcg(ref('recs'), ref('clicks'),
-k=10)`. The macros compute the ranking metrics (read from the ranked lists and the relevant
-interactions); for the others (coverage, novelty...) `sqlmetrics dbt models` writes a model.
-The inputs must hold one row per (group, user, item), as `evaluate` requires (it refuses
-duplicates; here they are not checked: test them, e.g. with dbt-utils'
-`unique_combination_of_columns`). `duplicates` and `per_user` are not arguments here.
-
-## How the macros are generated
-
-The metric list, the group columns and the options are arguments, so the query cannot be
-written in advance for every call. For each adapter ({adapters}; `default` for the others, in
-PostgreSQL's SQL) sqlmetrics composes the query for each combination of the options that change
-its shape, through the same code as `to_sql`, over placeholder tables, columns, cutoffs and two
-placeholder group columns (one in both tables, one in the recommendations only), and turns each
-result into a template, on the syntax tree, not the text:
-
-- the shared stages (`truth`, `ranked`, `joined`, `judged`, `per_user`) with a Jinja loop
-  wherever the group columns go (partitions, joins, projections), and one variant for each
-  option that changes them (tie policy, rank or score, cutoff or whole lists, population,
-  relevance column or not); the macro picks the variant from its arguments;
-- each metric's per-user column(s) and aggregate, with `{{{{ r.k }}}}` for its cutoff; the macro
-  writes one per requested metric.
-
-So `evaluate` is one query over one scan of each input whatever the metrics, like `to_sql`'s.
-(The other design, one query per metric joined on the group and user, would scan and rank the
-inputs once per metric.) The stages keep every column any metric of the variant reads, where the
-Python composer prunes them per request, and DuckDB ranks with a window rather than a top-k
-aggregate: a few unused columns and another plan, not different numbers.
-"""
-
-DBT_PROJECT = """\
-name: sqlmetrics
-version: "{version}"
-config-version: 2
-require-dbt-version: [">=1.6.0", "<2.0.0"]
-macro-paths: ["macros"]
-"""
-
-
-_OUR_NAME = re.compile(r"^name:\s*[\"']?sqlmetrics[\"']?\s*$", re.MULTILINE)
-
-
-def _owned_files(folder: Path) -> set[str]:
-    """The files of an earlier export in ``folder`` (empty for a new or empty folder). Refuses
-    a folder sqlmetrics did not write, or one holding files it did not write: those are never
-    replaced or deleted."""
-    from sqlmetrics.io.files import MARKER, written_by_us
-
-    if folder.exists() and not folder.is_dir():
-        raise SqlmetricsError(f"{folder} is a file, not a folder: choose a folder for the package")
-    if not folder.exists() or not any(folder.iterdir()):
-        return set()
-    ours = written_by_us(folder)
-    project = folder / "dbt_project.yml"
-    try:
-        named = project.is_file() and bool(_OUR_NAME.search(project.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError):
-        named = False
-    if ours is None or not named:
-        raise SqlmetricsError(
-            f"{folder} is not empty and is not a sqlmetrics dbt package (no {MARKER} and "
-            "dbt_project.yml named sqlmetrics): nothing was changed; choose an empty or new "
-            "folder (an export by an older sqlmetrics had no marker: delete it and export again)"
-        )
-    foreign = []
-    for root, folders, names in os.walk(folder):
-        for name in names + [entry for entry in folders if os.path.islink(Path(root, entry))]:
-            relative = Path(root, name).relative_to(folder).as_posix()
-            if relative != MARKER and (relative not in ours or os.path.islink(Path(root, name))):
-                foreign.append(relative)
-    if foreign:
-        raise SqlmetricsError(
-            f"{folder} holds files sqlmetrics did not write ({', '.join(sorted(foreign)[:3])}): "
-            "nothing was changed; move them away or choose another folder"
-        )
-    return ours
-
-
-def export(folder: Path) -> list[Path]:
-    """Writes the dbt package into ``folder``, a new or empty one or an earlier export (whose
-    files it replaces); the files written. Any other folder is refused, untouched."""
-    from sqlmetrics import __version__
-    from sqlmetrics.io.files import write_file, write_marker
-
-    folder = Path(folder)
-    previous = _owned_files(folder)
-    # Every file is rendered before anything is written or removed: an error leaves the folder
-    # as it was.
-    files: dict[Path, str] = {
-        folder / "dbt_project.yml": DBT_PROJECT.format(version=__version__),
-        folder / "README.md": PACKAGE_README.format(
-            version=__version__, adapters=", ".join(ADAPTERS)
-        ),
-        folder / "macros" / "sqlmetrics.sql": shared_macros(),
-    }
-    try:
-        adapters = {"default": DEFAULT_DIALECT, **ADAPTERS}
-        for adapter, dialect in adapters.items():
-            files[folder / "macros" / "adapters" / f"{adapter}.sql"] = adapter_macros(
-                adapter, dialect
-            )
-    finally:
-        _composed_once.cache_clear()
-    names = {path.relative_to(folder).as_posix() for path in files}
-    try:
-        (folder / "macros" / "adapters").mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise SqlmetricsError(f"cannot create {folder}: {error.strerror or error}") from error
-    write_marker(folder, previous | names)  # first: an interrupted export is still ours
-    for path, text in files.items():
-        write_file(str(path), text.encode("utf-8"))
-    for stale in sorted(previous - names):  # files of an older version, ours by the marker
-        (folder / stale).unlink(missing_ok=True)
-    write_marker(folder, names)
-    return list(files)
-
-
-# plain models ------------------------------------------------------------------------------
-
-_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def model_sql(
-    metrics_requested: Sequence[str] | str,
-    recommendations: str,
-    interactions: str,
-    *,
-    dialect: str = "duckdb",
-    materialized: str = "table",
-    items: str | None = None,
-    history: str | None = None,
-    **to_sql_options: Any,
-) -> str:
-    """A dbt model file: ``to_sql``'s query with ``{{ ref(...) }}`` for its inputs (``items``
-    and ``history`` are model names too, for the metrics that read them)."""
-    from sqlmetrics.api import composed_query
-
-    given = {
-        "recommendations": recommendations,
-        "interactions": interactions,
-        "items": items,
-        "history": history,
-    }
-    for role, name in given.items():
-        if name is not None and not _REF.fullmatch(name):
-            raise SqlmetricsError(
-                f"{role}: {name!r} is not a dbt model name (letters, digits, underscores)"
-            )
-    refs = {_INPUT_TABLES[role]: name for role, name in given.items() if name is not None}
-    if materialized not in ("table", "view", "incremental"):
-        raise SqlmetricsError(
-            f"materialized must be table, view or incremental, got {materialized!r}"
-        )
-    query = composed_query(
-        metrics_requested,
-        _RECOMMENDATIONS,
-        _INTERACTIONS,
-        dialect=dialect,
-        items=None if items is None else _INPUT_TABLES["items"],
-        history=None if history is None else _INPUT_TABLES["history"],
-        **to_sql_options,
-    )
-    query.set("order", None)
-    tree = portable(query, dialect)
-    for table in list(tree.find_all(exp.Table)):
-        if table.name in refs and not table.db:
-            source = _var(f"{{{{ ref('{refs[table.name]}') }}}}")
-            table.replace(exp.alias_(source, table.alias) if table.alias else source)
-    body = tree.sql(dialect=dialect, pretty=True, unsupported_level=ErrorLevel.RAISE)
-    return _checked(
-        f"-- Generated by `sqlmetrics dbt models` from sql/: regenerate rather than edit.\n"
-        f"{{{{ config(materialized='{materialized}') }}}}\n{body}\n"
-    )
-
-
-_MODEL_HEADER = "-- Generated by `sqlmetrics dbt models`"
-
-
-def write_models(
-    folder: Path, models: Iterable[tuple[str, str]], force: bool = False
-) -> list[Path]:
-    """Writes ``(name, sql)`` pairs as ``folder/name.sql``. An existing file is replaced only if
-    sqlmetrics wrote it (its first line says so) or ``force``."""
-    from sqlmetrics.io.files import prepare_folder, write_file
-
-    models = list(models)
-    for name, _ in models:
-        if not _REF.fullmatch(name):
-            raise SqlmetricsError(
-                f"{name!r} is not a dbt model name (letters, digits, underscores)"
-            )
-        path = Path(folder) / f"{name}.sql"
-        if os.path.lexists(path) and not force and not _is_our_model(path):
-            raise SqlmetricsError(
-                f"{path} already exists and was not written by sqlmetrics: nothing was "
-                "changed; choose another --name or pass --force to overwrite it"
-            )
-    target = prepare_folder(str(folder), "dbt models")
-    written = []
-    for name, text in models:
-        path = target / f"{name}.sql"
-        write_file(str(path), text.encode("utf-8"))
-        written.append(path)
-    return written
-
-
-def _is_our_model(path: Path) -> bool:
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return handle.readline().startswith(_MODEL_HEADER)
-    except (OSError, UnicodeDecodeError):
-        return False

@@ -174,10 +174,10 @@ def versions() -> dict[str, str]:
 
     import duckdb
 
-    import sqlmetrics
+    from sqlmetrics._version import __version__
 
     found = {
-        "sqlmetrics": sqlmetrics.__version__,
+        "sqlmetrics": __version__,
         "DuckDB": duckdb.__version__,
         "sqlglot": version("sqlglot"),
         "Python": platform.python_version(),

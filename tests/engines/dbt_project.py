@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlmetrics.catalog.metrics import parse_request
-from sqlmetrics.dbt import packaged_metrics
+from sqlmetrics.dbt.templates import packaged_metrics
 from tests.engines.cases import REPO, Case, Table, load_cases
 
 PROJECT = REPO / "integration_tests"

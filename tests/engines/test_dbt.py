@@ -28,8 +28,9 @@ import sqlglot
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics import dbt
 from sqlmetrics.catalog.metrics import parse_request
+from sqlmetrics.dbt import package as dbt_package
+from sqlmetrics.dbt import templates
 from tests.engines.cases import Case, as_expect, compare, extra_cases, load_cases
 from tests.engines.conftest import EnginePool, skip_or_fail, why_unavailable
 from tests.engines.dbt_project import dbt_cases, macro_kwargs, packaged, write_project
@@ -37,13 +38,13 @@ from tests.engines.engines import Engine, PostgresEngine, dbt_executable
 
 pytestmark = pytest.mark.dbt
 RENDERER = Path(__file__).with_name("dbt_render.py")
-ADAPTERS = {**dbt.ADAPTERS, "default": dbt.DEFAULT_DIALECT}
+ADAPTERS = {**templates.ADAPTERS, "default": templates.DEFAULT_DIALECT}
 
 
 @pytest.fixture(scope="session")
 def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("dbt-package") / "sqlmetrics"
-    dbt.export(folder)
+    dbt_package.export(folder)
     return folder
 
 
@@ -89,7 +90,7 @@ GROUPS: list[dict[str, Any]] = [
 
 def metric_lists(ties: str) -> list[list[str]]:
     """Every packaged metric at a cutoff (the stages stop there), and every one without one."""
-    kept = [m for m in dbt.packaged_metrics() if ties != "average" or m.ties_average]
+    kept = [m for m in templates.packaged_metrics() if ties != "average" or m.ties_average]
     with_cutoff = [f"{m.name}@5" for m in kept if m.takes_cutoff and not m.reads_whole_list]
     return [with_cutoff, [m.name for m in kept]]
 
@@ -361,11 +362,11 @@ def test_every_fixture_but_the_unsupported_has_a_model() -> None:
         for case in load_cases()
         if "duplicates" in case.options
         or "ranks" in case.options
-        or any(not dbt.is_packaged(parse_request(label).metric) for label in case.metrics)
+        or any(not templates.is_packaged(parse_request(label).metric) for label in case.metrics)
         or any(label.split("@")[0] != parse_request(label).metric.name for label in case.metrics)
     }
     assert {"duplicate_recommendations_first", "trec_set_measures", "ranks_literal"} <= unsupported
     names = {case.name for case in dbt_cases()}
     assert names == {case.name for case in load_cases()} - unsupported
     built = {parse_request(label).metric.name for case in dbt_cases() for label in case.metrics}
-    assert built == {metric.name for metric in dbt.packaged_metrics()}
+    assert built == {metric.name for metric in templates.packaged_metrics()}
