@@ -1,0 +1,75 @@
+"""Aliases some engines read differently: every projection named, an inner column that an alias
+would shadow qualified with its table."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+
+def aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """An alias on every column projection and every subquery in FROM or JOIN."""
+    # One walk for both (neither adds a node the other looks for).
+    for node in list(tree.walk()):
+        if isinstance(node, exp.Select):
+            for projection in list(node.expressions):
+                if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
+                    alias = exp.Alias(alias=projection.this.copy())
+                    projection.replace(alias)
+                    alias.set("this", projection)
+        elif isinstance(node, (exp.From, exp.Join)):
+            # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias:
+            # written as one, Oracle gets it without the AS it refuses there.
+            aliased = node.this
+            if isinstance(aliased, exp.Alias) and isinstance(
+                aliased.this, (exp.Paren, exp.Subquery)
+            ):
+                query = aliased.this.unnest()
+                name = exp.TableAlias(this=aliased.args["alias"])
+                node.set("this", exp.Subquery(this=query, alias=name))
+    for index, subquery in enumerate(tree.find_all(exp.Subquery)):
+        if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
+            subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{index}")))
+    return tree
+
+
+def unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """``MAX(relevance) AS relevance ... HAVING MAX(relevance) > 0``: DuckDB (and the standard)
+    reads the inner ``relevance`` as the column, Spark and ClickHouse as the alias (an aggregate
+    of an aggregate). Such a column is qualified with its CTE's name, which no engine reads as
+    an alias; only where the CTE has the column, so a lateral alias reference stays one."""
+    ctes: dict[str, exp.Expr] = {}
+    selects: list[exp.Select] = []
+    for node in tree.walk():  # one walk for both
+        if isinstance(node, exp.CTE):
+            ctes[node.alias_or_name] = node.this
+        elif isinstance(node, exp.Select):
+            selects.append(node)
+    for select in selects:
+        source = select.args.get("from_")
+        if source is None or select.args.get("joins") or not isinstance(source.this, exp.Table):
+            continue
+        body = ctes.get(source.this.name) if not source.this.db else None
+        if not isinstance(body, exp.Query):
+            continue
+        provided = set(body.named_selects)
+        shadowing = {
+            projection.alias
+            for projection in select.expressions
+            if isinstance(projection, exp.Alias)
+            and not (
+                isinstance(projection.this, exp.Column) and projection.this.name == projection.alias
+            )
+        } & provided
+        if not shadowing:
+            continue
+        qualifier = source.this.alias_or_name
+        for column in list(select.find_all(exp.Column)):
+            if column.table or column.name not in shadowing:
+                continue
+            if column.find_ancestor(exp.Select) is not select or column.parent is select:
+                continue
+            if isinstance(column.parent, exp.Alias) and column.parent.parent is select:
+                continue
+            column.set("table", exp.to_identifier(qualifier))
+    return tree

@@ -1,0 +1,29 @@
+"""A text sort key compares bytes in DuckDB, by the default collation elsewhere: made to compare
+bytes (or code points) in every dialect."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from sqlmetrics.render.rules.common import is_dialect
+
+
+def byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """Text sort keys in byte order (trec_eval's strcmp), where the default collation is not."""
+    for ordered in list(tree.find_all(exp.Ordered)):
+        key = ordered.this
+        if not (isinstance(key, exp.Cast) and key.to.is_type("varchar", "text")):
+            continue
+        if is_dialect(target, "redshift"):
+            continue  # case-sensitive (byte) comparison by default; it has no COLLATE "C"
+        if is_dialect(target, "postgres"):
+            key.replace(exp.Collate(this=key.copy(), expression=exp.to_identifier("C", True)))
+        elif is_dialect(target, "mysql"):
+            key.set("to", exp.DataType.build("binary", dialect="mysql"))
+        elif is_dialect(target, "tsql"):
+            key.set("to", exp.DataType.build("nvarchar(4000)", dialect="tsql"))
+            key.replace(exp.Collate(this=key.copy(), expression=exp.var("Latin1_General_BIN2")))
+        elif is_dialect(target, "oracle"):
+            key.set("to", exp.DataType.build("varchar2(4000)", dialect="oracle"))
+    return tree
