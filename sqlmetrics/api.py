@@ -119,7 +119,7 @@ def _to_sql(arguments: Mapping[str, Any]) -> str:
 # them (``"User"`` and ``User`` differ, and so may one name in two dialects) and the plan
 # switches. A request is kept from its second dialect on (the first renders its own tree, so a
 # single call pays no copy); the trees last asked for are kept, up to _SHARED_NODES nodes in all
-# (every metric in one query is ~9,000 nodes, 3.4 MB; one metric ~300).
+# (a query of every metric is some thousands of nodes, one metric some hundreds).
 _SHARED_NODES = 50_000
 _shared_trees: collections.OrderedDict[tuple[object, ...], tuple[exp.Query, int]] = (
     collections.OrderedDict()
@@ -163,7 +163,7 @@ def _shared_composition(
     return tree.copy()
 
 
-# Composing and rendering cost 20-60 ms a call (docs/benchmark.md, "Cost per call"); tests, the
+# Composing and rendering cost tens of ms a call (docs/benchmark.md, "Cost per call"); tests, the
 # CLI and dbt export ask for the same SQL again and again. The cache holds finished strings
 # (nothing a caller could mutate), keyed by every argument (with its type, so that a threshold
 # of 1 and one of 1.0, which print differently, do not share an entry) and by the plan

@@ -103,8 +103,8 @@ def parsed(sql: str) -> exp.Expr:
     sqlglot records each identifier's and literal's line and columns in its ``meta``, a dict
     that every copy of the node deep-copies in Python (the rest of a copy is compiled). The
     templates are copied for every query composed from them and nothing reads the positions
-    of SQL the user never wrote; without them to_sql of every metric costs ~7% less CPU
-    (docs/benchmark.md, issue 24).
+    of SQL the user never wrote; without them to_sql costs less CPU (docs/benchmark.md,
+    "Cost per call").
     """
     tree = sqlglot.parse_one(sql, read="duckdb")
     for node in tree.walk():

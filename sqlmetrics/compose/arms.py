@@ -1,6 +1,6 @@
 """A plan for group columns only the recommendations have (a model, an experiment arm):
 each group is evaluated against the whole population of the interactions without crossing
-every group value into them (groups x interaction rows, issue 23). query.compose() hands such
+every group value into them (groups x interaction rows). query.compose() hands such
 a summary to complement_arms, which assembles its parts as plans that cross the arms."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def complement_arms(
 ) -> exp.Query:
     """The summary per value of group columns only the recommendations have (a model, an
     experiment arm) without crossing every value with every interaction: that costs groups x
-    interaction rows (issue 23: 10k models, 20k interactions, 98 s).
+    interaction rows (docs/benchmark.md, many models).
 
     Each group's population is every user of the interactions with a relevant item, and a user
     without a list in the group has the same per_user row (and diagnostics row) in every

@@ -267,7 +267,7 @@ def assemble(
     composed = with_ctes(query, [*bound, *stages])
     if curve is not None and plan.own:
         # read by the summary and, in the statistics query, by the moments and distributions:
-        # computed once (DuckDB inlined it in each; 1e7, the report's query: 7 % more wall time)
+        # computed once, where DuckDB would inline it in each reader (docs/benchmark.md)
         materialize(composed, "per_user")
     if top_k or (positives_only and "scored" in selects):
         duckdb_plan.read_inputs_again(

@@ -103,7 +103,7 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
     sums.select(exp.alias_(_starts(parts, cutoffs), "starts"), copy=False)
 
     # a row per step: UNNEST in the select list streams (in FROM, DuckDB joins it back to its
-    # row: 1e7, k = 1..100, 8 % more wall time)
+    # row, which costs more: docs/benchmark.md)
     step = exp.column("step")
     unnested = exp.select("*", exp.alias_(parsed("UNNEST(RANGE(1, LEN(starts) + 1))"), step.name))
     unnested = unnested.from_(exp.alias_(exp.paren(sums), "per_user_sums"))

@@ -30,8 +30,7 @@ from sqlmetrics.catalog.metrics import MetricRequest, parsed
 from sqlmetrics.compose.sums import is_fractional
 
 # Below this many distinct cutoffs the window plan's few aggregates cost less than the lists
-# and steps: bench/data/1e7, 7 metrics, CPU s window / curves: 6 cutoffs 2.98 / 3.10,
-# 10 cutoffs 3.55 / 3.32, 20 cutoffs 4.93 / 3.50.
+# and steps (bench/cutoffs.py; docs/benchmark.md, the curve plan).
 MIN_CUTOFFS = 8
 POSITIONS = ("pos", "ideal_pos", "scored_ideal_pos")
 CUTOFF = "k"  # the column holding the cutoff in per_user's rows (curve_steps.py)

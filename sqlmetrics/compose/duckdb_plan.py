@@ -131,9 +131,9 @@ def list_counts_from(lists_name: str) -> exp.Select:
     )
 
 
-# Lists up to this long find their repeats by each item's first position (quadratic, but the
-# fastest on lists of 100: 0.27 s at 1e7 rows against 0.5-1.1 s for COUNT(DISTINCT)); longer
-# ones through LIST_DISTINCT, whose cost grows with the length only.
+# Lists up to this long find their repeats by each item's first position (quadratic, but
+# faster than COUNT(DISTINCT) on lists of a hundred: docs/benchmark.md); longer ones through
+# LIST_DISTINCT, whose cost grows with the length only.
 QUADRATIC_REPEATS_MAX = 256
 
 

@@ -30,7 +30,7 @@ from sqlmetrics.errors import SqlmetricsError
 JUDGED_USER = "judged_user"
 # Parameters of a metric file that depend only on its cutoff, bound as number literals: the
 # ideal DCG of k relevant items of gain 1 (ndcg_ideal_k divides by it whatever |R_u|). Computed
-# in Python, so their cutoffs are bounded (a sum over k = 1e6 takes 0.1 s).
+# in Python, so their cutoffs are bounded (a sum of k terms at each call).
 CONSTANT_MAX_CUTOFF = MAX_CUTOFF  # parse_request refuses larger cutoffs
 CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),

@@ -65,8 +65,8 @@ from sqlmetrics.errors import SqlmetricsError
 TOP_K_DIALECTS = frozenset({"duckdb"})
 # Above this cutoff each whole list is ranked instead, by sql/stages/score_lists.sql (its scores
 # alone, when every metric reads hit rows only: lists_stage) or sorted_lists.sql: top_lists.sql's
-# aggregate keeps every user's k + 3 best items and scores in memory (bench/ data, k = 1..100
-# in one call with top lists up to 100: 16 GB at 1e8 rows; at k = 10 it wins).
+# aggregate keeps every user's k + 3 best items and scores in memory, which wins at small k and
+# exhausts memory at large ones (docs/benchmark.md, deep cutoffs).
 TOP_K_MAX_CUTOFF = 20
 # score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
 # takes n below 1,000,000: deeper, sorted_lists.sql.

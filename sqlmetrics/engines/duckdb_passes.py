@@ -51,9 +51,10 @@ def run(
     import duckdb
 
     query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
-    # Under a small limit the passes are planned first: a query that runs out of memory
-    # fails late (at 1e8 rows and 1 GB, after 26 s). A large input on a plan that sorts every
-    # row gets passes of WINDOW_PASS_BYTES whatever the limit: smaller sorts are faster too.
+    # Under a small limit the passes are planned first: a query that runs out of memory fails
+    # late, after most of its work (docs/benchmark.md, memory limits). A large input on a plan
+    # that sorts every row gets passes of WINDOW_PASS_BYTES whatever the limit: smaller sorts
+    # are faster too.
     limit = _memory_limit(connection)
     budget = 0.5 * limit
     if rows is not None and rows >= WINDOW_PASSES_FROM_ROWS and sorts_every_row(requests, options):
@@ -95,10 +96,8 @@ def run(
 
 MAX_PASSES = 256
 PLAN_PASSES_BELOW = 4 * 2**30  # a smaller memory limit: passes planned before the first query
-# bench/ at 1e8 rows, k = 1..100 in one call (sorted_lists.sql), peak RSS of the process: one
-# pass 15.0 s and 7.4 GB, passes of ~1.5 GB (4) 15.0 s and 2.2 GB (on the window plan it was
-# 86 s and 19 GB against 28 s and 3.2 GB). gauc alone: 24 s and 10.8 GB in one pass, 20 s and
-# 1.9 GB in passes.
+# A plan that sorts every row takes passes of about this many bytes whatever the limit: as
+# fast as one pass and a fraction of its peak memory (docs/benchmark.md, passes).
 WINDOW_PASS_BYTES = 1.5 * 2**30
 WINDOW_PASSES_FROM_ROWS = 20_000_000
 
