@@ -128,7 +128,8 @@ def sql_folder() -> Path:
     return Path(__file__).resolve().parents[2] / "sql"
 
 
-def parse_metric_file(path: Path) -> Metric:
+def _split_header(path: Path) -> tuple[dict[str, str], list[str]]:
+    """The ``-- key: value`` lines at the top of a metric file, and the SQL after them."""
     header: dict[str, str] = {}
     body: list[str] = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -137,31 +138,42 @@ def parse_metric_file(path: Path) -> Metric:
             header[match.group(1)] = match.group(2).strip()
         else:
             body.append(line)
+    return header, body
+
+
+def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
+    """Refuses a header whose keys are missing, unknown or do not go together."""
     missing = [key for key in REQUIRED_KEYS if key not in header]
     if missing:
-        raise SqlmetricsError(f"{path.name}: header is missing {', '.join(missing)}")
+        raise SqlmetricsError(f"{file}: header is missing {', '.join(missing)}")
     if header["aggregate"] == "group" and header.get("reads") != "lists":
-        raise SqlmetricsError(f"{path.name}: aggregate: group needs reads: lists")
-    if header["name"] != path.stem:
-        raise SqlmetricsError(f"{path.name}: header name {header['name']!r} differs from the file")
+        raise SqlmetricsError(f"{file}: aggregate: group needs reads: lists")
+    if header["name"] != stem:
+        raise SqlmetricsError(f"{file}: header name {header['name']!r} differs from the file")
     reads = header.get("reads", "judged")
     if reads not in SOURCES:
-        raise SqlmetricsError(f"{path.name}: reads: {reads!r} is not one of {', '.join(SOURCES)}")
+        raise SqlmetricsError(f"{file}: reads: {reads!r} is not one of {', '.join(SOURCES)}")
     finishes = {"sqrt": "micro", "exp": "mean"}  # finish -> the aggregate it applies to
     if "finish" in header and finishes.get(header["finish"]) != header["aggregate"]:
         raise SqlmetricsError(
-            f"{path.name}: finish: sqrt applies to a micro metric, finish: exp to a mean"
+            f"{file}: finish: sqrt applies to a micro metric, finish: exp to a mean"
         )
     if (header["cutoff"] == "level") != ("default_level" in header):
-        raise SqlmetricsError(f"{path.name}: cutoff: level and default_level go together")
+        raise SqlmetricsError(f"{file}: cutoff: level and default_level go together")
     if header["aggregate"] not in ("mean", "micro", "group", "sum"):
         raise SqlmetricsError(
-            f"{path.name}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
+            f"{file}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
         )
     if header["aggregate"] == "sum" and reads not in ("judged", "judgements"):
         raise SqlmetricsError(
-            f"{path.name}: aggregate: sum applies to a metric over judged or judgements"
+            f"{file}: aggregate: sum applies to a metric over judged or judgements"
         )
+
+
+def parse_metric_file(path: Path) -> Metric:
+    header, body = _split_header(path)
+    _check_header(path.name, path.stem, header)
+    reads = header.get("reads", "judged")
     # The header is stripped before parsing, or sqlglot would carry it into every output.
     query = parsed("\n".join(body))
     if not isinstance(query, exp.Select):
@@ -295,7 +307,24 @@ class MetricRequest:
 def parse_request(text: str) -> MetricRequest:
     """Parses ``name@k`` (or a trec_eval spelling) into a metric and its cutoff."""
     label = text.strip()
-    lowered = label.lower()
+    name, sep, cutoff = _spelled(label.lower())
+    metric = _names().get(name)
+    if metric is None:
+        raise _unknown(label, name)
+    if metric.takes_score_threshold:
+        return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
+    if not cutoff and not sep:
+        if metric.requires_cutoff:
+            raise SqlmetricsError(
+                f"metric {metric.name!r} needs a cutoff: write it like {metric.name}@10"
+            )
+        return MetricRequest(metric, None, label)
+    return MetricRequest(metric, _cutoff(metric, label, cutoff), label)
+
+
+def _spelled(lowered: str) -> tuple[str, str, str]:
+    """(name, "@" or "", cutoff text) of a lower-cased request, trec_eval's spellings read as
+    sqlmetrics' (P_10 is precision@10, iprec_at_recall_0.10 iprec_at_recall@0.10)."""
     name, sep, cutoff = lowered.partition("@")
     if not sep:
         # trec_eval spellings: P_10, P.10, ndcg_cut_10, map_cut.10, success_5
@@ -315,17 +344,11 @@ def parse_request(text: str) -> MetricRequest:
                 f"(the same as {WHOLE_LIST_SPELLINGS[name]!r})"
             )
         name = WHOLE_LIST_SPELLINGS[name]
-    metric = _names().get(name)
-    if metric is None:
-        raise _unknown(label, name)
-    if metric.takes_score_threshold:
-        return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
-    if not cutoff and not sep:
-        if metric.requires_cutoff:
-            raise SqlmetricsError(
-                f"metric {metric.name!r} needs a cutoff: write it like {metric.name}@10"
-            )
-        return MetricRequest(metric, None, label)
+    return name, sep, cutoff
+
+
+def _cutoff(metric: Metric, label: str, cutoff: str) -> int:
+    """The cutoff of ``label``, a whole number from 1 to MAX_CUTOFF, for a metric that takes one."""
     if not metric.takes_cutoff:
         raise SqlmetricsError(f"metric {metric.name!r} takes no cutoff: write {metric.name!r}")
     if not re.fullmatch(r"\d+", cutoff) or int(cutoff) <= 0:
@@ -339,7 +362,7 @@ def parse_request(text: str) -> MetricRequest:
             if not metric.requires_cutoff
             else f"cutoff in {label!r} is above the largest supported, {MAX_CUTOFF:,}"
         )
-    return MetricRequest(metric, int(cutoff), label)
+    return int(cutoff)
 
 
 def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
