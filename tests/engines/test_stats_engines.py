@@ -4,8 +4,9 @@ t-intervals, bootstrap intervals and p-values as DuckDB's, to 1e-9.
 The bootstrap and the randomization test draw from uniform_draw (stats/draws.py), integer
 arithmetic every engine computes alike, with the users dealt into buckets in the byte order of
 their id's text; so equal numbers here check the draws, the buckets and the SQL of each
-dialect at once. Each way of connecting of test_connections.py runs the cases below (Spark's DataFrames only
-the string case: the SQL is Spark's tables' one); fakesnow runs them through its own venv.
+dialect at once. Each way of connecting of test_connections.py runs the cases below (Spark's
+DataFrames only the string case: the SQL is Spark's tables' one); fakesnow runs them through
+its own venv.
 """
 
 from __future__ import annotations
