@@ -150,7 +150,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Recommender and ranking metrics as SQL, on DuckDB or in your warehouse.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_evaluate(commands)
+    _add_compare(commands)
+    _add_report(commands)
+    _add_sql(commands)
+    _add_dbt(commands)
+    _add_listings(commands)
+    return parser
 
+
+def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics evaluate``: the metrics, from files or a connection, and trec_eval's report."""
     evaluate = commands.add_parser(
         "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
     )
@@ -210,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
 
+
+def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics compare``: models against a baseline, or against an earlier result."""
     compare = commands.add_parser(
         "compare",
         help="compare models with a baseline (paired tests), or with an earlier result",
@@ -248,6 +261,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )
 
+
+def _add_report(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics report``: the HTML page."""
     report = commands.add_parser(
         "report",
         help="one self-contained HTML page: curves, segments, diagnostics (needs matplotlib)",
@@ -284,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
+
+def _add_sql(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics sql``: the SQL for a warehouse."""
     sql = commands.add_parser("sql", help="print the SQL for your warehouse")
     sql.add_argument("--recommendations", default="recommendations", metavar="TABLE")
     sql.add_argument("--interactions", default="interactions", metavar="TABLE")
@@ -338,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(sql)
 
+
+def _add_dbt(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics dbt export`` and ``sqlmetrics dbt models``."""
     dbt = commands.add_parser("dbt", help="a dbt package, or dbt models, for scheduled tables")
     dbt_commands = dbt.add_subparsers(dest="dbt_command", required=True)
     export = dbt_commands.add_parser(
@@ -370,6 +392,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(models)
 
+
+def _add_listings(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics metrics``, ``profiles`` and ``example``."""
     listing = commands.add_parser("metrics", help="every metric with its definition")
     listing.add_argument("--format", choices=("table", "json", "markdown"), default="table")
 
@@ -384,4 +409,3 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="also write the example's HTML report here (needs matplotlib: sqlmetrics[report])",
     )
-    return parser
