@@ -99,8 +99,10 @@ def evaluate(
             Connection (the dialect comes from it), a PEP 249 (DB-API) connection (with
             ``dialect=``) or a SparkSession. Only the result leaves the engine; nothing is
             written there (Spark DataFrames become temporary views, dropped afterwards).
-        dialect: the sqlglot dialect of a DB-API connection (e.g. "postgres", "snowflake"),
-            or of a SQLAlchemy engine whose dialect sqlmetrics does not know.
+        dialect: the sqlglot dialect of a DB-API connection whose driver reaches more than
+            one database (psycopg: "postgres" or "redshift"), or of a SQLAlchemy engine whose
+            dialect sqlmetrics does not know; checked against the database the driver
+            reaches (a dialect that does not fit is refused).
         timeout: cancel the query on the engine after this many seconds.
         progress: show the engine's progress bar (DuckDB's, or Spark's stages).
         items: optional, in any of the same forms: one row per item (item_id, and category
@@ -132,7 +134,8 @@ def evaluate(
         attrs hold them as values, so that results concatenate and merge like any frame;
         pandas drops attrs from a join of parts that differ, as two calls' results do);
         ``result.attrs["passes"]`` is 1, or how many passes over the users DuckDB's memory
-        limit required (the numbers are the same either way).
+        limit required (the numbers are the same either way); ``result.attrs["engine"]`` and
+        ``["dialect"]`` say where they were computed and in which SQL.
     """
     resampling = None if ci is None else Resampling(ci, ci_method, replicates, seed)
     if resampling is not None and per_user:
@@ -363,6 +366,9 @@ def _evaluated(
         check_labels(requests, group_by, inputs)
         check_items(engine, inputs, requests)
         result, diagnostics, passes = run(engine, requests, inputs, options)
+        # where the numbers come from: the engine and the dialect its SQL was written in
+        result.attrs["engine"] = engine.name
+        result.attrs["dialect"] = engine.dialect
         refuse_bad_rows(engine, inputs, diagnostics, requests, options.ranks)
         if inputs.rating is not None:
             refuse_nan_ratings(engine, inputs, inputs.rating)

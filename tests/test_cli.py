@@ -61,7 +61,9 @@ def test_csv_output_round_trips_every_digit(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
-    assert "diagnostics:" in run.stderr  # diagnostics go to stderr, the numbers to the file
+    assert (
+        "diagnostics (duckdb SQL):" in run.stderr
+    )  # diagnostics go to stderr, the numbers to the file
     written = pd.read_csv(out)
     frame = sqlmetrics.evaluate(RECS, TRUTH, METRICS, group_by=["model"])
     pd.testing.assert_frame_equal(written, frame, check_exact=True)

@@ -70,7 +70,9 @@ def write(text: str, output: str | None, inputs: Sequence[str | None] = ()) -> N
 def show_diagnostics(frame: pd.DataFrame) -> None:
     table = frame.attrs.get("diagnostics")
     if isinstance(table, Table) and table.rows:
-        sys.stderr.write("diagnostics:\n" + table.frame().to_string(index=False) + "\n")
+        where = frame.attrs.get("dialect")
+        heading = f"diagnostics ({where} SQL):" if where else "diagnostics:"
+        sys.stderr.write(heading + "\n" + table.frame().to_string(index=False) + "\n")
 
 
 def show_notes(frame: pd.DataFrame) -> None:

@@ -2,7 +2,8 @@
 
 ``open_engine`` picks it from what the caller passed, without importing a driver the caller
 does not use: DuckDB (the default, and a DuckDB connection), a SparkSession, a SQLAlchemy
-Engine or Connection, or any PEP 249 (DB-API) connection with ``dialect=``.
+Engine or Connection, or a PEP 249 (DB-API) connection of a driver whose database it
+knows (engines/drivers.py), with ``dialect=`` checked against that database.
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ def open_engine(
         return sqlalchemy_engine(connection, dialect=dialect, timeout=timeout, progress=progress)
     if callable(getattr(connection, "cursor", None)):
         from sqlmetrics.engines.dbapi import DBAPIEngine
+        from sqlmetrics.engines.drivers import checked_dialect, database_of
 
-        return DBAPIEngine(connection, dialect=dialect, timeout=timeout, progress=progress)
+        # the driver's module names its database: dialect= must fit it
+        chosen = checked_dialect(dialect, *database_of(connection))
+        return DBAPIEngine(connection, dialect=chosen, timeout=timeout, progress=progress)
     raise SqlmetricsError(
         f"connection: cannot run queries through a {type(connection).__name__}; pass a DuckDB "
-        "connection, a SQLAlchemy Engine or Connection, a DB-API connection (with dialect=) "
-        "or a SparkSession"
+        "connection, a SQLAlchemy Engine or Connection, a DB-API connection or a SparkSession"
     )
 
 

@@ -1,6 +1,6 @@
-"""Any PEP 249 (DB-API) connection: psycopg, pymysql, sqlite3, snowflake-connector,
-databricks-sql-connector, trino, clickhouse-connect... The dialect cannot be read off a bare
-connection, so ``dialect=`` names it. Inputs are table names or ``Query`` objects; nothing is
+"""A PEP 249 (DB-API) connection: psycopg, pymysql, sqlite3, snowflake-connector,
+databricks-sql-connector, trino, clickhouse-connect... (engines/drivers.py: the driver names
+its database, and ``dialect=`` must fit it). Inputs are table names or ``Query`` objects; nothing is
 created in the database, and a transaction this engine opened is rolled back when it closes."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class DBAPIEngine(Engine):
     def __init__(
         self,
         connection: Any,
-        dialect: str | None,
+        dialect: str,
         timeout: float | None = None,
         progress: bool = False,
         driver: Any = None,
@@ -28,16 +28,7 @@ class DBAPIEngine(Engine):
         """``connection`` makes the cursors; ``driver`` is the driver's own connection when
         ``connection`` wraps it (SQLAlchemy's pool proxy): its cancel and transaction state."""
         super().__init__(timeout=timeout, progress=progress)
-        if dialect is None:
-            raise SqlmetricsError(
-                f"connection: a DB-API connection ({type(connection).__module__}) does not say "
-                "which SQL it speaks; pass dialect= (e.g. 'postgres', 'mysql', 'snowflake', "
-                "'bigquery', 'databricks', 'trino', 'tsql')"
-            )
-        from sqlmetrics.render.dialects import get_dialect
-
-        get_dialect(dialect)
-        self.dialect = dialect
+        self.dialect = dialect  # checked against the driver's database (engines/drivers.py)
         self.connection = connection
         self.driver = driver if driver is not None else connection
         self.module = sys.modules.get(type(self.driver).__module__.split(".")[0])

@@ -8,7 +8,9 @@ from typing import Any
 
 from sqlmetrics.engines.base import first_line
 from sqlmetrics.engines.dbapi import DBAPIEngine
+from sqlmetrics.engines.drivers import Database, checked_dialect
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.render.dialects import get_dialect
 
 # SQLAlchemy's dialect names (engine.dialect.name) -> sqlglot's.
 DIALECTS = {
@@ -54,12 +56,7 @@ def sqlalchemy_engine(
             "(sqlalchemy.create_engine(url)) or a Connection"
         )
     name = bind.dialect.name
-    chosen = dialect or dialect_of(name)
-    if chosen is None:
-        raise SqlmetricsError(
-            f"connection: sqlmetrics does not know SQLAlchemy's dialect {name!r}; pass the "
-            "sqlglot dialect its SQL follows with dialect= (e.g. dialect='postgres')"
-        )
+    chosen = _checked_dialect(name, dialect)
     secrets = tuple(s for s in (bind.engine.url.password,) if isinstance(s, str) and s)
     if isinstance(bind, sqlalchemy.engine.Engine):
         try:
@@ -84,6 +81,22 @@ def sqlalchemy_engine(
     )
     engine.secrets = secrets
     return engine
+
+
+def _checked_dialect(name: str, dialect: str | None) -> str:
+    """The dialect for SQLAlchemy's dialect ``name``: its own, or ``dialect=`` where it fits
+    (Redshift's SQL on a postgresql engine); a name sqlmetrics does not know needs
+    ``dialect=``, which SQLAlchemy's name vouches for (it names the database)."""
+    known = dialect_of(name)
+    if known is not None:
+        return checked_dialect(dialect, f"SQLAlchemy {name}", Database(name, known))
+    if dialect is None:
+        raise SqlmetricsError(
+            f"connection: sqlmetrics does not know SQLAlchemy's dialect {name!r}; pass the "
+            "sqlglot dialect its SQL follows with dialect= (e.g. dialect='postgres')"
+        )
+    get_dialect(dialect)  # an unknown name is refused with the verified ones
+    return dialect
 
 
 class _PooledEngine(DBAPIEngine):
