@@ -337,3 +337,20 @@ def test_literal_ranks_refuse_the_metrics_that_walk_positions_in_order() -> None
     assert "ndcg," not in message
     served = sqlmetrics.evaluate(ranked, truth(), ["ndcg", "map"], columns=columns, ranks="literal")
     assert served["users"][0] == 2
+
+
+@pytest.mark.parametrize(
+    "timeout", [math.inf, NAN, "1", True, 0, -1, 1e300], ids=lambda value: repr(value)
+)
+def test_a_timeout_is_a_finite_number_of_seconds(
+    timeout: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """inf printed an OverflowError traceback from the timer thread (and ran on), "1" gave a
+    raw TypeError, True was taken for 1 s: each is refused, the engine never started."""
+    with pytest.raises(SqlmetricsError, match=r"^timeout must be a number of seconds"):
+        sqlmetrics.evaluate(recs(), truth(), ["ndcg@2"], timeout=timeout)  # type: ignore[arg-type]
+    assert capsys.readouterr().err == ""
+    # a number of NumPy's is a number
+    import numpy as np
+
+    assert sqlmetrics.evaluate(recs(), truth(), ["ndcg@2"], timeout=np.float64(30))["users"][0] == 2

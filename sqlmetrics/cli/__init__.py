@@ -8,8 +8,11 @@ write SQL), the parser in ``parser``, and what they share in ``arguments``, ``so
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 from sqlmetrics.cli.compare import compare_command
 from sqlmetrics.cli.evaluate import evaluate_command
@@ -45,8 +48,38 @@ def _is_interrupt(error: BaseException | None) -> bool:
     return False
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the engine cancels its statement on the server (a query
+    left running there would outlive the process) and the connections are closed."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread receives signals
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with _sigterm_as_interrupt():
+        try:
+            return _run(args)
+        except _Terminated:
+            sys.stderr.write("sqlmetrics: terminated; nothing was written\n")
+            return 143
+
+
+def _run(args: argparse.Namespace) -> int:
     handlers: dict[str, Callable[[argparse.Namespace], int | None]] = {
         "evaluate": evaluate_command,
         "compare": compare_command,
@@ -64,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _interrupted()
         sys.stderr.write(f"sqlmetrics: error: {error}\n")
         return 2
+    except _Terminated:
+        raise
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as error:  # an engine error: one line, not a traceback

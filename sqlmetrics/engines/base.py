@@ -9,8 +9,7 @@ sqlmetrics.run); the plans DuckDB alone can run stay in its own engine.
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +21,7 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.query import compose, compose_checks
+from sqlmetrics.engines.sharing import Watchdog, checked_timeout, exclusive
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import render
 from sqlmetrics.render.names import table_name
@@ -208,12 +208,23 @@ class Engine:
     dialect = ""
 
     def __init__(self, timeout: float | None = None, progress: bool = False) -> None:
-        if timeout is not None and not timeout > 0:
-            raise SqlmetricsError(f"timeout must be a number of seconds above 0, not {timeout!r}")
-        self.timeout = timeout
+        self.timeout = checked_timeout(timeout)
         self.progress = progress
-        self.timed_out = False
+        self.watchdog = Watchdog(self.timeout, self.cancel)
         self.secrets: tuple[str, ...] = ()  # never shown in a message (a URL's password)
+        self._turn = contextlib.ExitStack()
+
+    @property
+    def timed_out(self) -> bool:
+        return self.watchdog.expired
+
+    def hold(self, connection: object) -> None:
+        """The caller's ``connection`` to this call alone until it closes (sharing.py)."""
+        self._turn.enter_context(exclusive(connection))
+
+    def release(self) -> None:
+        """Gives the connection held by ``hold`` back (on close, or a failed start)."""
+        self._turn.close()
 
     # what each engine implements ----------------------------------------------------------
 
@@ -236,7 +247,10 @@ class Engine:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            self.release()
 
     def sql(self, query: exp.Expr, copy: bool = True) -> str:
         """A query in DuckDB's semantics as this engine's SQL (``copy=False``: rewritten in
@@ -266,7 +280,7 @@ class Engine:
 
     def guarded(self, run: Callable[[], T]) -> T:
         """``run`` with the timeout and Ctrl-C cancelling the statement on the server."""
-        with self._watchdog():
+        with self.watchdog.watching():
             try:
                 return run()
             except KeyboardInterrupt:
@@ -291,25 +305,6 @@ class Engine:
         for secret in self.secrets:
             text = text.replace(secret, "***")
         return text
-
-    @contextlib.contextmanager
-    def _watchdog(self) -> Iterator[None]:
-        if self.timeout is None:
-            yield
-            return
-        self.timed_out = False
-
-        def expire() -> None:
-            self.timed_out = True
-            self.cancel()
-
-        timer = threading.Timer(self.timeout, expire)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
 
     def evaluate(
         self,

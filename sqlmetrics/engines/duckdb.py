@@ -65,8 +65,9 @@ _names = _Names()
 
 
 class DuckDBEngine(Engine):
-    """The caller's DuckDB connection, or a cursor of one in-memory database per process: a new
-    database costs ~10 ms, a cursor microseconds; its registrations and settings are its own."""
+    """The caller's DuckDB connection (one call at a time: sharing.exclusive), or a cursor of
+    one in-memory database per process: a new database costs ~10 ms, a cursor microseconds;
+    its registrations and settings are its own."""
 
     name = dialect = "duckdb"
 
@@ -78,10 +79,17 @@ class DuckDBEngine(Engine):
     ) -> None:
         super().__init__(timeout=timeout, progress=progress)
         self.own_connection = connection is None
+        if connection is not None:
+            # the caller's connection may be shared by threads: one call at a time runs on it
+            self.hold(connection)
         self.connection = connection if connection is not None else local_database().cursor()
         self.registered: list[str] = []
-        self.progress_setting = self._setting("enable_progress_bar")
-        self._set_progress_bar(progress)
+        try:
+            self.progress_setting = self._setting("enable_progress_bar")
+            self._set_progress_bar(progress)
+        except BaseException:
+            self.release()
+            raise
 
     def _set_progress_bar(self, on: bool) -> None:
         setting = exp.EQ(this=exp.column("enable_progress_bar"), expression=exp.Boolean(this=on))
