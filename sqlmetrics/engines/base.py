@@ -21,6 +21,7 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.query import compose, compose_checks
+from sqlmetrics.engines.credentials import scrub
 from sqlmetrics.engines.sharing import Watchdog, checked_timeout, exclusive
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import render
@@ -301,10 +302,8 @@ class Engine:
                 ) from (None if self.secrets else error)
 
     def scrub(self, text: str) -> str:
-        """``text`` without the connection's secrets."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        """``text`` without the connection's secrets where they stand as credentials."""
+        return scrub(text, self.secrets)
 
     def evaluate(
         self,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlmetrics.engines.base import first_line
+from sqlmetrics.engines.credentials import scrub, shown, url_secrets
 from sqlmetrics.engines.dbapi import DBAPIEngine
 from sqlmetrics.engines.drivers import Database, checked_dialect
 from sqlmetrics.errors import SqlmetricsError
@@ -57,16 +58,13 @@ def sqlalchemy_engine(
         )
     name = bind.dialect.name
     chosen = _checked_dialect(name, dialect)
-    secrets = tuple(s for s in (bind.engine.url.password,) if isinstance(s, str) and s)
+    secrets = url_secrets(bind.engine.url)
     if isinstance(bind, sqlalchemy.engine.Engine):
         try:
             proxy = bind.raw_connection()  # from the pool; closing it gives it back
         except Exception as error:
-            message = first_line(error)
-            for secret in secrets:
-                message = message.replace(secret, "***")
-            where = bind.url.render_as_string(hide_password=True)
-            raise SqlmetricsError(f"cannot connect to {where}: {message}") from None
+            message = scrub(first_line(error), secrets)
+            raise SqlmetricsError(f"cannot connect to {shown(bind.url)}: {message}") from None
         pooled = _PooledEngine(proxy, chosen, timeout, progress, name)
         pooled.secrets = secrets
         return pooled
@@ -139,13 +137,10 @@ def engine_from_url(url: str) -> Any:
             "--connection is not a SQLAlchemy URL (like postgresql+psycopg://user@host/db, "
             "snowflake://user@account/db/schema, bigquery://project/dataset)"
         ) from None
-    shown = parsed.render_as_string(hide_password=True)
     try:
         return sqlalchemy.create_engine(parsed)
     except Exception as error:  # NoSuchModuleError, ModuleNotFoundError of the driver...
-        message = first_line(error)
-        if parsed.password:
-            message = message.replace(str(parsed.password), "***")
+        message = scrub(first_line(error), url_secrets(parsed))
         raise SqlmetricsError(
-            f"--connection {shown}: {message} (is the dialect's driver installed?)"
+            f"--connection {shown(parsed)}: {message} (is the dialect's driver installed?)"
         ) from None

@@ -304,3 +304,51 @@ def test_sigterm_to_a_cli_run_cancels_its_query_on_the_server(postgres: Engine) 
         assert postgres.query(mine)[1] == []
     finally:
         postgres.execute(f"DROP VIEW IF EXISTS {view}")
+
+
+def _cli(argv: list[str]) -> tuple[int, str]:
+    """The CLI in this process: its exit code and stderr."""
+    import contextlib
+    import io
+
+    from sqlmetrics.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, err.getvalue()
+
+
+@pytest.mark.postgres
+def test_a_urls_secrets_are_hidden_where_they_stand_and_nowhere_else(postgres: Engine) -> None:
+    """A password in the URL's query string showed in "cannot connect to ..." (API and CLI);
+    a password that is a common word (user reco, password reco) turned every "reco" of a
+    message into ***, "recommendations" and the table's name included."""
+    import sqlalchemy
+
+    secret = "s3cr3t-in-query"  # noqa: S105 (the trust server takes any password)
+    in_query = f"postgresql+psycopg://postgres@127.0.0.1:1/postgres?password={secret}"
+    with pytest.raises(sqlmetrics.SqlmetricsError) as refused:
+        sqlmetrics.evaluate(RECS, TRUTH, ["mrr"], connection=sqlalchemy.create_engine(in_query))
+    assert secret not in str(refused.value)
+    assert (
+        "cannot connect to postgresql+psycopg://postgres@127.0.0.1:1/postgres?password=***: "
+        in str(refused.value)
+    )
+    code, err = _cli(["evaluate", RECS, TRUTH, "-m", "mrr", "--connection", in_query])
+    assert code == 2 and secret not in err and "?password=***" in err, err
+    postgres.execute("DROP ROLE IF EXISTS reco")
+    postgres.execute("CREATE ROLE reco LOGIN")
+    try:
+        word = f"postgresql+psycopg://reco:reco@127.0.0.1:{_port(postgres)}/postgres"
+        with pytest.raises(sqlmetrics.SqlmetricsError) as refused:
+            sqlmetrics.evaluate(
+                "reco_missing", TRUTH, ["mrr"], connection=sqlalchemy.create_engine(word)
+            )
+        message = str(refused.value)
+        assert message.startswith("recommendations: cannot read 'reco_missing': "), message
+        assert message.endswith('relation "reco_missing" does not exist'), message
+        code, err = _cli(["evaluate", "reco_missing", TRUTH, "-m", "mrr", "--connection", word])
+        assert code == 2 and 'relation "reco_missing" does not exist' in err, err
+    finally:
+        postgres.execute("DROP ROLE reco")
