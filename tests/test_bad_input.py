@@ -354,3 +354,34 @@ def test_a_timeout_is_a_finite_number_of_seconds(
     import numpy as np
 
     assert sqlmetrics.evaluate(recs(), truth(), ["ndcg@2"], timeout=np.float64(30))["users"][0] == 2
+
+
+@pytest.mark.parametrize(
+    ("expression", "kind"),
+    [
+        ("[user_id]", "INTEGER[]"),
+        ("[user_id]::INTEGER[1]", "INTEGER[1]"),
+        ("{'u': user_id}", "STRUCT(U INTEGER)"),
+        ("MAP([user_id], [1])", "MAP(INTEGER, INTEGER)"),
+        ("union_value(u := user_id)", "UNION(U INTEGER)"),
+    ],
+)
+def test_a_list_struct_or_map_is_no_id(expression: str, kind: str) -> None:
+    """DuckDB matched nested user ids like any other value (Spark refuses them): a list,
+    struct or map is refused as an id, on both inputs alike."""
+    import duckdb
+
+    connection = duckdb.connect()
+    values = "(VALUES (1, 10, 0.5), (2, 11, 0.4)) AS t(user_id, item_id, score)"
+    connection.execute(
+        f"CREATE TABLE recs AS SELECT {expression} AS user_id, item_id, score FROM {values}"
+    )
+    connection.execute(
+        f"CREATE TABLE truth AS SELECT {expression} AS user_id, item_id FROM {values}"
+    )
+    message = (
+        f"recommendations.user_id (the user column) is {kind}; ids must be integers or "
+        "strings (a list, struct or map is no id): take the field that is the id, or cast it"
+    )
+    with pytest.raises(SqlmetricsError, match=f"^{re.escape(message)}$"):
+        sqlmetrics.evaluate("recs", "truth", ["ndcg@10"], connection=connection)

@@ -10,9 +10,12 @@ real SQLite computes a golden value that only integer division gives.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import sqlite3
 
+import pandas as pd
 import pytest
 import sqlglot
 from hypothesis import HealthCheck, assume, given, settings
@@ -196,3 +199,55 @@ def test_duckdb_reads_the_users_query_as_a_view_it_drops_afterwards() -> None:
         sqlmetrics.evaluate(
             sqlmetrics.Query("SELECT * FROM gone"), "truth", ["mrr"], connection=connection
         )
+
+
+FRAGMENTS = (
+    "SELECT", "SELEC", "FROM", "FRM", "recs", "*", "user_id", "item_id", "score", ",", "(",
+    ")", ";", "WHERE", "1 / 0", "'", '"', "--", "/*", "WITH", "AS", "UNION", "DELETE",
+    "DROP TABLE recs", "VALUES", "user_id AS score", "LIMIT 1", "JOIN", "NULL",
+)  # fmt: skip
+HOSTILE = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=3), min_size=0, max_size=12).map(
+    " ".join
+)
+SQLGLOT_CLASSES = re.compile(r"\b(Alias|Column|Command|Identifier|Anonymous|Literal|Paren)\b")
+
+
+@SETTINGS
+@given(text=HOSTILE, dialect=st.sampled_from(DIALECTS))
+def test_a_hostile_query_text_is_one_select_or_refused_in_words(text: str, dialect: str) -> None:
+    """Whatever the text, a Query is one SELECT or a refusal that starts with the input's role
+    and names no sqlglot class ("must be a SELECT, not Alias")."""
+    try:
+        parsed = Query(text).parsed(dialect, "recommendations")
+    except SqlmetricsError as error:
+        message = str(error)
+        assert message.startswith("recommendations: "), message
+        assert not SQLGLOT_CLASSES.search(message), message
+    else:
+        assert isinstance(parsed, exp.Query)
+
+
+@SETTINGS
+@given(text=HOSTILE)
+def test_a_hostile_query_evaluates_or_is_refused_on_duckdb(text: str) -> None:
+    """Through evaluate on a DuckDB connection: numbers or a SqlmetricsError, never another
+    exception, and nothing but a SELECT runs (the table is still there)."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("CREATE TABLE recs AS SELECT 1 AS user_id, 4 AS item_id, 0.5 AS score")
+    truth = pd.DataFrame({"user_id": [1], "item_id": [4]})
+    with contextlib.suppress(SqlmetricsError):
+        sqlmetrics.evaluate(Query(text), truth, ["mrr"], connection=connection)
+    assert connection.execute("SELECT count(*) FROM recs").fetchone() == (1,)
+
+
+def test_a_query_that_is_no_select_says_what_it_begins_with() -> None:
+    with pytest.raises(SqlmetricsError) as refused:
+        Query("SELEC * FRM recs").parsed("postgres", "recommendations")
+    assert str(refused.value) == (
+        "recommendations: a Query must be one SELECT statement in postgres (SELECT ..., "
+        "WITH ... SELECT ..., or a UNION of them); 'SELEC * FRM recs' begins with 'SELEC'"
+    )
+    with pytest.raises(SqlmetricsError, match=r"'SELECT \* FROM t WHERE' does not parse in "):
+        Query("SELECT * FROM t WHERE").parsed("postgres", "recommendations")

@@ -68,28 +68,68 @@ class Query:
     sql: str
 
     def parsed(self, dialect: str, role: str) -> exp.Query:
-        """The one SELECT (or set operation) it holds; anything else is refused."""
+        """The one SELECT (or set operation) it holds; anything else is refused, saying what
+        the text holds in words (not in sqlglot's classes)."""
         import sqlglot
 
         try:
             statements = [s for s in sqlglot.parse(self.sql, dialect=dialect) if s is not None]
         except SqlglotError as error:
             raise SqlmetricsError(
-                f"{role}: the Query does not parse in {dialect}: {str(error).splitlines()[0]}"
+                f"{role}: the Query {_excerpt(self.sql)} does not parse in {dialect}: "
+                f"{_parse_problem(error)}"
             ) from None
-        if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+        except RecursionError:
             raise SqlmetricsError(
-                f"{role}: a Query must be one SELECT statement in {dialect}, "
-                f"not {len(statements)} statement(s)"
-                if len(statements) != 1
-                else f"{role}: a Query must be a SELECT, not {type(statements[0]).__name__}"
-            )
-        return statements[0]
+                f"{role}: the Query {_excerpt(self.sql)} nests too deeply to be read"
+            ) from None
+        if len(statements) == 1 and isinstance(statements[0], exp.Query):
+            return statements[0]
+        if len(statements) == 1:
+            holds = f"begins with {_first_word(self.sql, dialect)!r}"
+        else:
+            holds = f"holds {len(statements) or 'no'} statement{'s' * (len(statements) != 1)}"
+        raise SqlmetricsError(
+            f"{role}: a Query must be one SELECT statement in {dialect} (SELECT ..., WITH ... "
+            f"SELECT ..., or a UNION of them); {_excerpt(self.sql)} {holds}"
+        )
 
     def relation(self, dialect: str, role: str) -> exp.Subquery:
         """The query as a relation of a composed query, which the dialect rewrites leave as
         written (users_sql)."""
         return users_relation(self.parsed(dialect, role), f"{role}_query")
+
+
+def _excerpt(text: str, width: int = 60) -> str:
+    """A user's text for a message: quoted, on one line, cut at ``width`` characters."""
+    line = " ".join(text.split())
+    return repr(line if len(line) <= width else line[: width - 3] + "...")
+
+
+def _first_word(text: str, dialect: str) -> str:
+    """The first token of ``text`` (comments skipped), or its first word."""
+    from sqlglot.dialects.dialect import Dialect
+
+    try:
+        tokens = Dialect.get_or_raise(dialect).tokenize(text)
+    except (SqlglotError, RecursionError):
+        tokens = []
+    if tokens:
+        return str(tokens[0].text)
+    words = text.split()
+    return words[0] if words else ""
+
+
+def _parse_problem(error: SqlglotError) -> str:
+    """Where the parser stopped, in words: near which text, at which line and column."""
+    found = getattr(error, "errors", None) or []
+    if found and found[0].get("highlight"):
+        where = found[0]
+        return (
+            f"it stops near {where['highlight']!r} (line {where.get('line')}, column "
+            f"{where.get('col')})"
+        )
+    return first_line(error)
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,25 @@ def _cast_hint(one: str, other: str) -> str:
     return "cast one so both have the same type"
 
 
+# A nested type, as DuckDB names it: a list or an array (INTEGER[], INTEGER[3]), a struct, a
+# map or a union (Spark's ARRAY<...>, STRUCT<...> and MAP<...> are read in these names).
+_NESTED = re.compile(r".*\]|(?:STRUCT|MAP|UNION|ROW|ARRAY|LIST)\b.*", re.DOTALL)
+
+
+def _check_id(where: str, role: str, kind: str) -> None:
+    """An id column is an integer or a string: a fraction or a nested value is refused."""
+    if kind in ("FLOAT", "DOUBLE", "REAL") or _decimal_scale(kind) > 0:
+        raise SqlmetricsError(
+            f"{where} (the {role} column) is {kind}; ids must be integers or strings (a "
+            "fraction is no id): cast it"
+        )
+    if _NESTED.fullmatch(kind):
+        raise SqlmetricsError(
+            f"{where} (the {role} column) is {kind}; ids must be integers or strings (a "
+            "list, struct or map is no id): take the field that is the id, or cast it"
+        )
+
+
 def resolve_inputs(
     recommendations: Source,
     interactions: Source,
@@ -135,17 +154,13 @@ def resolve_inputs(
         counterpart = _column(interactions, column.name, role)
         rec_kind = recommendations.columns[column.name]
         truth_kind = interactions.columns[counterpart.name]
+        for role_of, kind in (("recommendations", rec_kind), ("interactions", truth_kind)):
+            _check_id(f"{role_of}.{column.name}", role, kind)
         if not _same_family(rec_kind, truth_kind):
             raise SqlmetricsError(
                 f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
                 f"{_cast_hint(rec_kind, truth_kind)}"
             )
-        for role_of, kind in (("recommendations", rec_kind), ("interactions", truth_kind)):
-            if kind in ("FLOAT", "DOUBLE", "REAL") or _decimal_scale(kind) > 0:
-                raise SqlmetricsError(
-                    f"{role_of}.{column.name} (the {role} column) is {kind}; ids must be "
-                    "integers or strings (a fraction is no id): cast it"
-                )
     rank = score = None
     if names["rank"] is not None or (
         "score" not in given
