@@ -1,7 +1,8 @@
 """A PEP 249 (DB-API) connection: psycopg, pymysql, sqlite3, snowflake-connector,
 databricks-sql-connector, trino, clickhouse-connect... (engines/drivers.py: the driver names
-its database, and ``dialect=`` must fit it). Inputs are table names or ``Query`` objects; nothing is
-created in the database, and a transaction this engine opened is rolled back when it closes."""
+its database, and ``dialect=`` must fit it). Inputs are table names or ``Query`` objects;
+nothing is created in the database, a transaction this engine opened is rolled back when it
+closes, and inside the caller's transaction each statement runs in a savepoint."""
 
 from __future__ import annotations
 
