@@ -52,24 +52,32 @@ def unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
         body = ctes.get(source.this.name) if not source.this.db else None
         if not isinstance(body, exp.Query):
             continue
-        provided = set(body.named_selects)
-        shadowing = {
-            projection.alias
-            for projection in select.expressions
-            if isinstance(projection, exp.Alias)
-            and not (
-                isinstance(projection.this, exp.Column) and projection.this.name == projection.alias
-            )
-        } & provided
-        if not shadowing:
-            continue
-        qualifier = source.this.alias_or_name
-        for column in list(select.find_all(exp.Column)):
-            if column.table or column.name not in shadowing:
-                continue
-            if column.find_ancestor(exp.Select) is not select or column.parent is select:
-                continue
-            if isinstance(column.parent, exp.Alias) and column.parent.parent is select:
-                continue
-            column.set("table", exp.to_identifier(qualifier))
+        shadowing = _aliases_of_other_values(select) & set(body.named_selects)
+        if shadowing:
+            _qualify(select, shadowing, source.this.alias_or_name)
     return tree
+
+
+def _aliases_of_other_values(select: exp.Select) -> set[str]:
+    """The aliases of ``select`` given to something other than a column of the same name."""
+    return {
+        projection.alias
+        for projection in select.expressions
+        if isinstance(projection, exp.Alias)
+        and not (
+            isinstance(projection.this, exp.Column) and projection.this.name == projection.alias
+        )
+    }
+
+
+def _qualify(select: exp.Select, names: set[str], qualifier: str) -> None:
+    """The unqualified columns ``names`` inside ``select``'s expressions (not its own bare
+    projections, nor a nested select's) get the table ``qualifier``."""
+    for column in list(select.find_all(exp.Column)):
+        if column.table or column.name not in names:
+            continue
+        if column.find_ancestor(exp.Select) is not select or column.parent is select:
+            continue
+        if isinstance(column.parent, exp.Alias) and column.parent.parent is select:
+            continue
+        column.set("table", exp.to_identifier(qualifier))

@@ -40,12 +40,18 @@ def distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
         later: list[exp.Expr] = [c.this for c in ctes[index + 1 :]]
         later.append(tree)  # the main query: its own clauses, not the WITH (skipped below)
         for scope in later:
-            for node in scope.find_all(exp.Table, exp.Column):
-                if node.find_ancestor(exp.With) is with_ and scope is tree:
-                    continue
-                if isinstance(node, exp.Table) and not node.args.get("db"):
-                    if node.name.lower() == old.lower():
-                        node.set("this", exp.to_identifier(new))
-                elif isinstance(node, exp.Column) and node.table.lower() == old.lower():
-                    node.set("table", exp.to_identifier(new))
+            _rename_references(scope, old, new, skip=with_ if scope is tree else None)
     return tree
+
+
+def _rename_references(scope: exp.Expr, old: str, new: str, skip: exp.With | None) -> None:
+    """Every table ``old`` (without a schema) and column qualified by it in ``scope`` now reads
+    ``new``; nothing under ``skip`` (the main query's own WITH) changes."""
+    for node in scope.find_all(exp.Table, exp.Column):
+        if skip is not None and node.find_ancestor(exp.With) is skip:
+            continue
+        if isinstance(node, exp.Table) and not node.args.get("db"):
+            if node.name.lower() == old.lower():
+                node.set("this", exp.to_identifier(new))
+        elif isinstance(node, exp.Column) and node.table.lower() == old.lower():
+            node.set("table", exp.to_identifier(new))
