@@ -314,23 +314,34 @@ def run_in_passes(
         )
         users = int(group["users"].sum())
         row["users"] = users
-        for request, (label, numerator, denominator) in zip(
-            requests, partial_columns(requests), strict=True
-        ):
-            total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
-            divisor = math.fsum(group[denominator].dropna()) if denominator else users
-            value = total / divisor if divisor else math.nan
-            if request.metric.summed:  # aggregate: sum (NULL, as SUM, without users)
-                summed = group[numerator].dropna()
-                # an integer sum stays an integer, as the single query's SUM gives it
-                whole = pd.api.types.is_integer_dtype(summed) and divisor
-                value = int(summed.sum()) if whole else total if divisor else math.nan
-            if request.metric.exponential:
-                value = math.exp(value)
-            row[label] = math.sqrt(value) if request.metric.square_root else value
+        row.update(_summary_values(requests, group, users))
         rows.append(row)
     summary = pd.DataFrame(rows, columns=[*groups, "users", *(r.label for r in requests)])
     return _settled_keys(summary, groups), counted
+
+
+def _summary_values(
+    requests: Sequence[MetricRequest], group: pd.DataFrame, users: int
+) -> dict[str, object]:
+    """Each request's value for one group, from the passes' partial sums of its rows."""
+    import pandas as pd
+
+    values: dict[str, object] = {}
+    for request, (label, numerator, denominator) in zip(
+        requests, partial_columns(requests), strict=True
+    ):
+        total = math.fsum(group[numerator].dropna())  # exact, whatever the pass order
+        divisor = math.fsum(group[denominator].dropna()) if denominator else users
+        value: float | int = total / divisor if divisor else math.nan
+        if request.metric.summed:  # aggregate: sum (NULL, as SUM, without users)
+            summed = group[numerator].dropna()
+            # an integer sum stays an integer, as the single query's SUM gives it
+            whole = pd.api.types.is_integer_dtype(summed) and divisor
+            value = int(summed.sum()) if whole else total if divisor else math.nan
+        if request.metric.exponential:
+            value = math.exp(value)
+        values[label] = math.sqrt(value) if request.metric.square_root else value
+    return values
 
 
 def _evaluate_sql(
