@@ -117,7 +117,8 @@ def evaluate(
             which have no per-user value to resample; docs/METRICS.md, "Intervals and tests").
         ci_method: "t" (Student's t-interval over the users) or "bootstrap" (a Poisson
             bootstrap of the users in SQL, percentile interval).
-        replicates: the bootstrap's number of replicates.
+        replicates: the bootstrap's number of replicates, at least 2 / (1 - ci) (40 at 0.95)
+            so that each end of the interval has a replicate beyond it.
         seed: the bootstrap's seed: the same seed gives the same interval on every engine.
         distributions: labels of requested metrics that are means over users: how their
             per-user values spread, per group, in ``read_distributions(result)`` (the
@@ -186,7 +187,7 @@ def evaluate(
                 ),
                 options,
             )
-            result, moments = finish_ci(frame, requests, groups, resampling)
+            result, moments, unknown = finish_ci(frame, requests, groups, resampling)
             if together and wanted:
                 spreads = finish_distributions(frame, requests, groups, wanted)
         else:
@@ -197,6 +198,7 @@ def evaluate(
             )
             intervals: pd.DataFrame | None = None
             moments = None
+            unknown = []
             if means:
                 # the wanted requests are means: their indexes among them
                 among = [means.index(requests[i]) for i in wanted] if together else []
@@ -204,7 +206,7 @@ def evaluate(
                     means, inputs, options, resampling, engine.dialect, distributions=among
                 )
                 rows = engine._frame(query)
-                intervals, moments = finish_ci(rows, means, groups, resampling)
+                intervals, moments, unknown = finish_ci(rows, means, groups, resampling)
                 if among:
                     spreads = finish_distributions(rows, means, groups, among)
             result = with_intervals(result, intervals, requests, groups)
@@ -213,6 +215,8 @@ def evaluate(
                 "over-the-lists metric has no per-user value of the population to resample "
                 "(docs/METRICS.md)"
             ]
+        if unknown:
+            result.attrs["notes"] = [*result.attrs.get("notes", []), *unknown]
         result.attrs["moments"] = None if moments is None else Table.of(moments)
         if wanted:
             result.attrs["distributions"] = Table.of(spreads)
@@ -423,7 +427,8 @@ def compare(
     within each of their values). For each model, metric (a mean over users) and group, over
     the users both the model and the baseline have a value for: ``baseline`` and ``value``
     (their means), ``difference``, ``relative_difference``, ``difference_lo``/``_hi`` (the
-    ``ci`` interval of the paired difference, by ``ci_method``), ``p_t`` (paired t-test),
+    ``ci`` interval of the paired difference, by ``ci_method``), ``p_t`` (paired t-test; 0
+    when every difference is the same nonzero number, 1 when every one is 0),
     ``p_randomization`` (sign-flip randomization test, ``replicates`` flips of hash buckets of
     users, ``seed``), ``p_holm`` (the p-value of ``test``, "t" or "randomization", adjusted by
     Holm-Bonferroni over every row of the result) and ``significant`` (``p_holm < alpha``).

@@ -25,7 +25,8 @@ import sqlmetrics
 from sqlmetrics.render.dialects import render
 from sqlmetrics.stats import tdist
 from sqlmetrics.stats.draws import draw_value, uniform_draw
-from sqlmetrics.stats.inference import holm, percentile_interval, welch_test
+from sqlmetrics.stats.inference import holm, percentile_interval
+from sqlmetrics.stats.moments import welch_test
 from sqlmetrics.stats.query import POISSON_CDF
 
 REPO = Path(__file__).resolve().parent.parent

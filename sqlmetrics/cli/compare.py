@@ -10,11 +10,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.attrs import read
 from sqlmetrics.cli.arguments import api_options, column_names, metric_list, requested_metrics
-from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
+from sqlmetrics.cli.output import (
+    number_text,
+    records,
+    render,
+    show_diagnostics,
+    show_notes,
+    write,
+)
 from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
 from sqlmetrics.cli.stored import read_stored, stored_options
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats.inference import against_stored, better_is_lower
+from sqlmetrics.stats.inference import ONLY_BEFORE, ONLY_TODAY, against_stored
+from sqlmetrics.stats.moments import gate_failure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -61,21 +69,41 @@ def compare_command(args: argparse.Namespace) -> int:
         show_notes(result)
     if not args.fail_if_worse:
         return 0
-    model = result.attrs["compare"]["model"]
-    failed = [
-        f"worse than {args.baseline}: {row[model]} {row['metric']} {row['value']:.6g} vs "
-        f"{row['baseline']:.6g} (difference {row['difference']:+.6g}, adjusted p = "
-        f"{row['p_holm']:.3g})"
-        for _, row in result.iterrows()
-        if row["significant"] and _is_worse(row["metric"], row["difference"])
-    ]
-    for line in failed:
+    return _failed(_baseline_failures(result, args.baseline, args.alpha))
+
+
+def _failed(lines: Sequence[str]) -> int:
+    for line in lines:
         sys.stderr.write(line + "\n")
-    return 1 if failed else 0
+    return 1 if lines else 0
 
 
-def _is_worse(metric: str, difference: float) -> bool:
-    return difference > 0 if better_is_lower(metric) else difference < 0
+def _baseline_failures(result: pd.DataFrame, baseline: str, alpha: float) -> list[str]:
+    """One line per comparison the gate fails on (moments.gate_failure)."""
+    model = result.attrs["compare"]["model"]
+    others = list(result.columns[: list(result.columns).index("metric")])
+    lines = []
+    for _, row in result.iterrows():
+        why = (
+            "fewer than 2 paired users"
+            if row["users"] < 2
+            else "the variance of the differences is not finite (see the notes)"
+        )
+        failure = gate_failure(
+            row["metric"], float(row["difference"]), float(row["p_holm"]), alpha, why
+        )
+        if failure is None:
+            continue
+        where = ", ".join(f"{name}={row[name]}" for name in others if name != model)
+        name = f"{row[model]}{f' ({where})' if where else ''} {row['metric']}"
+        if failure == "significantly worse":
+            lines.append(
+                f"worse than {baseline}: {name} {row['value']:.6g} vs {row['baseline']:.6g} "
+                f"(difference {row['difference']:+.6g}, adjusted p = {row['p_holm']:.3g})"
+            )
+        else:
+            lines.append(f"cannot pass against {baseline}: {name}: {failure}")
+    return lines
 
 
 def _compare_table(result: pd.DataFrame) -> str:
@@ -183,9 +211,15 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
             ci=ci,
         )
     clear_progress(args)
-    previous = pd.DataFrame(stored["moments"])
-    compared = against_stored(previous, read(result, "moments"), group_by, args.alpha)
-    if compared.empty:
+    previous = pd.DataFrame(
+        [row for row in stored["moments"] if row["metric"] in metrics],
+        columns=[*group_by, "metric", "mean", "variance", "n"],
+    )
+    # today's moments as the file holds them (numpy scalars, Decimal keys), to match its keys
+    today = pd.DataFrame(records(read(result, "moments")), columns=previous.columns)
+    compared = against_stored(previous, today, group_by, args.alpha)
+    one_side = compared["note"].isin([ONLY_TODAY, ONLY_BEFORE])
+    if one_side.all():
         raise SqlmetricsError(
             f"no group and metric of this evaluation is in {args.against}: nothing to compare"
         )
@@ -199,15 +233,37 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
         )
     if not args.fail_if_worse:
         return 0
-    failed = [
-        "worse than "
-        + args.against
-        + ": "
-        + ", ".join([*(f"{name}={row[name]}" for name in group_by), str(row["metric"])])
-        + f" {row['current']:.6g} vs {row['previous']:.6g} (adjusted p = {row['p_holm']:.3g})"
-        for _, row in compared.iterrows()
-        if row["worse"]
-    ]
-    for line in failed:
-        sys.stderr.write(line + "\n")
-    return 1 if failed else 0
+    return _failed(_against_failures(compared, args.against, group_by, args.alpha))
+
+
+def _against_failures(
+    compared: pd.DataFrame, against: str, group_by: Sequence[str], alpha: float
+) -> list[str]:
+    """One line per (group, metric) the gate fails on: significantly worse, missing from this
+    evaluation, or not testable where it may be worse (moments.gate_failure)."""
+    lines = []
+    for _, row in compared.iterrows():
+        if row["note"] == ONLY_TODAY:
+            continue  # nothing to be worse than
+        name = ", ".join([*(f"{name}={row[name]}" for name in group_by), str(row["metric"])])
+        if row["note"] == ONLY_BEFORE:
+            lines.append(
+                f"missing from this evaluation: {name} ({row['previous']:.6g} in {against}); "
+                "a gate cannot pass on what was not evaluated"
+            )
+            continue
+        failure = gate_failure(
+            str(row["metric"]),
+            float(row["difference"]),
+            float(row["p_holm"]),
+            alpha,
+            str(row["note"]) or "no p-value",
+        )
+        if failure == "significantly worse":
+            lines.append(
+                f"worse than {against}: {name} {row['current']:.6g} vs {row['previous']:.6g} "
+                f"(adjusted p = {row['p_holm']:.3g})"
+            )
+        elif failure is not None:
+            lines.append(f"cannot pass against {against}: {name}: {failure}")
+    return lines

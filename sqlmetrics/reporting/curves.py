@@ -155,7 +155,7 @@ def long_frame(
     at ``level`` (None: no interval)."""
     import pandas as pd
 
-    from sqlmetrics.stats.inference import Moments, t_interval
+    from sqlmetrics.stats.moments import Moments, t_interval
 
     rows: list[tuple[Any, ...]] = []
     for record in frame.to_dict("records"):

@@ -10,58 +10,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.rows import float_or_nan, group_key, split
+from sqlmetrics.stats.moments import (
+    Moments,
+    in_worse_direction,
+    t_interval,
+    t_test,
+    welch_problem,
+    welch_test,
+)
 from sqlmetrics.stats.query import Resampling, has_interval
-from sqlmetrics.stats.tdist import t_quantile, two_sided_p
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# Metrics where a smaller value is better (errors and losses): --fail-if-worse reads this.
-LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss"})
-
-
-@dataclass(frozen=True)
-class Moments:
-    """n values, their sum and sum of squares."""
-
-    n: float
-    total: float
-    squares: float
-
-    @property
-    def mean(self) -> float:
-        return self.total / self.n if self.n > 0 else math.nan
-
-    @property
-    def variance(self) -> float:
-        """The sample variance (n - 1 in the denominator)."""
-        if self.n < 2:
-            return math.nan
-        return max(0.0, (self.squares - self.total * self.total / self.n) / (self.n - 1))
-
-
-def t_interval(moments: Moments, level: float) -> tuple[float, float]:
-    """Student's t-interval for the mean (scipy.stats.t.interval with the standard error)."""
-    if moments.n < 2:
-        return math.nan, math.nan
-    half = t_quantile(0.5 + level / 2, moments.n - 1) * math.sqrt(moments.variance / moments.n)
-    return moments.mean - half, moments.mean + half
-
-
-def t_test(moments: Moments) -> float:
-    """The two-sided p-value of the one-sample t-test of mean 0 (scipy.stats.ttest_rel on
-    paired differences)."""
-    if moments.n < 2:
-        return math.nan
-    error = math.sqrt(moments.variance / moments.n)
-    if error == 0:
-        return math.nan  # as scipy: every difference equal, no spread to test against
-    return two_sided_p(moments.mean / error, moments.n - 1)
+# against_stored's notes for a (group, metric) on one side only
+ONLY_TODAY = "not in the earlier run"
+ONLY_BEFORE = "not in this evaluation"
 
 
 def percentile_interval(values: Sequence[float], level: float) -> tuple[float, float]:
@@ -105,19 +73,6 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def welch_test(mean1: float, var1: float, n1: float, mean2: float, var2: float, n2: float) -> float:
-    """Welch's two-sided p-value for two independent samples given by mean, variance, count
-    (scipy.stats.ttest_ind_from_stats(..., equal_var=False))."""
-    if n1 < 2 or n2 < 2:
-        return math.nan
-    a, b = var1 / n1, var2 / n2
-    if a + b == 0:
-        return math.nan
-    t = (mean2 - mean1) / math.sqrt(a + b)
-    df = (a + b) ** 2 / (a * a / (n1 - 1) + b * b / (n2 - 1))
-    return two_sided_p(t, df)
-
-
 def replicate_values(
     frame: pd.DataFrame, groups: Sequence[str], metrics: int, slot: str
 ) -> dict[tuple[Any, ...], list[list[float]]]:
@@ -135,9 +90,10 @@ def finish_ci(
     requests: Sequence[MetricRequest],
     groups: Sequence[str],
     resampling: Resampling,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """compose_ci's rows as evaluate's result with ``<metric>_lo`` and ``<metric>_hi`` after
-    each metric, and the moments per group and metric (for --output and --against)."""
+    each metric, the moments per group and metric (for --output and --against), and the notes
+    to tell the user (the variances that are not finite)."""
     import pandas as pd
 
     moments_rows = split(frame, "moments")
@@ -147,6 +103,7 @@ def finish_ci(
         else {}
     )
     rows, stored = [], []
+    unknown: dict[str, list[str]] = {}
     for _, row in moments_rows.iterrows():
         key = group_key(row, groups)
         out: dict[str, Any] = {name: row[name] for name in groups}
@@ -169,6 +126,7 @@ def finish_ci(
                 )
             out[f"{label}_lo"], out[f"{label}_hi"] = low, high
             if has_interval(request):
+                _note_problem(unknown, moments, label, groups, key)
                 stored.append(
                     {
                         **{name: row[name] for name in groups},
@@ -185,9 +143,33 @@ def finish_ci(
     result = pd.DataFrame(rows, columns=columns)
     if groups:
         result = result.sort_values(list(groups), na_position="last", kind="stable")
-    return result.reset_index(drop=True), pd.DataFrame(
-        stored, columns=[*groups, "metric", "mean", "variance", "n"]
-    )
+    moments_frame = pd.DataFrame(stored, columns=[*groups, "metric", "mean", "variance", "n"])
+    return result.reset_index(drop=True), moments_frame, _problem_notes(unknown, "no interval")
+
+
+def _note_problem(
+    unknown: dict[str, list[str]],
+    moments: Moments,
+    label: str,
+    groups: Sequence[str],
+    key: tuple[Any, ...],
+) -> None:
+    """Records where a metric's variance is not finite (a group of one user is no news: its
+    NaN interval is the documented rule)."""
+    problem = moments.problem
+    if problem is None or moments.n < 2:
+        return
+    where = ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
+    unknown.setdefault(f"{label}: {problem}", []).append(where)
+
+
+def _problem_notes(unknown: dict[str, list[str]], what: str) -> list[str]:
+    notes = []
+    for problem, places in unknown.items():
+        named = [place for place in places if place]
+        shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+        notes.append(f"{what} for {problem}" + (f" ({shown})" if shown else ""))
+    return notes
 
 
 def finish_compare(
@@ -213,6 +195,7 @@ def finish_compare(
     others = [name for name in groups if name != model]
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
+    unknown: dict[str, list[str]] = {}
     for _, row in split(frame, "moments").iterrows():
         key = group_key(row, groups)
         paired = int(float_or_nan(row["users"]))
@@ -235,6 +218,7 @@ def finish_compare(
                 float_or_nan(row[f"m{i}_s"]),
                 float_or_nan(row[f"m{i}_q"]),
             )
+            _note_problem(unknown, differences, request.label, groups, key)
             n = differences.n
             value = float_or_nan(row[f"m{i}_x"]) / n if n else math.nan
             reference = float_or_nan(row[f"m{i}_y"]) / n if n else math.nan
@@ -289,7 +273,7 @@ def finish_compare(
         na_position="last",
         kind="stable",
     )
-    return result.reset_index(drop=True), notes
+    return result.reset_index(drop=True), notes + _problem_notes(unknown, "no t-test")
 
 
 def _is_baseline(
@@ -303,11 +287,6 @@ def _is_baseline(
     )
 
 
-def better_is_lower(label: str) -> bool:
-    """Whether a smaller value of this metric is better (an error or a loss)."""
-    return label.split("@")[0] in LOWER_IS_BETTER
-
-
 def against_stored(
     previous: pd.DataFrame,
     current: pd.DataFrame,
@@ -317,49 +296,60 @@ def against_stored(
     """Each (group, metric) of ``current`` against the same in ``previous`` (both: group
     columns, metric, mean, variance, n; the moments of evaluate(ci=...)): Welch's test, since
     the users of two runs are not paired; Holm-Bonferroni over every row; ``worse`` when the
-    change is significant and in the metric's bad direction. A (group, metric) missing from
-    either side is left out."""
+    change is significant and in the metric's bad direction. A (group, metric) on one side
+    only is a row too, NaN on the other side and its ``note`` saying so (``note`` also says
+    why a test could not be made); keys must be unique on each side."""
     import pandas as pd
 
     def key(row: Any) -> tuple[Any, ...]:
         return (*group_key(row, groups), row["metric"])
 
     stored = {key(row): row for _, row in previous.iterrows()}
-    rows = []
-    for _, row in current.iterrows():
-        before = stored.get(key(row))
-        if before is None:
-            continue
-        p = welch_test(
-            float(before["mean"]),
-            float(before["variance"]),
-            float(before["n"]),
-            float(row["mean"]),
-            float(row["variance"]),
-            float(row["n"]),
-        )
-        rows.append(
-            {
-                **{name: row[name] for name in groups},
-                "metric": row["metric"],
-                "previous": float(before["mean"]),
-                "current": float(row["mean"]),
-                "difference": float(row["mean"]) - float(before["mean"]),
-                "p_welch": p,
-                "users_previous": int(before["n"]),
-                "users_current": int(row["n"]),
-            }
-        )
+    today = {key(row): row for _, row in current.iterrows()}
+    rows = [
+        _against_row(stored.get(at), today.get(at), at, groups)
+        for at in [*today, *(at for at in stored if at not in today)]
+    ]
     columns = [*groups, "metric", "previous", "current", "difference", "p_welch"]
-    result = pd.DataFrame(rows, columns=[*columns, "users_previous", "users_current"])
+    result = pd.DataFrame(rows, columns=[*columns, "users_previous", "users_current", "note"])
     result["p_holm"] = holm([float(p) for p in result["p_welch"]])
     result["worse"] = [
-        bool(p < alpha) and (d > 0 if better_is_lower(metric) else d < 0)
+        bool(p < alpha) and in_worse_direction(metric, d)
         for p, d, metric in zip(
             result["p_holm"], result["difference"], result["metric"], strict=True
         )
     ]
-    return result
+    return result[[*columns, "users_previous", "users_current", "p_holm", "worse", "note"]]
+
+
+def _against_row(
+    before: Any, after: Any, at: tuple[Any, ...], groups: Sequence[str]
+) -> dict[str, Any]:
+    """One (group, metric) of against_stored; ``before`` or ``after`` may be missing."""
+    sides = [
+        (math.nan, math.nan, 0)
+        if side is None
+        else (float_or_nan(side["mean"]), float_or_nan(side["variance"]), int(side["n"]))
+        for side in (before, after)
+    ]
+    (mean1, var1, n1), (mean2, var2, n2) = sides
+    if before is None:
+        note = ONLY_TODAY
+    elif after is None:
+        note = ONLY_BEFORE
+    else:
+        note = welch_problem(var1, n1, var2, n2) or ""
+    return {
+        **dict(zip(groups, at[:-1], strict=True)),
+        "metric": at[-1],
+        "previous": mean1,
+        "current": mean2,
+        "difference": mean2 - mean1,
+        "p_welch": welch_test(mean1, var1, n1, mean2, var2, n2),
+        "users_previous": n1,
+        "users_current": n2,
+        "note": note,
+    }
 
 
 def with_intervals(
