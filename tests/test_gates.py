@@ -399,3 +399,49 @@ def test_an_endless_stream_is_refused_at_its_first_bytes(
 ) -> None:
     code, err = against(capsys, stored, stored["recs"], "/dev/zero")
     assert code == 2 and "not JSON (it begins with '\\x00'" in err, err
+
+
+# --- seeds and replicates -------------------------------------------------------------------
+
+
+def test_a_numpy_seed_is_a_seed() -> None:
+    recs, truth = lists({"a": [1, 0, 1] * 20, "b": [0, 1, 0] * 20}, relevant=1, k=5)
+    options: dict[str, Any] = {"group_by": "model", "ci": 0.9, "ci_method": "bootstrap"}
+    numpy = sqlmetrics.evaluate(recs, truth, ["hit_rate@5"], **options, seed=np.int64(3))
+    plain = sqlmetrics.evaluate(recs, truth, ["hit_rate@5"], **options, seed=3)
+    pd.testing.assert_frame_equal(numpy, plain)
+    assert numpy.attrs["ci"]["seed"] == 3 and type(numpy.attrs["ci"]["seed"]) is int
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        # each end of a 0.95 interval needs a replicate beyond it: 2 / 0.05 = 40 at least
+        ({"ci": 0.95, "replicates": 1}, "at least 40"),
+        ({"ci": 0.95, "replicates": 39}, "at least 40"),
+        ({"ci": 0.99, "replicates": 100}, "at least 200"),
+    ],
+)
+def test_too_few_bootstrap_replicates_are_refused(options: dict[str, Any], message: str) -> None:
+    recs, truth = lists({"a": [1, 0] * 20}, relevant=1, k=5)
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=message):
+        sqlmetrics.evaluate(recs, truth, ["hit_rate@5"], ci_method="bootstrap", **options)
+
+
+def test_a_randomization_test_that_cannot_reject_is_refused() -> None:
+    # its p-values are at least 1 / (1 + 20); Holm over two comparisons doubles it: 2/21 > 0.05
+    recs, truth = lists({"a": [1] * 40, "b": [0] * 40}, relevant=1, k=5)
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="use replicates=40 or more"):
+        sqlmetrics.compare(
+            recs,
+            truth,
+            ["hit_rate@5", "mrr@5"],
+            baseline="a",
+            test="randomization",
+            replicates=20,
+        )
+    # 40 replicates: 2/41 < 0.05, and b, missing every user a hits, is significantly worse
+    result = sqlmetrics.compare(
+        recs, truth, ["hit_rate@5", "mrr@5"], baseline="a", test="randomization", replicates=40
+    )
+    assert result["significant"].all()

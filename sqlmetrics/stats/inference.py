@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.rows import float_or_nan, group_key, split
+from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.stats.moments import (
     Moments,
     in_worse_direction,
@@ -263,6 +264,8 @@ def finish_compare(
         ],
     )
     chosen = "p_t" if test == "t" else "p_randomization"
+    if test == "randomization":
+        _check_reachable(result[chosen], resampling.replicates, alpha)
     result["p_holm"] = holm([float(p) for p in result[chosen]])
     result["significant"] = [bool(p < alpha) for p in result["p_holm"]]
     order = [model, *others, "metric"]
@@ -274,6 +277,20 @@ def finish_compare(
         kind="stable",
     )
     return result.reset_index(drop=True), notes + _problem_notes(unknown, "no t-test")
+
+
+def _check_reachable(p_values: Any, replicates: int, alpha: float) -> None:
+    """Refuses a randomization test that cannot find any difference significant: its p-values
+    are at least 1 / (1 + replicates), and Holm multiplies the smallest by the number of
+    comparisons; a gate on it could never fail."""
+    count = sum(1 for p in p_values if not math.isnan(p))
+    if count and count / (1 + replicates) >= alpha:
+        needed = math.floor(count / alpha)
+        raise SqlmetricsError(
+            f"with replicates={replicates} the randomization test's p-values are at least "
+            f"1/{replicates + 1}, so after Holm-Bonferroni over {count} comparisons none can "
+            f"be below alpha = {alpha:g}: use replicates={needed} or more"
+        )
 
 
 def _is_baseline(

@@ -23,6 +23,7 @@ in Python from the query's rows: sqlmetrics/stats/inference.py (``finish_*``).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,7 +64,7 @@ class Resampling:
     buckets: int = BUCKETS
 
     def __post_init__(self) -> None:
-        if isinstance(self.level, bool) or not isinstance(self.level, (int, float)):
+        if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real):
             raise SqlmetricsError(
                 f"ci must be a number between 0 and 1, like 0.95, not {self.level!r}"
             )
@@ -71,6 +72,7 @@ class Resampling:
             raise SqlmetricsError(
                 f"ci must be between 0 and 1 (a confidence level like 0.95), not {self.level!r}"
             )
+        object.__setattr__(self, "level", float(self.level))
         if self.method not in CI_METHODS:
             raise SqlmetricsError(
                 f"ci_method must be one of {', '.join(CI_METHODS)}, not {self.method!r}"
@@ -80,10 +82,30 @@ class Resampling:
             ("seed", self.seed, 0, MAX_SEED),
             ("buckets", self.buckets, 1, MAX_SEED // MAX_REPLICATES),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            # numpy's integers too (numbers.Integral), as Python ints from here on
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                value = None
+            if value is None or not low <= value <= high:
                 raise SqlmetricsError(
-                    f"{name} must be a whole number from {low} to {high:,}, not {value!r}"
+                    f"{name} must be a whole number from {low} to {high:,}, "
+                    f"not {getattr(self, name)!r}"
                 )
+            object.__setattr__(self, name, int(value))
+        fewest = bootstrap_replicates(self.level)
+        if self.method == "bootstrap" and self.replicates < fewest:
+            raise SqlmetricsError(
+                f"replicates={self.replicates} is too few for a {self.level:g} bootstrap "
+                f"interval: each end needs a replicate beyond it, so at least {fewest} "
+                "(1000 is the default)"
+            )
+
+
+def bootstrap_replicates(level: float) -> int:
+    """The fewest replicates whose percentile interval at ``level`` has a replicate beyond
+    each end: (1 - level) / 2 of them at least 1. With fewer, the ends are the extreme
+    replicates, and with one the interval is that replicate alone, which need not hold the
+    estimate."""
+    return math.ceil(2 / (1 - level) - 1e-9)
 
 
 def has_interval(request: MetricRequest) -> bool:
