@@ -11,7 +11,7 @@ EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
 EXAMPLE_REPORT ?= example-report.html
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots dbt profiles-venv
+.PHONY: help example test lint unit format clean engines test-engines snapshots docs dbt profiles-venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -105,6 +105,13 @@ test-engines: engines ## every metric on every engine and dialect (tests/engines
 
 snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metric>.sql; review the diff
 	SQLMETRICS_UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_dialects.py -k snapshot
+
+# The markdown written from the code: README.md's and docs/METRICS.md's metric tables (from the
+# headers of sql/*.sql), docs/profiles.md and fixtures/INDEX.md; tests/test_generated_docs.py and
+# tests/test_profiles.py fail when one is stale.
+docs: $(VENV)/.installed-dev ## rewrite the generated markdown (metric tables, profiles, fixture index)
+	$(BIN)/python -c 'from sqlmetrics.cli.markdown import write_docs; write_docs()'
+	$(BIN)/python -c 'from tests.fixture_index import write_index; write_index()'
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) $(DBT_VENV) $(PROFILES_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -1,6 +1,6 @@
 -- name: infap
 -- title: Inferred AP (trec_eval)
--- definition: over the whole list, items outside the pool (the interactions lack them) count only as positions; for each relevant item recommended at position p, with r the relevant items at positions 1..p (itself included), n the judged non-relevant ones (relevance >= 0, at or below the threshold) and u the pool's unjudged ones (negative relevance) above it: 1/p + ((r - 1 + n + u) / p) x (r - 1 + 0.00001) / (r - 1 + n + 2 x 0.00001); the sum divided by |R_u|.
+-- definition: over the whole list, items outside the pool (the interactions lack them) count only as positions; for each relevant item recommended at position p, with r the relevant items at positions 1..p (itself included), n the judged non-relevant ones (relevance >= 0, at or below the threshold) and u the pool's unjudged ones (negative relevance) above it: 1/p + ((r - 1 + n + u) / p) x (r - 1 + 0.00001) / (r - 1 + n + 2 x 0.00001); the sum divided by |R_u|. Only with infap asked is a negative relevance read (every other metric then leaves those rows out).
 -- cutoff: none
 -- reads: pool
 -- reads_whole_list: yes

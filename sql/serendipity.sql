@@ -6,6 +6,7 @@
 -- reads: lists
 -- needs_items: category
 -- needs_history: yes
+-- averaged: over users with a list and a history
 -- ties_average: no
 -- aliases: user_serendipity
 -- references: MS Recommenders `serendipity` with item_sim_measure="item_feature_vector" over one-hot categories (cosine = 1 for the same category, else 0), train_df = the history, col_relevance = relevant in the interactions; Zhang et al., Auralist, WSDM 2012

@@ -144,8 +144,9 @@ def test_example_runs_the_bundled_data() -> None:
 
 def test_readme_metric_table_is_the_generated_one() -> None:
     readme = (EXAMPLES.parent / "README.md").read_text()
-    start = readme.index("<!-- metrics-table")
-    table = readme[readme.index("\n", start) + 1 : readme.index("<!-- end metrics-table -->")]
+    start = readme.index("<!-- generated: metrics-table")
+    end = readme.index("<!-- end generated: metrics-table -->")
+    table = readme[readme.index("\n", start) + 1 : end]
     assert table == cli("metrics", "--format", "markdown").stdout
 
 

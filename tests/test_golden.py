@@ -17,6 +17,7 @@ import yaml
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import parse_request
+from tests.fixture_index import case_metrics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(FIXTURES.glob("*.yaml"))
@@ -50,11 +51,6 @@ def run(case: dict[str, Any], per_user: bool = False) -> pd.DataFrame:
         history=history,
         **options,
     )
-
-
-def case_metrics(case: dict[str, Any]) -> list[str]:
-    groups = set(case.get("options", {}).get("group_by", []))
-    return [key for key in case["expect"][0] if key not in groups | {"users"}]
 
 
 @pytest.fixture(params=["duckdb_plan", "portable_plan"])

@@ -1,9 +1,26 @@
-"""The generated markdown: docs/profiles.md (``sqlmetrics profiles --format markdown``), with
-trec_eval's measure table from trec.py."""
+"""The generated markdown, written from the code so that it has one source: docs/profiles.md
+(``sqlmetrics profiles --format markdown``, with trec_eval's measure table from trec.py), and the
+metric tables of README.md and docs/METRICS.md from the metric files' headers (``sql/*.sql``), so
+that a new metric file is all the tables need.
+
+``sqlmetrics metrics --format markdown`` prints the README's table. ``make docs`` (``write_docs``,
+in a checkout) rewrites every generated region of README.md and docs/METRICS.md in place, the
+text between ``<!-- generated: NAME ...-->`` and ``<!-- end generated: NAME -->``, and
+docs/profiles.md whole; tests/test_generated_docs.py and tests/test_profiles.py fail when one is
+stale.
+"""
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from sqlmetrics.api import describe_metrics
+from sqlmetrics.catalog.metrics import Metric, metrics
 from sqlmetrics.catalog.profiles import PROFILES
+from sqlmetrics.errors import SqlmetricsError
 
 GENERIC = (
     "precision",
@@ -142,3 +159,137 @@ def _trec_eval_measures() -> list[str]:
         *trec_table_markdown(),
         "",
     ]
+
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+
+
+def family(metric: Metric) -> str:
+    """The section of docs/METRICS.md a metric belongs to, from its header alone: the metrics
+    over the top-k lists, those over scored or rated rows, and the ranking metrics, split into
+    those a cutoff ``@k`` applies to and the whole-list measures (no ``@k``, or a level ``@x``)."""
+    if metric.reads == "lists":
+        return "beyond-accuracy"
+    if metric.reads in ("scored", "rated"):
+        return "rating-and-classification"
+    return "ranking" if metric.takes_cutoff else "whole-list"
+
+
+FAMILIES = ("ranking", "whole-list", "rating-and-classification", "beyond-accuracy")
+
+
+def _cell(text: str) -> str:
+    """A table cell: a ``|`` of the text (|R_u|) escaped so that it does not end the cell."""
+    return text.replace("|", "\\|")
+
+
+def _aliases(metric: Metric) -> str:
+    return ", ".join(f"`{alias}`" for alias in metric.aliases)
+
+
+def _at(metric: Metric) -> str:
+    """What ``@`` means for the metric, and whether it is required."""
+    if metric.requires_cutoff:
+        return "`@k` required"
+    if metric.takes_cutoff:
+        return "`@k` optional"
+    if metric.takes_level:
+        return f"`@x` level, default {metric.default_level:g}"
+    if metric.takes_score_threshold:
+        return "`@t` score, default 0.5"
+    return "no"
+
+
+def family_table(name: str) -> str:
+    """One section's table in docs/METRICS.md: every metric of the family, in name order."""
+    if name not in FAMILIES:
+        raise SqlmetricsError(f"no metric family {name!r}: one of {', '.join(FAMILIES)}")
+    lines = [
+        '| metric | `@` | definition | aliases | averaged | `ties="average"` | references |',
+        "|---|---|---|---|---|---|---|",
+    ]
+    for metric in metrics().values():
+        if family(metric) != name:
+            continue
+        cells = (
+            f"`{metric.name}`",
+            _at(metric),
+            _cell(metric.definition),
+            _aliases(metric),
+            _cell(metric.averaged_over()),
+            "exact" if metric.ties_average else "refused",
+            _cell(metric.references),
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def metrics_markdown(rows: list[dict[str, str]]) -> str:
+    """The README's metric table, from ``describe_metrics()``'s rows."""
+    lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
+    for row in rows:
+        aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
+        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
+        if row["cutoff"].startswith("@t"):
+            cutoff = "`@t` (score, 0.5)"
+        if row["cutoff"].startswith("@x"):
+            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
+        averaged = row["averaged"]
+        definition = row["definition"].replace("|", "\\|")
+        lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
+    return "\n".join(lines) + "\n"
+
+
+def _readme_table() -> str:
+    return metrics_markdown(describe_metrics())
+
+
+def _regions() -> dict[str, Callable[[], str]]:
+    """Each generated region by name: the function that writes its text."""
+    regions: dict[str, Callable[[], str]] = {"metrics-table": _readme_table}
+    for name in FAMILIES:
+        regions[f"{name}-metrics"] = functools.partial(family_table, name)
+    return regions
+
+
+# The files holding generated regions, relative to the repository.
+DOCUMENTS = ("README.md", "docs/METRICS.md")
+_BEGIN = re.compile(r"^<!-- generated: (?P<name>[a-z-]+)\b.*-->$", re.MULTILINE)
+
+
+def refreshed(text: str, where: str = "the page") -> str:
+    """``text`` with every generated region rewritten from the headers. An unknown region name or
+    a region without its end marker is an error naming it."""
+    regions = _regions()
+    out: list[str] = []
+    position = 0
+    for begin in _BEGIN.finditer(text):
+        name = begin.group("name")
+        if name not in regions:
+            raise SqlmetricsError(f"{where}: no generated region named {name!r}")
+        end = f"<!-- end generated: {name} -->"
+        stop = text.find(end, begin.end())
+        if stop < 0:
+            raise SqlmetricsError(f"{where}: the region {name!r} has no {end!r}")
+        out += [text[position : begin.end()], "\n", regions[name]()]
+        position = stop
+    return "".join(out) + text[position:]
+
+
+def region_names(text: str) -> list[str]:
+    """The generated regions ``text`` holds, in order."""
+    return [match.group("name") for match in _BEGIN.finditer(text)]
+
+
+def write_docs(root: Path = REPOSITORY) -> list[Path]:
+    """Rewrites the generated regions of README.md and docs/METRICS.md under ``root``, and
+    docs/profiles.md whole; returns the files that changed."""
+    pages: dict[Path, str] = {root / "docs" / "profiles.md": profiles_markdown()}
+    for document in DOCUMENTS:
+        pages[root / document] = refreshed((root / document).read_text(encoding="utf-8"), document)
+    changed = []
+    for path, text in pages.items():
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(path)
+    return changed

@@ -12,7 +12,7 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog.metrics import metrics, parse_request
 from sqlmetrics.catalog.profiles import PROFILES, describe_profiles
 from sqlmetrics.cli.arguments import api_options, requested_metrics
-from sqlmetrics.cli.markdown import profiles_markdown
+from sqlmetrics.cli.markdown import metrics_markdown, profiles_markdown
 from sqlmetrics.cli.output import write
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import (
@@ -157,19 +157,3 @@ def profiles_command(args: argparse.Namespace) -> None:
             f"population={row['population']}, relevance={row['relevance']})\n"
             f"    {row['metrics']}\n"
         )
-
-
-def metrics_markdown(rows: list[dict[str, str]]) -> str:
-    """The README's metric table."""
-    lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
-    for row in rows:
-        aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
-        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
-        if row["cutoff"].startswith("@t"):
-            cutoff = "`@t` (score, 0.5)"
-        if row["cutoff"].startswith("@x"):
-            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
-        averaged = row["averaged"]
-        definition = row["definition"].replace("|", "\\|")
-        lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
-    return "\n".join(lines) + "\n"
