@@ -11,12 +11,21 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from sqlmetrics.catalog.metrics import metrics as catalogue
+from tests.oracle import NoFormula
+
 Row = Mapping[str, Any]
+# The metrics over the lists this oracle has a formula for.
 LIST_METRICS = frozenset(
     {"coverage", "novelty", "arp", "entropy", "gini", "ild", "personalization", "serendipity"}
 )
-# One value per user with a list (averaged over them); the others give one value for all lists.
-PER_USER = frozenset({"novelty", "arp", "ild", "serendipity"})
+# One value per user with a list (averaged over them; aggregate: mean in the header); the others
+# give one value for all lists.
+PER_USER = LIST_METRICS & frozenset(
+    name
+    for name, metric in catalogue().items()
+    if metric.reads == "lists" and not metric.group_level
+)
 
 
 def top_lists(recommendations: Iterable[Row], k: int) -> dict[Any, list[Any]]:
@@ -113,6 +122,8 @@ def list_metric(
     """The value over one group's ``recommendations``. The catalogue and the popularity are
     global: from ``all_recommendations`` (default: these) and all ``interactions``; relevance
     (serendipity) comes from ``relevant_interactions`` (default: all), the group's."""
+    if metric not in LIST_METRICS:
+        raise NoFormula(metric)
     lists = top_lists(recommendations, k)
     if metric == "serendipity":
         values = per_user_values(

@@ -15,32 +15,24 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-# Metrics whose expectation over tie orderings is supported (ties="average").
-AVERAGE_CAPABLE = frozenset(
-    {
-        "hits",
-        "precision",
-        "recall",
-        "f1",
-        "r_precision",
-        "cg",
-        "dcg",
-        "ndcg",
-        "dcg_exp",
-        "ndcg_exp",
-        "ndcg_scored",  # the ideal over the scored items does not depend on their order
-        "ndcg_exp_scored",
-        "recall_scored",
-        "r_precision_scored",  # R counts the relevant items listed, whatever their order
-        "ndcg_ideal_k",
-        "precision_listed",
-        "recall_capped",
-        "ndcg_clipped",
-        "micro_hit_ratio",
-        "micro_mrr",
-    }
-)
-# trec_eval's measures (issue 22), written from trec_eval's descriptions and loops.
+from sqlmetrics.catalog.metrics import Metric
+from sqlmetrics.catalog.metrics import metrics as catalogue
+
+
+class NoFormula(ValueError):
+    """The oracle has no formula for this metric: a metric file is newer than its oracle. The
+    golden tests then skip the comparison for it, naming it (CONTRIBUTING.md)."""
+
+    def __init__(self, metric: str) -> None:
+        super().__init__(
+            f"tests/oracle.py has no formula for {metric!r}: its fixture's values are checked "
+            "against the SQL only; write its formula here to check them independently"
+        )
+
+
+# The ranking metrics this oracle computes, each by a formula of its own: _trec's trec_eval
+# measures (issue 22, written from trec_eval's descriptions and loops), and _num_den's,
+# _judgement_value's and _infap's.
 TREC_METRICS = frozenset(
     {"num_ret", "num_rel", "num_rel_ret", "gm_map", "iprec_11pt_avg", "iprec_11pt_avg_trec9"}
     | {
@@ -54,25 +46,41 @@ TREC_METRICS = frozenset(
     }
     | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg", "infap"}
 )
+ALL_METRICS = TREC_METRICS | frozenset(
+    {"hits", "hit_rate", "precision", "recall", "f1", "r_precision", "mrr", "map", "cg", "dcg"}
+    | {"ndcg", "dcg_exp", "ndcg_exp", "ndcg_scored", "ndcg_exp_scored", "recall_scored"}
+    | {"r_precision_scored", "ndcg_ideal_k", "precision_listed", "recall_capped"}
+    | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
+)
+
+
+def _declared(declares: Callable[[Metric], bool]) -> frozenset[str]:
+    """The metrics whose header (sql/<name>.sql) declares a property. Which cutoffs and tie
+    policies a metric takes, which rows it reads and how its users' values aggregate are
+    declared there, so the oracle reads them instead of keeping copies; its values it computes
+    itself."""
+    return frozenset(name for name, metric in catalogue().items() if declares(metric))
+
+
+# Metrics whose expectation over tie orderings is supported (ties="average").
+AVERAGE_CAPABLE = ALL_METRICS & _declared(lambda metric: metric.ties_average)
 # trec_eval's measures over the judged non-relevant items too (every interaction is a judgement).
-JUDGEMENT_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
+JUDGEMENT_METRICS = _declared(lambda metric: metric.reads == "judgements")
 # trec_eval's infAP: the pool's unjudged documents (a negative relevance) too (m_infap.c).
-POOL_METRICS = frozenset({"infap"})
+POOL_METRICS = _declared(lambda metric: metric.reads == "pool")
 INFAP_EPSILON = 0.00001  # trec_eval.h
 # Metrics whose "k" is a level (a float, the @x of iprec_at_recall@0.1), and its default.
-LEVEL_METRICS = {"iprec_at_recall": 0.0, "iprec_at_recall_trec9": 0.0, "rprec_mult": 1.0}
-SUMMED_METRICS = frozenset(
-    {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
-)  # aggregated as a sum
-GEOMETRIC_METRICS = frozenset({"gm_map", "gm_bpref"})  # aggregated as exp of the mean log
-ALL_METRICS = frozenset(
-    AVERAGE_CAPABLE | TREC_METRICS | {"hit_rate", "mrr", "map", "map_min", "map_hits", "map_listed"}
-)
+LEVEL_METRICS = {
+    name: metric.default_level for name, metric in catalogue().items() if metric.takes_level
+}
+SUMMED_METRICS = _declared(lambda metric: metric.summed)  # aggregated as a sum
+# aggregated as exp of the mean log
+GEOMETRIC_METRICS = _declared(lambda metric: metric.exponential)
 # Metrics without a cutoff, and metrics that need one.
-WITHOUT_CUTOFF = frozenset({"r_precision", "r_precision_scored"} | TREC_METRICS)
-CUTOFF_REQUIRED = frozenset({"ndcg_ideal_k"})
+WITHOUT_CUTOFF = ALL_METRICS & _declared(lambda metric: not metric.takes_cutoff)
+CUTOFF_REQUIRED = ALL_METRICS & _declared(lambda metric: metric.requires_cutoff)
 # Micro metrics aggregate as sum of numerators / sum of denominators.
-MICRO_METRICS = frozenset({"micro_hit_ratio", "micro_mrr"})
+MICRO_METRICS = ALL_METRICS & _declared(lambda metric: metric.micro)
 TIE_POLICIES = ("id", "id_text", "optimistic", "pessimistic", "average")
 # all: the users with a relevant item; common: those with a list too. judged: the users with a
 # list and any interaction (trec_eval's default), all_judged: with any interaction (trec_eval -c);
@@ -565,7 +573,7 @@ def _enumerated_num_den(
 
 def _check_args(metric: str, k: int | None, ties: str, population: str) -> None:
     if metric not in ALL_METRICS:
-        raise ValueError(f"unknown metric {metric!r}")
+        raise NoFormula(metric)
     if metric in LEVEL_METRICS:
         if k is not None and not k >= 0:
             raise ValueError(f"{metric}'s level must be >= 0, got {k!r}")
@@ -771,19 +779,12 @@ def oracle_mean(
 # every (positive, negative) pair one by one (seed 003's first formula, m / (n0 * n1)) instead of
 # the rank sums and windows of sql/stages/scored.sql.
 
-SCORED_METRICS = frozenset(
-    {
-        "auc",
-        "gauc",
-        "user_auc",
-        "accuracy",
-        "logloss",
-        "score_precision",
-        "score_recall",
-        "score_f1",
-    }
-)
-RATED_METRICS = frozenset({"mse", "rmse", "mae", "r2"})
+SCORED_METRICS = _declared(lambda metric: metric.reads == "scored")
+RATED_METRICS = _declared(lambda metric: metric.reads == "rated")
+# The ones this oracle has a formula for.
+_CLASSIFICATION = frozenset({"accuracy", "logloss", "score_precision", "score_recall", "score_f1"})
+_SCORED_FORMULAS = _CLASSIFICATION | {"auc", "gauc", "user_auc"}
+_RATED_FORMULAS = frozenset({"mse", "rmse", "mae", "r2"})
 LOGLOSS_CLIP = 1e-15
 
 
@@ -867,6 +868,8 @@ def oracle_scored(
 ) -> OracleResult:
     """A scored or rated metric over one group: per-user values (NaN where undefined) and the
     group's value."""
+    if metric not in _SCORED_FORMULAS | _RATED_FORMULAS:
+        raise NoFormula(metric)
     if metric in RATED_METRICS:
         return _oracle_rated(rated_rows(recommendations, interactions), metric)
     rows = scored_rows(recommendations, interactions, threshold)
@@ -898,7 +901,7 @@ def oracle_scored(
             sum(weights[user] * value for user, value in both.items()), sum(weights.values())
         )
         return OracleResult(per_user, mean)
-    if metric in SCORED_METRICS:
+    if metric in _CLASSIFICATION:
         per_user = {
             user: _classification(metric, own, score_threshold) for user, own in by_user.items()
         }
