@@ -185,6 +185,32 @@ def test_against_a_run_hitting_every_user_a_run_missing_every_user_fails(
     assert "worse than " + stored + ": model=model, hit_rate@10 0 vs 1 (adjusted p = 0)" in err
 
 
+def test_a_model_without_a_user_paired_with_the_baseline_fails_the_gate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # under population="common" each model is evaluated on its own users: "other" has none
+    # of the baseline's, so no pair, no moments row, and no comparison to pass it by
+    recs, truth = lists({"base": [1] * 10 + [0] * 10, "other": [0] * 20}, relevant=1, k=5)
+    recs = recs[(recs["model"] == "base") == (recs["user_id"] < 10)]
+    result = sqlmetrics.compare(recs, truth, ["hit_rate@5"], baseline="base", population="common")
+    row = result.iloc[0]
+    assert row["model"] == "other" and row["users"] == 0 and math.isnan(row["p_t"])
+    assert "model=other: no user both it and base were evaluated on" in result.attrs["notes"][0]
+    recs.to_parquet(tmp_path / "recs.parquet")
+    truth.to_parquet(tmp_path / "truth.parquet")
+    code, err = cli(
+        capsys,
+        "compare",
+        str(tmp_path / "recs.parquet"),
+        str(tmp_path / "truth.parquet"),
+        *("-m", "hit_rate@5", "--baseline", "base", "--population", "common"),
+        "--fail-if-worse",
+    )
+    assert code == 1, err
+    assert "cannot pass against base: other hit_rate@5: cannot tell whether it is worse: " in err
+    assert "no user paired with base" in err
+
+
 # --- variances past a double ----------------------------------------------------------------
 
 

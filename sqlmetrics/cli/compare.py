@@ -4,6 +4,7 @@ against an earlier stored evaluation (--against)."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -85,7 +86,9 @@ def _baseline_failures(result: pd.DataFrame, baseline: str, alpha: float) -> lis
     lines = []
     for _, row in result.iterrows():
         why = (
-            "fewer than 2 paired users"
+            f"no user paired with {baseline}"
+            if row["users"] == 0
+            else "fewer than 2 paired users"
             if row["users"] < 2
             else "the variance of the differences is not finite (see the notes)"
         )
@@ -125,19 +128,19 @@ def _compare_table(result: pd.DataFrame) -> str:
         first = {name: value for name, value in zip(others, key, strict=True)}
         base_row: dict[str, Any] = {model: baseline, **first}
         for metric in metrics:
-            of = within[within["metric"] == metric]
-            values = {float(v) for v in of["baseline"]}
+            of = within[within["metric"] == metric]["baseline"].dropna()
+            values = {float(v) for v in of}
             # each model is paired with the baseline on its own common users
-            base_row[metric] = number_text(of["baseline"].iloc[0]) + (
-                "" if len(values) == 1 else " ~"
+            base_row[metric] = (number_text(of.iloc[0]) if len(of) else "") + (
+                "" if len(values) <= 1 else " ~"
             )
         rows.append(base_row)
         for name in dict.fromkeys(within[model]):
             row: dict[str, Any] = {model: name, **first}
             for metric in metrics:
                 of = within[(within[model] == name) & (within["metric"] == metric)]
-                if of.empty:
-                    row[metric] = ""
+                if of.empty or math.isnan(float(of.iloc[0]["difference"])):
+                    row[metric] = "" if of.empty else "not compared"
                     continue
                 r = of.iloc[0]
                 row[metric] = (

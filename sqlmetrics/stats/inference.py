@@ -212,41 +212,21 @@ def finish_compare(
                 f"on ({own} and {base} users)"
             )
         for i, request in enumerate(requests):
-            if not has_interval(request):
-                continue
-            differences = Moments(
-                float_or_nan(row[f"m{i}_n"]),
-                float_or_nan(row[f"m{i}_s"]),
-                float_or_nan(row[f"m{i}_q"]),
-            )
-            _note_problem(unknown, differences, request.label, groups, key)
-            n = differences.n
-            value = float_or_nan(row[f"m{i}_x"]) / n if n else math.nan
-            reference = float_or_nan(row[f"m{i}_y"]) / n if n else math.nan
-            difference = differences.mean
-            if resampling.method == "t":
-                low, high = t_interval(differences, resampling.level)
-            else:
-                low, high = percentile_interval(
-                    boot.get(key, [[]] * len(requests))[i], resampling.level
+            if has_interval(request):
+                differences = Moments(
+                    float_or_nan(row[f"m{i}_n"]),
+                    float_or_nan(row[f"m{i}_s"]),
+                    float_or_nan(row[f"m{i}_q"]),
                 )
-            rows.append(
-                {
-                    **{name: row[name] for name in groups},
-                    "metric": request.label,
-                    "baseline": reference,
-                    "value": value,
-                    "difference": difference,
-                    "relative_difference": difference / reference if reference else math.nan,
-                    "difference_lo": low,
-                    "difference_hi": high,
-                    "p_t": t_test(differences),
-                    "p_randomization": randomization_p(
-                        differences.total, flips.get(key, [[]] * len(requests))[i]
-                    ),
-                    "users": int(n),
-                }
-            )
+                _note_problem(unknown, differences, request.label, groups, key)
+                replicates = (boot.get(key, []), flips.get(key, []))
+                compared = _compared(row, i, differences, replicates, resampling)
+                rows.append({**{name: row[name] for name in groups}, "metric": request.label})
+                rows[-1].update(compared)
+    compared_keys = {group_key(row, groups) for row in rows}
+    unpaired = _unpaired(counts, compared_keys, requests, groups, (model, baseline))
+    rows += unpaired
+    notes += _unpaired_notes(unpaired, groups, baseline)
     result = pd.DataFrame(
         rows,
         columns=[
@@ -277,6 +257,72 @@ def finish_compare(
         kind="stable",
     )
     return result.reset_index(drop=True), notes + _problem_notes(unknown, "no t-test")
+
+
+def _compared(
+    row: Any,
+    index: int,
+    differences: Moments,
+    replicates: tuple[list[list[float]], list[list[float]]],
+    resampling: Resampling,
+) -> dict[str, Any]:
+    """One metric's comparison from its moments row: the means, the interval and the tests."""
+    n = differences.n
+    value = float_or_nan(row[f"m{index}_x"]) / n if n else math.nan
+    reference = float_or_nan(row[f"m{index}_y"]) / n if n else math.nan
+    difference = differences.mean
+    boot, flips = (values[index] if values else [] for values in replicates)
+    if resampling.method == "t":
+        low, high = t_interval(differences, resampling.level)
+    else:
+        low, high = percentile_interval(boot, resampling.level)
+    return {
+        "baseline": reference,
+        "value": value,
+        "difference": difference,
+        "relative_difference": difference / reference if reference else math.nan,
+        "difference_lo": low,
+        "difference_hi": high,
+        "p_t": t_test(differences),
+        "p_randomization": randomization_p(differences.total, flips),
+        "users": int(n),
+    }
+
+
+def _unpaired(
+    counts: dict[tuple[Any, ...], int],
+    compared: set[tuple[Any, ...]],
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    names: tuple[str, str],
+) -> list[dict[str, Any]]:
+    """A row of NaN (0 users) per metric for each model of ``counts`` (``names``: the model
+    column and the baseline) with no user paired with the baseline, which the query has no
+    moments for: a gate must see it, not pass it by."""
+    position = list(groups).index(names[0])
+
+    def unpaired(key: tuple[Any, ...]) -> bool:
+        model = key[position]
+        return key not in compared and model is not None and str(model) != names[1]
+
+    return [
+        {**dict(zip(groups, key, strict=True)), "metric": request.label, "users": 0}
+        for key, own in counts.items()
+        if own and unpaired(key)
+        for request in requests
+        if has_interval(request)
+    ]
+
+
+def _unpaired_notes(
+    rows: Sequence[dict[str, Any]], groups: Sequence[str], baseline: str
+) -> list[str]:
+    unpaired = dict.fromkeys(tuple(row[name] for name in groups) for row in rows)
+    return [
+        ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
+        + f": no user both it and {baseline} were evaluated on; not compared"
+        for key in unpaired
+    ]
 
 
 def _check_reachable(p_values: Any, replicates: int, alpha: float) -> None:

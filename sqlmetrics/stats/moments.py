@@ -129,8 +129,6 @@ def gate_failure(
     fails (``why`` says why there is none): what cannot be tested cannot pass."""
     if not in_worse_direction(label, difference):
         return None
-    if math.isnan(difference):
-        return "its difference is not known (NaN)"
-    if math.isnan(p):
+    if math.isnan(difference) or math.isnan(p):
         return f"cannot tell whether it is worse: {why}"
     return "significantly worse" if p < alpha else None
