@@ -63,6 +63,7 @@ class Measure:
     # 0 for a query with nothing relevant at -l though its gains read every positive rel
     # (m_Rndcg.c returns before computing when num_rel is 0)
     needs_relevant: bool = False
+    since: int = 9  # the trec_eval version that has it
 
 
 # In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
@@ -89,6 +90,8 @@ MEASURES: dict[str, Measure] = {
         Measure("11pt_avg"),
         Measure("binG"),
         Measure("G", graded=True),
+        Measure("dcg", graded=True, since=10),
+        Measure("ideal_dcg", graded=True, since=10),
         Measure("ndcg", graded=True),
         Measure("ndcg_rel", graded=True),
         Measure("Rndcg", graded=True, needs_relevant=True),
@@ -102,6 +105,11 @@ MEASURES: dict[str, Measure] = {
         Measure("set_map"),
         Measure("set_F"),
         Measure("num_nonrel_judged_ret", summed=True),
+        # rbp ignores -l as ndcg does (m_rbp.c reads the rel levels); unj and rbp_resid read
+        # only whether a document is judged
+        Measure("rbp", graded=True, since=10),
+        Measure("rbp_resid", graded=True, since=10),
+        Measure("unj", (5, 10, 20), since=10),
     )
 }
 # trec_eval's default ("official") measures.
@@ -121,9 +129,10 @@ def _split(text: str) -> tuple[Measure | None, str | None]:
     return None, None
 
 
-def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
+def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tuple[str, str]]:
     """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
-    ``P.5`` / ``P_5`` one, ``iprec_at_recall_0.1`` one level (printed 0.10)."""
+    ``P.5`` / ``P_5`` one, ``iprec_at_recall_0.1`` one level (printed 0.10); a measure of
+    trec_eval 10 is refused under ``version`` 9."""
     import re
 
     from sqlmetrics.catalog.metrics import parse_request
@@ -139,6 +148,11 @@ def expand_measures(names: Sequence[str] | None) -> list[tuple[str, str]]:
             raise SqlmetricsError(
                 f"{text!r} is not a trec_eval measure of --format trec; it reports "
                 f"{', '.join(MEASURES)} (cut measures as P or P_5)"
+            )
+        if measure.since > version:
+            raise SqlmetricsError(
+                f"{text!r} is a measure of trec_eval 10.0, not of 9.0.8: drop --trec-version 9 "
+                "(version=9) to report it"
             )
         if parameter is not None and not re.fullmatch(pattern, parameter):
             raise SqlmetricsError(
@@ -302,7 +316,7 @@ def trec_eval(
     import pandas as pd
 
     setting = _setting(run, qrels, (complete, max_per_query, level, version))
-    wanted = expand_measures(measures)
+    wanted = expand_measures(measures, version)
     connection = local_database().cursor()
     try:
         judged = set(_queries(connection, setting.qrels))
@@ -384,7 +398,7 @@ def trec_text(frame: pd.DataFrame) -> str:
 
 # --- every trec_eval measure -------------------------------------------------------------------
 
-# trec_eval's measures of -m all_trec (measures.c, trec_names) in its order, each as
+# trec_eval 10's measures of -m all_trec (measures.c, trec_names) in its order, each as
 # (an example of its spelling, the sqlmetrics metric computing it or None, a note); the
 # measures of its other rel_info formats (prefs_*, *_avgjg, yaap) close the list. docs/profiles.md
 # shows it; tests/test_trec.py checks each spelling resolves to that metric under the profile.
@@ -403,6 +417,9 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("P", "P_10", "precision", "@k"),
     ("relstring", "relstring", None, "not supported: a string of relevance values"),
     ("recall", "recall_10", "recall", "@k"),
+    ("unj", "unj_10", "unj", "@k (trec_eval 10): not judged in the first k, over k"),
+    ("rbp", "rbp", "rbp", "trec_eval 10; p = 0.9 (`rbp@0.8` for p = 0.8); binary gain"),
+    ("rbp_resid", "rbp_resid", "rbp_resid", "trec_eval 10; 0 when every listed item is judged"),
     (
         "infAP",
         "infAP",
@@ -438,6 +455,8 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
         "num_nonrel_judged_ret",
         "summed over users",
     ),
+    ("dcg", "dcg", "dcg", "trec_eval 10, not in all_trec; whole list, gain = rel"),
+    ("ideal_dcg", "ideal_dcg", "ideal_dcg", "trec_eval 10, not in all_trec; gain = rel"),
     ("prefs_*, *_avgjg, yaap", "", None, "not supported: preference and jg qrels formats"),
 )
 

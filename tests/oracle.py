@@ -45,12 +45,14 @@ TREC_METRICS = frozenset(
         "utility",
     }
     | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg", "infap"}
+    | {"rbp", "rbp_resid"}
 )
 ALL_METRICS = TREC_METRICS | frozenset(
     {"hits", "hit_rate", "precision", "recall", "f1", "r_precision", "mrr", "map", "cg", "dcg"}
     | {"ndcg", "dcg_exp", "ndcg_exp", "ndcg_scored", "ndcg_exp_scored", "recall_scored"}
     | {"r_precision_scored", "ndcg_ideal_k", "precision_listed", "recall_capped"}
     | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
+    | {"ideal_dcg", "unj", "judged_share"}
 )
 
 
@@ -240,6 +242,8 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
     n_rel = len(ul.ideal)
     hits = sum(1 for _, rel in top if rel > 0)
 
+    if metric == "ideal_dcg":
+        return _ideal_dcg(list(ul.ideal), k, _linear), 1.0
     if metric == "micro_hit_ratio":
         return float(hits), float(n_rel)
     if metric == "micro_mrr":
@@ -376,6 +380,8 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
     if metric in ("ndcg_rel", "normalized_gain", "rndcg"):
         return _against_the_ideal(metric, rels, list(ul.ideal))
     x = LEVEL_METRICS[metric] if level is None else float(level)
+    if metric == "rbp":  # (1 - p) sum over relevant positions of p^(i - 1), the whole list
+        return (1 - x) * sum(x ** (i - 1) for i, rel in enumerate(rels, start=1) if rel > 0)
     if metric in ("iprec_at_recall", "iprec_at_recall_trec9"):
         return _interpolated(rels, n_rel, x, metric.endswith("_trec9"))
     if metric == "rprec_mult":  # precision at the first floor(x * |R| + 0.9) positions
@@ -463,9 +469,30 @@ def _infap(order: Sequence[object], pool: dict[object, float], threshold: float)
     return total / n_rel if n_rel else 0.0
 
 
+def _judged_share(order: Sequence[object], pool: dict[object, float], k: int | None) -> float:
+    """ir_measures' Judged@k: the judged items (any interaction, a negative one too) among the
+    first min(k, list length), over that number; 0 without a list."""
+    top = list(order if k is None else order[:k])
+    return sum(1 for item in top if item in pool) / len(top) if top else 0.0
+
+
 def _judgement_value(
-    metric: str, order: Sequence[object], judged: dict[object, float], threshold: float
+    metric: str,
+    order: Sequence[object],
+    judged: dict[object, float],
+    threshold: float,
+    k: float | None = None,
 ) -> tuple[float, float]:
+    if metric == "unj":  # m_unjudged.c: unjudged in the first k, over k (the list without k)
+        cut = len(order) if k is None else int(k)
+        unjudged = sum(1 for item in order[:cut] if item not in judged)
+        return (unjudged / cut if cut else 0.0), 1.0
+    if metric == "rbp_resid":  # m_rbp_resid.c: p^n + (1 - p) x unjudged p^(i - 1); 0 if none
+        p = LEVEL_METRICS[metric] if k is None else float(k)
+        missing = [i for i, item in enumerate(order, start=1) if item not in judged]
+        return (p ** len(order) + (1 - p) * sum(p ** (i - 1) for i in missing)) if missing else (
+            0.0
+        ), 1.0
     if metric == "num_nonrel_judged_ret":  # the listed items judged at or below the threshold
         return float(sum(1 for item in order if item in judged and judged[item] <= threshold)), 1.0
     value = _bpref(order, judged, threshold)
@@ -615,8 +642,10 @@ def _per_user_num_den(
 
     def values(order: Sequence[object], ul: UserList, user: object) -> list[tuple[float, float]]:
         return [
-            _judgement_value(metric, order, judged[user], threshold)
+            _judgement_value(metric, order, judged.get(user, {}), threshold, k)
             if metric in JUDGEMENT_METRICS
+            else (_judged_share(order, pool.get(user, {}), k), 1.0)
+            if metric == "judged_share"
             else (_infap(order, pool[user], threshold), 1.0)
             if metric in POOL_METRICS
             else _num_den(metric, ul, k)

@@ -636,10 +636,11 @@ def pytrec_eval_cut_2(run: Run, qrels: Qrels) -> dict[str, dict[str, float]]:
     return pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)  # type: ignore[no-any-return]
 
 
-# trec_eval 9.0.8's -m all_trec (measures.c, trec_names), as trec_eval lists it.
+# trec_eval 10.0's -m all_trec (measures.c, trec_names), as trec_eval lists it.
 ALL_TREC = [
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+    "infAP", "gm_bpref", "utility",
     "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel",
     "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F",
     "num_nonrel_judged_ret",

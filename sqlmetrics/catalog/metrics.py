@@ -66,6 +66,8 @@ class Metric:
     # parameters; without `@x` the header's default_level
     takes_level: bool = False
     default_level: float = 0.0
+    # level_below: the level must be below this (rbp's persistence p < 1)
+    level_below: float | None = None
     square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
     # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret,
     # num_nonrel_judged_ret)
@@ -199,6 +201,7 @@ def parse_metric_file(path: Path) -> Metric:
         takes_score_threshold=header["cutoff"] in ("threshold", "level"),
         takes_level=header["cutoff"] == "level",
         default_level=float(header.get("default_level", "0")),
+        level_below=float(header["level_below"]) if "level_below" in header else None,
         square_root=header.get("finish") == "sqrt",
         summed=header["aggregate"] == "sum",
         exponential=header.get("finish") == "exp",
@@ -370,9 +373,13 @@ def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
     if metric.takes_level:
         if not sep:
             return metric.default_level
-        if not re.fullmatch(r"\d+\.?\d*|\.\d+", text):
+        below = metric.level_below
+        if not re.fullmatch(r"\d+\.?\d*|\.\d+", text) or (
+            below is not None and float(text) >= below
+        ):
+            bound = "of at least 0" if below is None else f"from 0 to below {below:g}"
             raise SqlmetricsError(
-                f"the level in {label!r} must be a number of at least 0, like "
+                f"the level in {label!r} must be a number {bound}, like "
                 f"{metric.name}@0.5 (trec_eval: {metric.name}_0.50)"
             )
         return float(text)

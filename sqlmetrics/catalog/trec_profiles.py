@@ -47,6 +47,12 @@ TREC_EVAL = Profile(
         "ndcg_rel": "ndcg_rel",  # ndcg_rel
         "rndcg": "rndcg",  # Rndcg
         "num_nonrel_judged_ret": "num_nonrel_judged_ret",  # num_nonrel_judged_ret (summed)
+        # trec_eval 10's additions
+        "dcg": "dcg",  # dcg (whole list, gain = rel)
+        "ideal_dcg": "ideal_dcg",  # ideal_dcg
+        "rbp": "rbp",  # rbp (p = 0.9; rbp@0.8 is rbp.p=0.8)
+        "rbp_resid": "rbp_resid",  # rbp_resid
+        "unj@k": "unj",  # unj_5, unj_10, unj_20
     },
     ties="id_text",
     other_populations=("judged", "all_judged"),
@@ -66,7 +72,14 @@ TREC_EVAL = Profile(
         "trec_eval 10.0 (June 2026): iprec_at_recall's and 11pt_avg's recall cutoffs are "
         "round(x * |R|) (lround), where 9.0.8 took floor(x * |R| + 0.9) (profile "
         "trec_eval_9); every other definition is the same in both and checked against "
-        "pytrec_eval (9.0.8), the two cutoffs against hand-derived fixtures.",
+        "pytrec_eval (9.0.8), the two cutoffs against hand-derived fixtures. 10 adds rbp, "
+        "rbp_resid, unj (unj_5, unj_10, unj_20), dcg and ideal_dcg.",
+        "rbp is binary (a relevant item gains 1), as trec_eval 10 on binary qrels, "
+        "ir_measures, LensKit and ranx on binary relevance; trec_eval 10's m_rbp.c rescales "
+        "graded rels by a minimum and maximum it never initialises, so its graded output "
+        "depends on the build; ranx multiplies by the raw grade. rbp_resid and unj count an "
+        "item the interactions lack (or a qrels rel < 0) as unjudged; rbp_resid is 0 when "
+        "no listed item is unjudged, as trec_eval.",
         "TREC files: read_run / read_qrels (CLI --input-format trec) read them as "
         "trec_eval 10 does (any whitespace, fields after the tag ignored, # comments, "
         "rel by atol, a blank or duplicate qrels line refused); sqlmetrics.trec_eval() "
@@ -128,14 +141,26 @@ TREC_EVAL = Profile(
 )
 
 
+# trec_eval 10's measures that 9.0.8 lacks
+ONLY_IN_10 = ("dcg", "ideal_dcg", "rbp", "rbp_resid", "unj@k")
+
+
 def _nine(profile: Profile) -> Profile:
-    """trec_eval 9.0.8: the same measures, the recall cutoffs of 9."""
+    """trec_eval 9.0.8: the same measures but 10's additions, the recall cutoffs of 9."""
     renamed = {"iprec_at_recall": "iprec_at_recall_trec9", "iprec_11pt_avg": "iprec_11pt_avg_trec9"}
     return dataclasses.replace(
         profile,
         name="trec_eval_9",
         library="trec_eval 9.0.8 (pytrec-eval-terrier 0.5.11)",
-        metrics={form: renamed.get(metric, metric) for form, metric in profile.metrics.items()},
+        metrics={
+            form: renamed.get(metric, metric)
+            for form, metric in profile.metrics.items()
+            if form not in ONLY_IN_10
+        },
+        unsupported={
+            form: "it is a measure of trec_eval 10.0, not 9.0.8; use profile 'trec_eval'"
+            for form in ONLY_IN_10
+        },
         notes=(
             "trec_eval 9.0.8, as pytrec_eval computes it: the trec_eval profile's definitions "
             "except iprec_at_recall and 11pt_avg, whose recall cutoffs are floor(x * |R| + "
