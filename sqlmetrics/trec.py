@@ -273,10 +273,14 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
             for name, label in wanted
             if name not in SPECIAL and MEASURES[name].graded == graded
         ]
+        if "set_F" in labels:  # recomputed below from its counts, in trec_eval's arithmetic
+            labels = list(dict.fromkeys([*labels, *SET_F_COUNTS]))
         if labels:
             # The graded measures read every positive rel (threshold 0); the others rel >= level.
             threshold = 0.0 if graded else setting.level - 1.0
             values |= setting.per_query(labels, threshold)
+    if "set_F" in values:
+        values["set_F"] = {qid: _set_f(values, qid) for qid in values["set_F"]}
     guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
     if guarded and setting.level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
         relevant = setting.per_query(["num_rel"], setting.level - 1.0)
@@ -289,6 +293,19 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
 
 
 SPECIAL = {"runid", "num_q"}
+SET_F_COUNTS = ("num_rel_ret", "num_ret", "num_rel")
+
+
+def _set_f(values: dict[str, dict[str, float]], qid: str) -> float:
+    """set_F as m_set_F.c computes it, (1 + 1) P R / (1 P + R) in doubles: 2H / (n + |R|) is
+    the same number, but its last bit differs, and with it a value like 42/64 = 0.65625
+    prints 0.6563 in trec_eval and 0.6562 from the exact quotient."""
+    hits = values["num_rel_ret"].get(qid, 0.0)
+    if not hits:
+        return 0.0
+    precision = hits / values["num_ret"][qid]
+    recall = hits / values["num_rel"][qid]
+    return (1.0 + 1.0) * precision * recall / (1.0 * precision + recall)
 
 
 def trec_eval(
@@ -380,10 +397,14 @@ def _summary(
         # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
         every = setting.per_query([label], 0.0)[label]
         return int(sum(every.values()))
+    # summed one query after another in qid order, as trec_eval accumulates (a correctly
+    # rounded sum can differ in the last bit, and so in the fourth decimal of a half)
+    total = 0.0
+    for qid in sorted(counted):
+        number = value(name, label, qid)
+        total += math.log(number) if measure.geometric else number
     if measure.geometric:
-        logs = [math.log(value(name, label, qid)) for qid in counted]
-        return math.exp(math.fsum(logs) / len(counted))
-    total = math.fsum(value(name, label, qid) for qid in counted)
+        return math.exp(total / len(counted))
     return int(total) if measure.summed else total / len(counted)
 
 

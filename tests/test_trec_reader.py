@@ -239,3 +239,16 @@ def test_version_is_10_or_9(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("1 0 a 1\n")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="version must be 10"):
         trec_eval(tmp_path / "run", tmp_path / "qrels", version=8)
+
+
+def test_set_f_rounds_as_trec_eval_s_arithmetic(tmp_path: Path) -> None:
+    """24 listed, 21 of them relevant, 40 relevant: set_F = 2 x 21 / 64 = 0.65625 exactly,
+    but trec_eval's (1 + 1) P R / (P + R) with P = 21/24, R = 21/40 is 0.6562500000000001 in
+    doubles, and prints 0.6563 (what trec_eval 10.0 and 9.0.8 print)."""
+    (tmp_path / "run").write_text(
+        "".join(f"1 Q0 d{i:02d} {i + 1} {100 - i} t\n" for i in range(24))
+    )
+    relevant = [f"d{i:02d}" for i in range(21)] + [f"x{i:02d}" for i in range(19)]
+    (tmp_path / "qrels").write_text("".join(f"1 0 {doc} 1\n" for doc in relevant))
+    text = trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", ["set_F"], per_query=True))
+    assert text == "set_F                 \t1\t0.6563\nset_F                 \tall\t0.6563\n"
