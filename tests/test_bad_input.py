@@ -385,3 +385,12 @@ def test_a_list_struct_or_map_is_no_id(expression: str, kind: str) -> None:
     )
     with pytest.raises(SqlmetricsError, match=f"^{re.escape(message)}$"):
         sqlmetrics.evaluate("recs", "truth", ["ndcg@10"], connection=connection)
+
+
+def test_to_sql_refuses_an_input_that_is_no_table_name() -> None:
+    """A Query given to to_sql raised a TypeError from sqlglot's tokenizer."""
+    query = sqlmetrics.Query("SELECT * FROM recs")
+    with pytest.raises(
+        SqlmetricsError, match=r"^recommendations: a table name is a string, not a Query"
+    ):
+        sqlmetrics.to_sql(["ndcg@10"], dialect="postgres", recommendations=query)  # type: ignore[arg-type]

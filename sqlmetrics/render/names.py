@@ -14,6 +14,11 @@ from sqlmetrics.errors import SqlmetricsError
 
 def table_name(name: str, dialect: str, role: str) -> exp.Table:
     """A table name as the target dialect reads it; anything else is refused, never quoted."""
+    if not isinstance(name, str):  # to_sql's inputs are names (evaluate reads a Query)
+        raise SqlmetricsError(
+            f"{role}: a table name is a string, not a {type(name).__name__}; to_sql writes SQL "
+            "over table names (evaluate also takes a sqlmetrics.Query)"
+        )
     try:
         table = (
             None
