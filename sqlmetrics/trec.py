@@ -34,141 +34,13 @@ from sqlmetrics.io.trec_reader import (
     read_run,
     relation,
 )
+from sqlmetrics.trec_measures import MEASURES, MIN_GEO_MEAN, expand_measures, recipe
 
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd
 
 # --- trec_eval's report ------------------------------------------------------------------------
-
-# trec_eval's default cutoffs (m_P.c, m_recall.c, m_ndcg_cut.c, m_map_cut.c, m_relative_P.c;
-# m_success.c has its own) and float parameters (m_iprec_at_recall.c, m_Rprec_mult.c).
-CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-RECALL_LEVELS = tuple(i / 10 for i in range(11))
-R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
-MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's and gm_bpref's floor (sql/gm_map.sql)
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A trec_eval measure sqlmetrics computes, and how its report line is made."""
-
-    name: str
-    cutoffs: tuple[int, ...] = ()  # the defaults of a cut measure (-m P gives P_5 ... P_1000)
-    levels: tuple[float, ...] = ()  # the defaults of a float parameter, printed as %3.2f
-    summed: bool = False  # the 'all' line is the sum over queries (num_*), an integer
-    graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
-    # gm_map, gm_bpref: exp of the mean log, no per-query line (m_gm_map.c, m_gm_bpref.c)
-    geometric: bool = False
-    # 0 for a query with nothing relevant at -l though its gains read every positive rel
-    # (m_Rndcg.c returns before computing when num_rel is 0)
-    needs_relevant: bool = False
-    since: int = 9  # the trec_eval version that has it
-
-
-# In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
-MEASURES: dict[str, Measure] = {
-    m.name: m
-    for m in (
-        Measure("runid"),
-        Measure("num_q", summed=True),
-        Measure("num_ret", summed=True),
-        Measure("num_rel", summed=True),
-        Measure("num_rel_ret", summed=True),
-        Measure("map"),
-        Measure("gm_map", geometric=True),
-        Measure("Rprec"),
-        Measure("bpref"),
-        Measure("recip_rank"),
-        Measure("iprec_at_recall", levels=RECALL_LEVELS),
-        Measure("P", CUTOFFS),
-        Measure("recall", CUTOFFS),
-        Measure("infAP"),
-        Measure("gm_bpref", geometric=True),
-        Measure("Rprec_mult", levels=R_MULTIPLES),
-        Measure("utility"),
-        Measure("11pt_avg"),
-        Measure("binG"),
-        Measure("G", graded=True),
-        Measure("dcg", graded=True, since=10),
-        Measure("ideal_dcg", graded=True, since=10),
-        Measure("ndcg", graded=True),
-        Measure("ndcg_rel", graded=True),
-        Measure("Rndcg", graded=True, needs_relevant=True),
-        Measure("ndcg_cut", CUTOFFS, graded=True),
-        Measure("map_cut", CUTOFFS),
-        Measure("relative_P", CUTOFFS),
-        Measure("success", (1, 5, 10)),
-        Measure("set_P"),
-        Measure("set_relative_P"),
-        Measure("set_recall"),
-        Measure("set_map"),
-        Measure("set_F"),
-        Measure("num_nonrel_judged_ret", summed=True),
-        # rbp ignores -l as ndcg does (m_rbp.c reads the rel levels); unj and rbp_resid read
-        # only whether a document is judged
-        Measure("rbp", graded=True, since=10),
-        Measure("rbp_resid", graded=True, since=10),
-        Measure("unj", (5, 10, 20), since=10),
-    )
-}
-# trec_eval's default ("official") measures.
-OFFICIAL = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P",
-)  # fmt: skip
-
-
-def _split(text: str) -> tuple[Measure | None, str | None]:
-    """A measure name and its parameter: ``P`` -> (P, None), ``P.5`` / ``P_5`` -> (P, "5")."""
-    for name in sorted(MEASURES, key=len, reverse=True):
-        if text == name:
-            return MEASURES[name], None
-        if text.startswith(name) and text[len(name)] in "._" and len(text) > len(name) + 1:
-            return MEASURES[name], text[len(name) + 1 :]
-    return None, None
-
-
-def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tuple[str, str]]:
-    """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
-    ``P.5`` / ``P_5`` one, ``iprec_at_recall_0.1`` one level (printed 0.10); a measure of
-    trec_eval 10 is refused under ``version`` 9."""
-    import re
-
-    from sqlmetrics.catalog.metrics import parse_request
-
-    wanted: list[tuple[str, str]] = []
-    for text in OFFICIAL if names is None else names:
-        text = text.strip()
-        measure, parameter = _split(text)
-        takes = measure is not None and bool(measure.cutoffs or measure.levels)
-        pattern = r"\d+" if measure is not None and measure.cutoffs else r"\d*\.?\d+"
-        if measure is None or (parameter is not None and not takes):
-            parse_request(text)  # the reason it is unknown or malformed, as everywhere
-            raise SqlmetricsError(
-                f"{text!r} is not a trec_eval measure of --format trec; it reports "
-                f"{', '.join(MEASURES)} (cut measures as P or P_5)"
-            )
-        if measure.since > version:
-            raise SqlmetricsError(
-                f"{text!r} is a measure of trec_eval 10.0, not of 9.0.8: drop --trec-version 9 "
-                "(version=9) to report it"
-            )
-        if parameter is not None and not re.fullmatch(pattern, parameter):
-            raise SqlmetricsError(
-                f"{text!r}: {measure.name} takes "
-                + ("a whole number, like P_10" if measure.cutoffs else "a number, like 0.10")
-            )
-        if measure.cutoffs:
-            cuts = measure.cutoffs if parameter is None else (int(parameter),)
-            wanted += [(measure.name, f"{measure.name}_{k}") for k in cuts]
-        elif measure.levels:
-            levels = measure.levels if parameter is None else (float(parameter),)
-            wanted += [(measure.name, f"{measure.name}_{x:3.2f}") for x in levels]
-        else:
-            wanted.append((measure.name, measure.name))
-    order = list(MEASURES)
-    return sorted(dict.fromkeys(wanted), key=lambda pair: order.index(pair[0]))
 
 
 def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str, int]:
@@ -265,22 +137,34 @@ def _setting(
 
 
 def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
-    """Every wanted measure's per-query values, from evaluate."""
+    """Every wanted line's per-query values, from evaluate (a parameterized line from the
+    requests its recipe names)."""
+    recipes = {label: recipe(name, label) or ((label,), _first) for name, label in wanted}
     values: dict[str, dict[str, float]] = {}
     for graded in (False, True):
         labels = [
-            label
+            request
             for name, label in wanted
             if name not in SPECIAL and MEASURES[name].graded == graded
+            for request in recipes[label][0]
         ]
         if "set_F" in labels:  # recomputed below from its counts, in trec_eval's arithmetic
-            labels = list(dict.fromkeys([*labels, *SET_F_COUNTS]))
+            labels += SET_F_COUNTS
+        labels = list(dict.fromkeys(labels))
         if labels:
             # The graded measures read every positive rel (threshold 0); the others rel >= level.
             threshold = 0.0 if graded else setting.level - 1.0
             values |= setting.per_query(labels, threshold)
     if "set_F" in values:
         values["set_F"] = {qid: _set_f(values, qid) for qid in values["set_F"]}
+    for name, label in wanted:
+        requests, combine = recipes[label]
+        if name not in SPECIAL and requests != (label,):
+            queries = set().union(*(values[request] for request in requests))
+            values[label] = {
+                qid: combine([values[request].get(qid, 0.0) for request in requests])
+                for qid in queries
+            }
     guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
     if guarded and setting.level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
         relevant = setting.per_query(["num_rel"], setting.level - 1.0)
@@ -290,6 +174,10 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
                 for qid, value in values[label].items()
             }
     return values
+
+
+def _first(values: Sequence[float]) -> float:
+    return values[0]
 
 
 SPECIAL = {"runid", "num_q"}

@@ -17,7 +17,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("compose",),
     ("stats",),
     ("engines",),
-    ("api", "run", "trec"),
+    ("api", "run", "trec", "trec_measures"),
     ("dbt", "reporting"),
     ("cli",),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -252,3 +253,45 @@ def test_set_f_rounds_as_trec_eval_s_arithmetic(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("".join(f"1 0 {doc} 1\n" for doc in relevant))
     text = trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", ["set_F"], per_query=True))
     assert text == "set_F                 \t1\t0.6563\nset_F                 \tall\t0.6563\n"
+
+
+def test_measure_parameters_as_trec_eval_s_minus_m(tmp_path: Path) -> None:
+    """Run a, b, c, d, e; relevant a, c, f; b judged 0 (|R| = 3, relevant listed at 1 and 3).
+    P.3,1: P_1 1, P_3 2/3. ndcg_cut.2.7: the cutoff read by atol, 2: 1 / (1 + 1/log2 3) =
+    0.6131. iprec_at_recall..5,0.0: x = 0 -> 1, x = .5 -> lround(1.5) = 2 -> 2/3.
+    utility.2,-1,0,0: 2 x 2 - 1 x 3 = 1. 11pt_avg..5,1: (2/3 + 0) / 2 (x = 1 needs 3 listed).
+    rbp.p=0.5: 0.5 (1 + 0.5^2) = 0.625. Every line but rbp's is what trec_eval 10.0 prints
+    (its m_rbp.c reads uninitialised variables)."""
+    (tmp_path / "run").write_text(
+        "".join(f"1 Q0 {d} {i} {6 - i} t\n" for i, d in enumerate("abcde", 1))
+    )
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n1 0 f 1\n")
+    measures = [
+        "P.3,1", "ndcg_cut.2.7", "iprec_at_recall..5,0.0", "utility.2,-1,0,0", "11pt_avg..5,1",
+        "rbp.p=0.5",
+    ]  # fmt: skip
+    assert trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", measures)) == (
+        "iprec_at_recall_0.00  \tall\t1.0000\niprec_at_recall_0.50  \tall\t0.6667\n"
+        "P_1                   \tall\t1.0000\nP_3                   \tall\t0.6667\n"
+        "utility_2,-1,0,0      \tall\t1.0000\n11pt_avg_.5,1         \tall\t0.3333\n"
+        "ndcg_cut_2            \tall\t0.6131\nrbp_p=0.5             \tall\t0.6250\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        ("ndcg.1=3,2=9", "gains of the rel levels (rel=gain) are not offered"),
+        ("P.0", "is not a cutoff of at least 1"),
+        ("utility.1,2", "utility takes four coefficients"),
+        ("rbp.p=1", "rbp takes p=x, 0 <= x < 1"),
+        ("map.5", "map takes no parameter"),
+    ],
+)
+def test_measure_parameters_refused_with_the_reason(
+    tmp_path: Path, measure: str, message: str
+) -> None:
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=re.escape(message)):
+        trec_eval(tmp_path / "run", tmp_path / "qrels", [measure])

@@ -1,0 +1,215 @@
+"""trec_eval's measures as ``--format trec`` names them: their order, default parameters and
+the parameters of ``-m`` (``P.5,7,3``, ``iprec_at_recall..10,.25``, ``11pt_avg..25,.75``,
+``utility.2,-1,0,0``, ``rbp.p=0.8``), each expanded into the lines trec_eval prints and the
+sqlmetrics requests that compute them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlmetrics.errors import SqlmetricsError
+
+# trec_eval's default cutoffs (m_P.c, m_recall.c, m_ndcg_cut.c, m_map_cut.c, m_relative_P.c;
+# m_success.c has its own) and float parameters (m_iprec_at_recall.c, m_Rprec_mult.c).
+CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+RECALL_LEVELS = tuple(i / 10 for i in range(11))
+R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
+MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's and gm_bpref's floor (sql/gm_map.sql)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A trec_eval measure sqlmetrics computes, and how its report line is made."""
+
+    name: str
+    cutoffs: tuple[int, ...] = ()  # the defaults of a cut measure (-m P gives P_5 ... P_1000)
+    levels: tuple[float, ...] = ()  # the defaults of a float parameter, printed as %3.2f
+    summed: bool = False  # the 'all' line is the sum over queries (num_*), an integer
+    graded: bool = False  # reads the gains whatever -l says (ndcg: m_ndcg.c ignores the level)
+    # gm_map, gm_bpref: exp of the mean log, no per-query line (m_gm_map.c, m_gm_bpref.c)
+    geometric: bool = False
+    # 0 for a query with nothing relevant at -l though its gains read every positive rel
+    # (m_Rndcg.c returns before computing when num_rel is 0)
+    needs_relevant: bool = False
+    since: int = 9  # the trec_eval version that has it
+
+
+# In trec_eval's own order (measures.c, te_trec_measures), the order it prints them in.
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure("runid"),
+        Measure("num_q", summed=True),
+        Measure("num_ret", summed=True),
+        Measure("num_rel", summed=True),
+        Measure("num_rel_ret", summed=True),
+        Measure("map"),
+        Measure("gm_map", geometric=True),
+        Measure("Rprec"),
+        Measure("bpref"),
+        Measure("recip_rank"),
+        Measure("iprec_at_recall", levels=RECALL_LEVELS),
+        Measure("P", CUTOFFS),
+        Measure("recall", CUTOFFS),
+        Measure("infAP"),
+        Measure("gm_bpref", geometric=True),
+        Measure("Rprec_mult", levels=R_MULTIPLES),
+        Measure("utility"),
+        Measure("11pt_avg"),
+        Measure("binG"),
+        Measure("G", graded=True),
+        Measure("dcg", graded=True, since=10),
+        Measure("ideal_dcg", graded=True, since=10),
+        Measure("ndcg", graded=True),
+        Measure("ndcg_rel", graded=True),
+        Measure("Rndcg", graded=True, needs_relevant=True),
+        Measure("ndcg_cut", CUTOFFS, graded=True),
+        Measure("map_cut", CUTOFFS),
+        Measure("relative_P", CUTOFFS),
+        Measure("success", (1, 5, 10)),
+        Measure("set_P"),
+        Measure("set_relative_P"),
+        Measure("set_recall"),
+        Measure("set_map"),
+        Measure("set_F"),
+        Measure("num_nonrel_judged_ret", summed=True),
+        # rbp ignores -l as ndcg does (m_rbp.c reads the rel levels); unj and rbp_resid read
+        # only whether a document is judged
+        Measure("rbp", graded=True, since=10),
+        Measure("rbp_resid", graded=True, since=10),
+        Measure("unj", (5, 10, 20), since=10),
+    )
+}
+# trec_eval's default ("official") measures.
+OFFICIAL = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P",
+)  # fmt: skip
+
+
+def _split(text: str) -> tuple[Measure | None, str | None]:
+    """A measure name and its parameter: ``P`` -> (P, None), ``P.5`` / ``P_5`` -> (P, "5")."""
+    for name in sorted(MEASURES, key=len, reverse=True):
+        if text == name:
+            return MEASURES[name], None
+        if text.startswith(name) and text[len(name)] in "._" and len(text) > len(name) + 1:
+            return MEASURES[name], text[len(name) + 1 :]
+    return None, None
+
+
+# The evaluate requests a printed line reads, and how its value comes from theirs (per query,
+# in that order).
+Recipe = tuple[tuple[str, ...], Callable[[Sequence[float]], float]]
+
+
+def _numbers(text: str, parameter: str, whole: bool) -> list[float]:
+    """A measure's comma-separated parameters, sorted: whole numbers (a cutoff, read as atol
+    reads it: 23.4 is 23) or numbers of at least 0 (a level)."""
+    values: set[float] = set()
+    for part in parameter.split(","):
+        pattern = r"\d+(\.\d*)?" if whole else r"\d+\.?\d*|\.\d+"
+        if not re.fullmatch(pattern, part) or (whole and int(part.split(".")[0]) < 1):
+            raise SqlmetricsError(
+                f"{text!r}: {part!r} is not "
+                + ("a cutoff of at least 1, like P.5,10" if whole else "a number, like .10,.25")
+            )
+        values.add(int(part.split(".")[0]) if whole else float(part))
+    return sorted(values)
+
+
+def _parameterized(text: str, measure: Measure, parameter: str) -> list[tuple[str, str]]:
+    """The lines of a measure given parameters trec_eval's -m takes."""
+    if measure.cutoffs:
+        cuts = _numbers(text, parameter, whole=True)
+        return [(measure.name, f"{measure.name}_{k:.0f}") for k in cuts]
+    if measure.levels:
+        levels = _numbers(text, parameter, whole=False)
+        return [(measure.name, f"{measure.name}_{x:3.2f}") for x in levels]
+    if measure.name == "11pt_avg":
+        _numbers(text, parameter, whole=False)
+        return [(measure.name, f"11pt_avg_{parameter}")]
+    if measure.name == "utility":
+        parts = parameter.split(",")
+        if len(parts) != 4 or not all(re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", p) for p in parts):
+            raise SqlmetricsError(
+                f"{text!r}: utility takes four coefficients, like utility.1,-1,0,0 (relevant "
+                "retrieved, other retrieved, relevant not retrieved, other not retrieved)"
+            )
+        return [(measure.name, f"utility_{parameter}")]
+    if measure.name in ("rbp", "rbp_resid"):
+        match = re.fullmatch(r"p=(\d*\.?\d+)", parameter)
+        if match is None or not float(match.group(1)) < 1:
+            raise SqlmetricsError(f"{text!r}: {measure.name} takes p=x, 0 <= x < 1, like rbp.p=0.8")
+        return [(measure.name, f"{measure.name}_p={match.group(1)}")]
+    if "=" in parameter:
+        raise SqlmetricsError(
+            f"{text!r}: gains of the rel levels (rel=gain) are not offered: the gain is the "
+            "rel level"
+        )
+    from sqlmetrics.catalog.metrics import parse_request
+
+    parse_request(text)  # the reason it is unknown or malformed, as everywhere
+    raise SqlmetricsError(f"{text!r}: {measure.name} takes no parameter")
+
+
+def recipe(name: str, label: str) -> Recipe | None:
+    """How a parameterized line is computed (None: the label is itself an evaluate request)."""
+    if name == "11pt_avg" and label != name:
+        levels = label.removeprefix("11pt_avg_").split(",")
+        requests = tuple(f"iprec_at_recall@{float(x)!r}" for x in levels)
+        return requests, lambda values: sum(values) / len(values)
+    if name == "utility" and label != name:
+        a, b, c, d = (float(x) for x in label.removeprefix("utility_").split(","))
+
+        def utility(values: Sequence[float]) -> float:
+            hits, listed, relevant = values
+            if not listed:  # a query without a run (-c): trec_eval's 0
+                return 0.0
+            # m_utility.c, with no -N (0 documents in the collection)
+            return (
+                a * hits
+                + b * (listed - hits)
+                + c * (relevant - hits)
+                + d * (hits - listed - relevant)
+            )
+
+        return ("num_rel_ret", "num_ret", "num_rel"), utility
+    if name in ("rbp", "rbp_resid") and label != name:
+        return (f"{name}@{label.split('=', 1)[1]}",), lambda values: values[0]
+    return None
+
+
+def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tuple[str, str]]:
+    """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
+    ``P.5,7,3`` / ``P_5`` those, ``iprec_at_recall..1,.25`` those levels (printed 0.10),
+    ``11pt_avg..25,.75``, ``utility.2,-1,0,0`` and ``rbp.p=0.8`` one line each, as trec_eval
+    prints them; a measure of trec_eval 10 is refused under ``version`` 9."""
+    from sqlmetrics.catalog.metrics import parse_request
+
+    wanted: list[tuple[str, str]] = []
+    for text in OFFICIAL if names is None else names:
+        text = text.strip()
+        measure, parameter = _split(text)
+        if measure is None:
+            parse_request(text)  # the reason it is unknown or malformed, as everywhere
+            raise SqlmetricsError(
+                f"{text!r} is not a trec_eval measure of --format trec; it reports "
+                f"{', '.join(MEASURES)} (cut measures as P or P_5)"
+            )
+        if measure.since > version:
+            raise SqlmetricsError(
+                f"{text!r} is a measure of trec_eval 10.0, not of 9.0.8: drop --trec-version 9 "
+                "(version=9) to report it"
+            )
+        if parameter is not None:
+            wanted += _parameterized(text, measure, parameter)
+        elif measure.cutoffs:
+            wanted += [(measure.name, f"{measure.name}_{k}") for k in measure.cutoffs]
+        elif measure.levels:
+            wanted += [(measure.name, f"{measure.name}_{x:3.2f}") for x in measure.levels]
+        else:
+            wanted.append((measure.name, measure.name))
+    order = list(MEASURES)
+    return sorted(dict.fromkeys(wanted), key=lambda pair: order.index(pair[0]))
