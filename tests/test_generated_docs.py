@@ -32,7 +32,7 @@ def test_metrics_page_has_a_table_per_family_and_every_metric_once() -> None:
     page = (REPO / "docs" / "METRICS.md").read_text(encoding="utf-8")
     assert region_names(page) == [f"{name}-metrics" for name in FAMILIES]
     for name, metric in metrics().items():
-        assert page.count(f"| `{name}` |") == 1, name
+        assert page.count(f"| `{name}` |") == 1, f"{name}: run make docs"
         assert family(metric) in FAMILIES
 
 
