@@ -1,7 +1,9 @@
 """A pyspark SparkSession: inputs are table names, ``Query`` objects, or Spark DataFrames of the
 same session (registered as temporary views under names of their own, dropped afterwards). The
-query runs as one Spark job group (a tag on Spark Connect), which a timeout or Ctrl-C cancels;
-``progress`` prints the running stages' tasks on stderr.
+query runs on a thread of its own as a Spark job group of its own (a tag on Spark Connect),
+which a timeout or Ctrl-C cancels with the jobs it starts afterwards: the caller returns at the
+deadline even while Spark still plans the query, before any job exists. ``progress`` prints
+the running stages' tasks on stderr.
 
 A few session settings that spare shuffles are set around each query and restored after it
 (``_QUERY_SETTINGS``; measured in docs/benchmark.md, "Spark (issue 18)").
@@ -11,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import queue
 import sys
 import threading
 import uuid
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from sqlglot import exp
 
@@ -31,6 +34,41 @@ _QUERY_SETTINGS: dict[str, str] = {
     # partitioning, instead of hashing both sides again by both keys.
     "spark.sql.requireAllClusterKeysForCoPartition": "false",
 }
+
+
+# How often a cancelled statement's group is cancelled again, until the statement ends: the
+# jobs started after the first cancel (adaptive execution's stages; before Spark 4.0 any job;
+# on Spark Connect an operation submitted after it).
+RECANCEL_SECONDS = 0.1
+# How often the caller, waiting for a statement, looks whether it was cancelled.
+WAIT_SECONDS = 0.05
+T = TypeVar("T")
+
+
+class _Left(Exception):
+    """The caller left a cancelled statement (a timeout's, or Ctrl-C's) that Spark was still
+    planning: guarded reports the timeout."""
+
+
+class _Statement:
+    """One query of a call, run on a thread of its own under a job group of its own. Spark
+    cannot stop a query while it plans it, so a cancelled statement is left to end on its
+    thread, its jobs cancelled as they start; the caller returns at once."""
+
+    def __init__(self) -> None:
+        self.group = f"sqlmetrics-{uuid.uuid4().hex}"
+        self.cancelled = threading.Event()
+        self.ended = threading.Event()
+
+
+def _cancel_with_later_jobs(context: Any, group: str) -> bool:
+    """Cancels ``group``'s jobs and every job it starts later (Spark 4.0 and later); False
+    where Spark has no such call."""
+    try:
+        context._jsc.sc().cancelJobGroupAndFutureJobs(group)
+    except Exception:  # py4j's error for a method Spark does not have
+        return False
+    return True
 
 
 class SparkEngine(Engine):
@@ -57,7 +95,7 @@ class SparkEngine(Engine):
         self.dialect = dialect or "spark"
         self.spark = spark
         self.views: list[str] = []
-        self.group = f"sqlmetrics-{uuid.uuid4().hex}"
+        self.statement: _Statement | None = None  # the last one begun, which cancel stops
         # Classic Spark has a SparkContext (job groups, status tracker); Spark Connect has tags.
         try:
             self.context: Any = spark.sparkContext
@@ -70,7 +108,8 @@ class SparkEngine(Engine):
             relation = self._view(value, role)
         probe = exp.select("*").from_(relation.copy()).limit(0)
         try:
-            schema = self.guarded(lambda: self.spark.sql(self.sql(probe)).schema)
+            text = self.sql(probe)
+            schema = self.guarded(lambda: self._run(lambda: self.spark.sql(text).schema))
         except SqlmetricsError as error:
             shown = value.sql if isinstance(value, Query) else value
             if not isinstance(shown, str):
@@ -101,20 +140,51 @@ class SparkEngine(Engine):
         return exp.to_table(name)
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        with self._running():
+        def collect() -> tuple[list[str], list[tuple[Any, ...]]]:
             frame = self.spark.sql(sql)
             rows = frame.collect()
             return list(frame.columns), [tuple(row) for row in rows]
 
+        return self._run(collect)
+
+    def _run(self, run: Callable[[], T]) -> T:
+        """``run`` as a statement of its own (_Statement): on a thread of its own, which the
+        caller leaves when the statement is cancelled, though Spark is still planning it."""
+        statement = self.statement = _Statement()
+        outcome: queue.Queue[tuple[bool, Any]] = queue.Queue()
+
+        def work() -> None:
+            try:
+                with self._running(statement.group):
+                    outcome.put((True, run()))
+            except BaseException as error:  # handed to the caller, who raises it
+                outcome.put((False, error))
+            finally:
+                statement.ended.set()
+
+        threading.Thread(target=work, name="sqlmetrics-spark", daemon=True).start()
+        while True:
+            try:
+                ok, value = outcome.get(timeout=WAIT_SECONDS)
+            except queue.Empty:
+                if statement.cancelled.is_set():
+                    raise _Left("the statement was cancelled while Spark planned it") from None
+                continue
+            if ok:
+                return value  # type: ignore[no-any-return]
+            raise value
+
     @contextlib.contextmanager
-    def _running(self) -> Iterator[None]:
-        """This engine's job group, settings and progress line around a query."""
-        previous = self._start_group()
+    def _running(self, group: str) -> Iterator[None]:
+        """The statement's job group, settings and progress line around a query."""
+        previous = self._start_group(group)
         settings = self._set(_QUERY_SETTINGS)
         stop = threading.Event()
         reporter = None
         if self.progress and self.context is not None:
-            reporter = threading.Thread(target=self._report_progress, args=(stop,), daemon=True)
+            reporter = threading.Thread(
+                target=self._report_progress, args=(stop, group), daemon=True
+            )
             reporter.start()
         try:
             yield
@@ -123,7 +193,7 @@ class SparkEngine(Engine):
             if reporter is not None:
                 reporter.join()
             self._set(settings)
-            self._end_group(previous)
+            self._end_group(group, previous)
 
     def _set(self, settings: Mapping[str, str | None]) -> dict[str, str | None]:
         """Sets (None: unsets) session settings; returns what they were, for those it set.
@@ -141,35 +211,54 @@ class SparkEngine(Engine):
                 previous[key] = before
         return previous
 
-    def _start_group(self) -> dict[str, Any]:
+    def _start_group(self, group: str) -> dict[str, Any]:
         if self.context is None:
-            self.spark.addTag(self.group)
+            self.spark.addTag(group)
             return {}
         previous = {key: self.context.getLocalProperty(key) for key in _JOB_PROPERTIES}
-        self.context.setJobGroup(self.group, "sqlmetrics evaluate", interruptOnCancel=True)
+        self.context.setJobGroup(group, "sqlmetrics evaluate", interruptOnCancel=True)
         return previous
 
-    def _end_group(self, previous: dict[str, Any]) -> None:
+    def _end_group(self, group: str, previous: dict[str, Any]) -> None:
         """The thread's job properties as they were: no setting is left behind."""
         if self.context is None:
-            self.spark.removeTag(self.group)
+            self.spark.removeTag(group)
             return
         for key, value in previous.items():
             self.context.setLocalProperty(key, value)
 
     def cancel(self) -> None:
-        if self.context is None:
-            self.spark.interruptTag(self.group)
-        else:
-            self.context.cancelJobGroup(self.group)
+        """Cancels the statement: its jobs, those running and those it starts later (a
+        deadline may pass while Spark plans it, before any job exists), and the caller leaves
+        it. Its group is its own, so no one else's work is touched."""
+        statement = self.statement
+        if statement is None or statement.cancelled.is_set():
+            return
+        statement.cancelled.set()
+        if self.context is None or not _cancel_with_later_jobs(self.context, statement.group):
+            self._cancel_now(statement.group)
+        # Spark 4 refuses the group's later jobs, but not the shuffle stages adaptive execution
+        # submits on their own: until the statement ends, whatever starts is cancelled again.
+        threading.Thread(target=self._recancel, args=(statement,), daemon=True).start()
 
-    def _report_progress(self, stop: threading.Event) -> None:
+    def _cancel_now(self, group: str) -> None:
+        with contextlib.suppress(Exception):  # a stopped session has nothing left to cancel
+            if self.context is None:
+                self.spark.interruptTag(group)
+            else:
+                self.context.cancelJobGroup(group)
+
+    def _recancel(self, statement: _Statement) -> None:
+        while not statement.ended.wait(RECANCEL_SECONDS):
+            self._cancel_now(statement.group)
+
+    def _report_progress(self, stop: threading.Event, group: str) -> None:
         """Spark's stages of this job group as a line on stderr, like DuckDB's bar."""
         tracker = self.context.statusTracker()
         shown = False
         while not stop.wait(0.5):
             done = total = 0
-            for job_id in tracker.getJobIdsForGroup(self.group):
+            for job_id in tracker.getJobIdsForGroup(group):
                 job = tracker.getJobInfo(job_id)
                 for stage_id in job.stageIds if job else ():
                     stage = tracker.getStageInfo(stage_id)
