@@ -16,7 +16,7 @@ from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.query import compose_checks
-from sqlmetrics.engines import open_engine
+from sqlmetrics.engines import connection_of, open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.engines.checks import (
     check_items,
@@ -344,6 +344,8 @@ def _evaluated(
         ranks=resolved.ranks,
     )
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    given = {"recommendations": recommendations, "interactions": interactions}
+    connection = connection_of(connection, {**given, "items": items, "history": history})
     with open_engine(connection, dialect=dialect, timeout=timeout, progress=progress) as engine:
         if engine.name != "duckdb" and any(
             isinstance(value, TrecFile) for value in (recommendations, interactions)

@@ -233,10 +233,12 @@ def checked_inputs(
     """Before the queries of the metrics: the segment is a column of both inputs, the models
     are few enough to draw. Returns each input's rows (Parquet answers them from its footer;
     None where they cannot be counted) and the engine in words, for the provenance."""
-    from sqlmetrics.engines import open_engine
+    from sqlmetrics.engines import connection_of, open_engine
 
     inputs = {"recommendations": recommendations, "interactions": interactions}
-    connection, dialect = options.get("connection"), options.get("dialect")
+    dialect = options.get("dialect")
+    given = {**inputs, "items": options.get("items"), "history": options.get("history")}
+    connection = connection_of(options.get("connection"), given)
     with open_engine(connection, dialect=dialect, timeout=options.get("timeout")) as engine:
         sources = {role: engine.bind(value, role) for role, value in inputs.items()}
         if segment is not None:

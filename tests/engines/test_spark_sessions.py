@@ -106,3 +106,61 @@ def test_a_timeout_that_passes_while_spark_plans_cancels_the_jobs_after_it(
             thread.join(timeout=300)
             assert not thread.is_alive()
     assert _no_active_jobs(spark)
+
+
+@pytest.mark.spark
+def test_spark_dataframes_without_a_connection_are_evaluated_in_their_session(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, they were read into DuckDB: every row through Spark's driver (past
+    spark.driver.maxResultSize, a Java stack trace). Now the session evaluates them, as if
+    connection= named it, and DuckDB reads nothing."""
+    from sqlmetrics.engines.duckdb import DuckDBEngine
+
+    def no_duckdb(self: Any, value: object, role: str) -> Any:
+        raise AssertionError(f"DuckDB read the {role}")
+
+    recommendations = spark.createDataFrame(RECOMMENDATIONS)
+    interactions = spark.createDataFrame(INTERACTIONS)
+    views = {table.name for table in spark.catalog.listTables()}
+    monkeypatch.setattr(DuckDBEngine, "bind", no_duckdb)
+    got = sqlmetrics.evaluate(recommendations, interactions, METRICS)
+    assert {metric: got[metric].iloc[0] for metric in METRICS} == pytest.approx(EXPECTED)
+    assert got["users"].iloc[0] == 2
+    assert {table.name for table in spark.catalog.listTables()} == views  # views dropped
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("interactions", "said"),
+    [
+        ("pandas", r"interactions is DataFrame: one query reads every input"),
+        ("path", r"interactions is the path or table name 'clicks.parquet'"),
+        ("another session", r"are Spark DataFrames of different SparkSessions"),
+    ],
+)
+def test_a_spark_dataframe_beside_other_data_is_refused(
+    spark: Any, interactions: str, said: str
+) -> None:
+    """Before, the Spark DataFrame was pulled into DuckDB beside the other input (and a
+    DataFrame of another session with it)."""
+    recommendations = spark.createDataFrame(RECOMMENDATIONS)
+    other: object = {
+        "pandas": INTERACTIONS,
+        "path": "clicks.parquet",
+        "another session": spark.newSession().createDataFrame(INTERACTIONS),
+    }[interactions]
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=said):
+        sqlmetrics.evaluate(recommendations, other, METRICS)
+
+
+@pytest.mark.spark
+def test_a_report_of_spark_dataframes_reads_them_in_spark(spark: Any) -> None:
+    """The report's first look at the inputs (their columns, models and rows) goes through the
+    same rule: it said "DuckDB, in process" and read every row into DuckDB."""
+    from sqlmetrics.reporting.data import checked_inputs
+
+    recommendations = spark.createDataFrame(RECOMMENDATIONS.assign(model="a"))
+    interactions = spark.createDataFrame(INTERACTIONS)
+    _, engine = checked_inputs(recommendations, interactions, ["model"], None, {})
+    assert engine.startswith("Spark (SQL dialect spark), through your pyspark SparkSession")
