@@ -74,7 +74,9 @@ def evaluate(
     Args:
         recommendations: Parquet/CSV path, glob or folder, a TREC run (``read_run``),
             DataFrame, Arrow table, a table name in ``connection``, a ``sqlmetrics.Query`` (a
-            SELECT of yours, in the engine's dialect) or, on Spark, a Spark DataFrame. Columns
+            SELECT of yours, in the engine's dialect) or a Spark DataFrame (without
+            ``connection=``, Spark DataFrames of one session are evaluated in it, as if
+            ``connection=`` named it; beside local data they are refused). Columns
             user_id, item_id and score (or rank).
         interactions: the ground truth, in any of the same forms (TREC qrels: ``read_qrels``).
             Columns user_id, item_id and optionally relevance (1 when absent).
@@ -103,7 +105,9 @@ def evaluate(
             one database (psycopg: "postgres" or "redshift"), or of a SQLAlchemy engine whose
             dialect sqlmetrics does not know; checked against the database the driver
             reaches (a dialect that does not fit is refused).
-        timeout: cancel the query on the engine after this many seconds.
+        timeout: cancel the query on the engine after this many seconds (on Spark also the
+            jobs it starts afterwards: the call returns at the deadline even while Spark
+            still plans the query).
         progress: show the engine's progress bar (DuckDB's, or Spark's stages).
         items: optional, in any of the same forms: one row per item (item_id, and category
             for ild). When given it is the catalogue of coverage and gini.
