@@ -162,7 +162,11 @@ class SparkEngine(Engine):
             finally:
                 statement.ended.set()
 
-        threading.Thread(target=work, name="sqlmetrics-spark", daemon=True).start()
+        # pyspark's thread takes the caller's job properties (a scheduler pool, a notebook's
+        # own) or Spark Connect tags into the one that runs the query
+        from pyspark.util import InheritableThread
+
+        InheritableThread(work, name="sqlmetrics-spark", daemon=True, session=self.spark).start()
         while True:
             try:
                 ok, value = outcome.get(timeout=WAIT_SECONDS)
