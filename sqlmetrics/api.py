@@ -18,7 +18,8 @@ from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.render.names import column_name, table_name
-from sqlmetrics.stats.query import Resampling, compose_ci, compose_compare
+from sqlmetrics.stats.query import compose_ci, compose_compare
+from sqlmetrics.stats.resampling import Resampling
 
 
 def to_sql(

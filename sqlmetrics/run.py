@@ -29,14 +29,8 @@ from sqlmetrics.engines.checks import (
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
-from sqlmetrics.stats.query import (
-    TESTS,
-    Resampling,
-    compose_ci,
-    compose_compare,
-    has_interval,
-    without_interval,
-)
+from sqlmetrics.stats.query import compose_ci, compose_compare
+from sqlmetrics.stats.resampling import TESTS, Resampling, has_interval, without_interval
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -27,7 +27,7 @@ from sqlmetrics.stats import tdist
 from sqlmetrics.stats.draws import draw_value, uniform_draw
 from sqlmetrics.stats.inference import holm, percentile_interval
 from sqlmetrics.stats.moments import welch_test
-from sqlmetrics.stats.query import POISSON_CDF
+from sqlmetrics.stats.resampling import POISSON_CDF
 
 REPO = Path(__file__).resolve().parent.parent
 RECS = str(REPO / "examples" / "recommendations.parquet")

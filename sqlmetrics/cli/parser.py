@@ -8,7 +8,7 @@ from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.compose.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.reporting.common import DEFAULT_SMALL_SEGMENT
 from sqlmetrics.reporting.data import DEFAULT_K_MAX, LARGEST_K_MAX
-from sqlmetrics.stats.query import CI_METHODS, TESTS
+from sqlmetrics.stats.resampling import CI_METHODS, TESTS
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.catalog.metrics import Metric, parse_requests
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats.query import has_interval
+from sqlmetrics.stats.resampling import has_interval
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,7 +23,7 @@ from sqlmetrics.stats.moments import (
     welch_problem,
     welch_test,
 )
-from sqlmetrics.stats.query import Resampling, has_interval
+from sqlmetrics.stats.resampling import Resampling, has_interval
 
 if TYPE_CHECKING:
     import pandas as pd

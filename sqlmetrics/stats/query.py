@@ -1,5 +1,5 @@
 """Confidence intervals and paired comparisons, in SQL, as a layer over the per-user values
-(issue 19; docs/METRICS.md, "Intervals and tests").
+(docs/METRICS.md, "Intervals and tests").
 
 ``compose(..., per_user=True)`` gives one row per (group, user) with one column per metric. This
 module takes that query as CTEs and adds the statistics on top, so that they run on every engine
@@ -22,8 +22,6 @@ in Python from the query's rows: sqlmetrics/stats/inference.py (``finish_*``).
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,126 +33,9 @@ from sqlmetrics.compose.distributions import QUANTILE_LEVELS, spread_aggregates
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.query import compose
 from sqlmetrics.compose.sums import aggregate
-from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
-from sqlmetrics.stats.draws import uniform_draw
-
-CI_METHODS = ("t", "bootstrap")
-TESTS = ("t", "randomization")
-BUCKETS = 1000
-MAX_REPLICATES = 100_000
-MAX_SEED = 2**31 - 1
-# Poisson(1) CDF at 0..POISSON_MAX - 1; a draw above the last is weight POISSON_MAX
-# (probability 1e-10 for 13).
-POISSON_MAX = 13
-POISSON_CDF = tuple(
-    sum(math.exp(-1.0) / math.factorial(j) for j in range(k + 1)) for k in range(POISSON_MAX)
-)
-
-
-@dataclass(frozen=True)
-class Resampling:
-    """How intervals and tests are computed: the level, the interval method, and the replicates,
-    seed and buckets of the bootstrap and the randomization test."""
-
-    level: float = 0.95
-    method: str = "t"
-    replicates: int = 1000
-    seed: int = 0
-    buckets: int = BUCKETS
-
-    def __post_init__(self) -> None:
-        if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real):
-            raise SqlmetricsError(
-                f"ci must be a number between 0 and 1, like 0.95, not {self.level!r}"
-            )
-        if not 0 < self.level < 1:
-            raise SqlmetricsError(
-                f"ci must be between 0 and 1 (a confidence level like 0.95), not {self.level!r}"
-            )
-        object.__setattr__(self, "level", float(self.level))
-        if self.method not in CI_METHODS:
-            raise SqlmetricsError(
-                f"ci_method must be one of {', '.join(CI_METHODS)}, not {self.method!r}"
-            )
-        for name, value, low, high in (
-            ("replicates", self.replicates, 1, MAX_REPLICATES),
-            ("seed", self.seed, 0, MAX_SEED),
-            ("buckets", self.buckets, 1, MAX_SEED // MAX_REPLICATES),
-        ):
-            # numpy's integers too (numbers.Integral), as Python ints from here on
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-                value = None
-            if value is None or not low <= value <= high:
-                raise SqlmetricsError(
-                    f"{name} must be a whole number from {low} to {high:,}, "
-                    f"not {getattr(self, name)!r}"
-                )
-            object.__setattr__(self, name, int(value))
-        fewest = bootstrap_replicates(self.level)
-        if self.method == "bootstrap" and self.replicates < fewest:
-            raise SqlmetricsError(
-                f"replicates={self.replicates} is too few for a {self.level:g} bootstrap "
-                f"interval: each end needs a replicate beyond it, so at least {fewest} "
-                "(1000 is the default)"
-            )
-
-
-def bootstrap_replicates(level: float) -> int:
-    """The fewest replicates whose percentile interval at ``level`` has a replicate beyond
-    each end: (1 - level) / 2 of them at least 1. With fewer, the ends are the extreme
-    replicates, and with one the interval is that replicate alone, which need not hold the
-    estimate."""
-    return math.ceil(2 / (1 - level) - 1e-9)
-
-
-def has_interval(request: MetricRequest) -> bool:
-    """Whether a metric is a mean of per-user values, which the t-interval, the bootstrap and
-    the paired tests are about. Micro metrics (a ratio of sums, rmse's square root of one) and
-    group-level ones (coverage, gini, entropy, personalization) have no per-user value to
-    resample: they get no interval. Nor, yet, do the means over the top-k lists (novelty, arp,
-    ild, serendipity): they average over every user with a list, and the per-user rows hold the
-    population's users only, so their mean would be another one."""
-    metric = request.metric
-    return not (metric.micro or metric.group_level or metric.square_root or metric.reads == "lists")
-
-
-def without_interval(requests: Sequence[MetricRequest]) -> list[str]:
-    return [request.label for request in requests if not has_interval(request)]
-
-
-# ---------------------------------------------------------------------------------------------
-# SQL
-
-
-def _name(name: str) -> exp.Identifier:
-    return exp.to_identifier(name, quoted=True)
-
-
-def _column(name: str, table: str | None = None) -> exp.Column:
-    return exp.column(_name(name), table)
-
-
-# Built once: exp.cast parses a type given as text on every call (thousands in a query of
-# hundreds of metrics).
-_TYPES = {kind: exp.DataType.build(kind) for kind in ("DOUBLE", "BIGINT")}
-
-
-def _cast(node: exp.Expr, kind: str) -> exp.Expr:
-    return exp.Cast(this=node, to=_TYPES[kind].copy())
-
-
-def _double(node: exp.Expr) -> exp.Expr:
-    return _cast(node, "DOUBLE")
-
-
-def _null(kind: str = "DOUBLE") -> exp.Expr:
-    return _cast(exp.Null(), kind)
-
-
-def _same(left: exp.Expr, right: exp.Expr) -> exp.Expr:
-    """Null-safe, as GROUP BY treats a NULL group value (parenthesized: stages.same_group)."""
-    return exp.paren(exp.NullSafeEQ(this=left, expression=right))
+from sqlmetrics.stats import nodes, replicates
+from sqlmetrics.stats.resampling import Resampling
 
 
 @dataclass(frozen=True)
@@ -204,13 +85,13 @@ def _per_user_values(
     groups = [group.name for group in inputs.groups]
     labels = [request.label for request in requests]
     values = exp.select(
-        *(exp.alias_(_column(name), f"g{i}") for i, name in enumerate(groups)),
-        exp.alias_(_column(inputs.user.name), "u"),
-        *(exp.alias_(_double(_column(label)), f"v{i}") for i, label in enumerate(labels)),
+        *(exp.alias_(nodes.column(name), f"g{i}") for i, name in enumerate(groups)),
+        exp.alias_(nodes.column(inputs.user.name), "u"),
+        *(exp.alias_(nodes.double(nodes.column(label)), f"v{i}") for i, label in enumerate(labels)),
     ).from_("stats_rows")
     if diagnostics:
         values = values.where(exp.column(KIND).eq(exp.Literal.string("metrics")))
-    ctes += [_cte("stats_rows", body), _cte("stats_values", values)]
+    ctes += [nodes.cte("stats_rows", body), nodes.cte("stats_values", values)]
     return ctes, groups, labels
 
 
@@ -241,180 +122,8 @@ def _curve_moments(
     moments = curve_sums.moments(
         chosen.curve, requests, len(inputs.groups), distributions, exact=chosen.same_bits
     )
-    ctes += [_cte("stats_rows", body), _cte("stats_moments", moments)]
+    ctes += [nodes.cte("stats_rows", body), nodes.cte("stats_moments", moments)]
     return ctes, [group.name for group in inputs.groups]
-
-
-def _cte(name: str, body: exp.Expr) -> exp.CTE:
-    return exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name)))
-
-
-def _keys(count: int, table: str | None = None) -> list[exp.Expr]:
-    return [exp.column(f"g{i}", table) for i in range(count)]
-
-
-def _grouped(select: exp.Select, keys: Sequence[exp.Expr]) -> exp.Select:
-    return select.group_by(*(key.copy() for key in keys)) if keys else select
-
-
-def _resampled(
-    source: str, groups: int, metrics: int, resampling: Resampling, flips: bool
-) -> list[exp.CTE]:
-    """CTEs ending in ``stats_replicates``: per group and replicate, b{i} the bootstrap mean of
-    metric i (sum of weight x bucket sum / sum of weight x bucket count) and, with ``flips``,
-    f{i} the sign-flipped sum of the buckets' sums. ``source`` has g0.., u and d0.. values."""
-    keys = _keys(groups)
-    in_order = exp.Window(
-        this=exp.RowNumber(),
-        partition_by=[key.copy() for key in keys] or None,
-        # The user's text, which dialects.py sorts by bytes everywhere: the same buckets (and
-        # so the same draws) on every engine, whatever the user column's type or collation.
-        order=exp.Order(
-            expressions=[exp.Ordered(this=exp.cast(exp.column("u"), exp.DataType.build("varchar")))]
-        ),
-    )
-    units = exp.select(
-        *(key.copy() for key in keys),
-        exp.alias_(
-            exp.Mod(
-                this=exp.paren(exp.Sub(this=in_order, expression=exp.Literal.number(1))),
-                expression=exp.Literal.number(resampling.buckets),
-            ),
-            "bucket",
-        ),
-        *(exp.column(f"d{i}") for i in range(metrics)),
-    ).from_(source)
-    buckets = _grouped(
-        exp.select(
-            *(key.copy() for key in keys),
-            exp.column("bucket"),
-            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"bn{i}") for i in range(metrics)),
-            *(exp.alias_(exp.func("SUM", exp.column(f"d{i}")), f"bs{i}") for i in range(metrics)),
-        ).from_("stats_units"),
-        [*keys, exp.column("bucket")],
-    )
-    # 0..n-1 from a cross join of digits: no generate_series (MySQL, SQLite and
-    # ClickHouse spell it differently or not at all), no recursive CTE (Spark before 4).
-    digits = exp.union(
-        *(exp.select(exp.alias_(exp.Literal.number(d), "digit")) for d in range(10)),
-        distinct=False,
-    )
-
-    def numbers(name: str, below: int, limit: exp.Expr | None = None) -> exp.Select:
-        """0..below-1 (and below ``limit``) as column ``name``."""
-        places = len(str(below - 1))
-        number: exp.Expr = exp.Literal.number(0)
-        for place in range(places):
-            term = exp.Mul(
-                this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
-            )
-            number = term if place == 0 else exp.Add(this=number, expression=term)
-        listed = exp.select(exp.alias_(number, name)).from_(
-            exp.alias_(exp.to_table("stats_digits"), "p0")
-        )
-        for place in range(1, places):
-            listed = listed.join(
-                exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
-            )
-        condition: exp.Expr = exp.LT(this=exp.column(name), expression=exp.Literal.number(below))
-        if limit is not None:
-            condition = exp.and_(condition, exp.LT(this=exp.column(name), expression=limit))
-        return exp.select(name).from_(listed.subquery("numbers")).where(condition)
-
-    replicates = numbers("replicate", resampling.replicates)
-    # The buckets in use: fewer than `buckets` when no group has that many users.
-    used = exp.select(
-        exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
-    ).from_("stats_buckets")
-    bucket_numbers = numbers("bucket", resampling.buckets, used.subquery())
-    # The draws depend on (bucket, replicate) alone, so they are computed once, not per group.
-    draws = exp.select(
-        exp.column("bucket", "stats_bucket_numbers"),
-        exp.column("replicate", "stats_replicate_numbers"),
-        exp.alias_(
-            uniform_draw(
-                exp.column("bucket", "stats_bucket_numbers"),
-                exp.column("replicate", "stats_replicate_numbers"),
-                resampling.seed,
-            ),
-            "draw",
-        ),
-    ).from_("stats_bucket_numbers")
-    draws = draws.join("stats_replicate_numbers", join_type="cross")
-    # Poisson(1) by inversion: the weight is the number of CDF values at or below the draw.
-    weight = exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.LT(this=exp.column("draw"), expression=exp.Literal.number(repr(bound))),
-                true=exp.Literal.number(k),
-            )
-            for k, bound in enumerate(POISSON_CDF)
-        ],
-        default=exp.Literal.number(POISSON_MAX),
-    )
-    sign = exp.Case(
-        ifs=[
-            exp.If(
-                this=exp.LT(this=exp.column("draw"), expression=exp.Literal.number("0.5")),
-                true=exp.Literal.number(-1),
-            )
-        ],
-        default=exp.Literal.number(1),
-    )
-    weights = exp.select(
-        exp.column("bucket"),
-        exp.column("replicate"),
-        exp.alias_(weight, "w"),
-        exp.alias_(sign, "sign"),
-    ).from_("stats_draws")
-    weighed = exp.select(
-        *(exp.column(f"g{i}", "stats_buckets") for i in range(groups)),
-        exp.column("replicate", "stats_weights"),
-        exp.column("w", "stats_weights"),
-        exp.column("sign", "stats_weights"),
-        *(exp.column(f"bn{i}", "stats_buckets") for i in range(metrics)),
-        *(exp.column(f"bs{i}", "stats_buckets") for i in range(metrics)),
-    ).from_("stats_buckets")
-    weighed = weighed.join(
-        "stats_weights",
-        on=exp.EQ(
-            this=exp.column("bucket", "stats_buckets"),
-            expression=exp.column("bucket", "stats_weights"),
-        ),
-    )
-
-    def weighted(value: str) -> exp.Expr:
-        return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
-
-    statistics = [
-        exp.alias_(exp.Div(this=weighted(f"bs{i}"), expression=weighted(f"bn{i}")), f"b{i}")
-        for i in range(metrics)
-    ]
-    if flips:
-        statistics += [
-            exp.alias_(
-                exp.func("SUM", exp.Mul(this=exp.column("sign"), expression=exp.column(f"bs{i}"))),
-                f"f{i}",
-            )
-            for i in range(metrics)
-        ]
-    replicated = _grouped(
-        exp.select(*(key.copy() for key in keys), exp.column("replicate"), *statistics).from_(
-            "stats_weighed"
-        ),
-        [*keys, exp.column("replicate")],
-    )
-    return [
-        _cte("stats_units", units),
-        _cte("stats_buckets", buckets),
-        _cte("stats_digits", digits),
-        _cte("stats_replicate_numbers", replicates),
-        _cte("stats_bucket_numbers", bucket_numbers),
-        _cte("stats_draws", draws),
-        _cte("stats_weights", weights),
-        _cte("stats_weighed", weighed),
-        _cte("stats_replicates", replicated),
-    ]
 
 
 def _result(
@@ -434,11 +143,11 @@ def _result(
         parts.append(
             exp.select(
                 exp.alias_(exp.Literal.string("diagnostics"), KIND),
-                *(exp.alias_(_column(name), _name(name)) for name in layout.groups),
-                exp.alias_(_null("BIGINT"), "replicate"),
-                exp.alias_(_null("BIGINT"), "users"),
+                *(exp.alias_(nodes.column(name), nodes.quoted(name)) for name in layout.groups),
+                exp.alias_(nodes.null("BIGINT"), "replicate"),
+                exp.alias_(nodes.null("BIGINT"), "users"),
                 *(
-                    exp.alias_(_null(), layout.metric_column(i, slot))
+                    exp.alias_(nodes.null(), layout.metric_column(i, slot))
                     for i in range(layout.metrics)
                     for slot in layout.slots
                 ),
@@ -453,7 +162,7 @@ def _result(
         # settings (join_use_nulls, which the per-user query needs) to a SELECT only.
         union = exp.union(*parts, distinct=False)
         query = exp.select(
-            *(exp.column(_name(name), "stats_result") for name in parts[0].named_selects)
+            *(exp.column(nodes.quoted(name), "stats_result") for name in parts[0].named_selects)
         ).from_(union.subquery("stats_result"))
     query.set("with_", exp.With(expressions=ctes))
     return query
@@ -468,18 +177,23 @@ def _row(
     slots: dict[tuple[int, str], exp.Expr],
 ) -> exp.Select:
     """One kind of result row from ``source`` (which has g0..): slots not given are NULL."""
-    counts = [exp.alias_(_null("BIGINT"), name) for name in (*DIAGNOSTICS, *CHECKS)]
+    counts = [exp.alias_(nodes.null("BIGINT"), name) for name in (*DIAGNOSTICS, *CHECKS)]
     # built without copies: every node here is new (a query of 400 metrics has 1,200 slots)
     return (
         exp.Select()
         .select(
             exp.alias_(exp.Literal.string(kind), KIND),
-            *(exp.alias_(exp.column(f"g{i}"), _name(name)) for i, name in enumerate(layout.groups)),
-            exp.alias_(_cast(replicate, "BIGINT") if replicate else _null("BIGINT"), "replicate"),
-            exp.alias_(_cast(users, "BIGINT") if users else _null("BIGINT"), "users"),
+            *(
+                exp.alias_(exp.column(f"g{i}"), nodes.quoted(name))
+                for i, name in enumerate(layout.groups)
+            ),
+            exp.alias_(
+                nodes.cast(replicate, "BIGINT") if replicate else nodes.null("BIGINT"), "replicate"
+            ),
+            exp.alias_(nodes.cast(users, "BIGINT") if users else nodes.null("BIGINT"), "users"),
             *(
                 exp.alias_(
-                    _double(slots[(i, slot)]) if (i, slot) in slots else _null(),
+                    nodes.double(slots[(i, slot)]) if (i, slot) in slots else nodes.null(),
                     layout.metric_column(i, slot),
                     copy=False,
                 )
@@ -515,7 +229,7 @@ def _distribution_rows(
         slots[(index, "s")] = exp.column(f"z{index}")
         slots[(index, "q")] = exp.column(f"c{index}")
     rows = _row(layout, "quantiles", "stats_quantile_rows", level, None, slots)
-    return _cte("stats_quantile_rows", at_level), rows
+    return nodes.cte("stats_quantile_rows", at_level), rows
 
 
 @gc_paused
@@ -556,9 +270,9 @@ def compose_ci(
         requests, inputs, options, dialect, diagnostics, score_floor
     )
     layout = Layout(tuple(groups), len(labels), ("n", "s", "q"), diagnostics)
-    keys = _keys(len(groups))
+    keys = nodes.keys(len(groups))
     metrics = range(len(labels))
-    moments = _grouped(
+    moments = nodes.grouped(
         exp.select(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
@@ -580,7 +294,7 @@ def compose_ci(
         ).from_("stats_values"),
         keys,
     )
-    ctes.append(_cte("stats_moments", moments))
+    ctes.append(nodes.cte("stats_moments", moments))
     moment_rows = _row(
         layout,
         "moments",
@@ -592,7 +306,7 @@ def compose_ci(
     replicate_rows = None
     if resampling.method == "bootstrap":
         ctes.append(
-            _cte(
+            nodes.cte(
                 "stats_resampled_values",
                 exp.select(
                     *(key.copy() for key in keys),
@@ -601,7 +315,9 @@ def compose_ci(
                 ).from_("stats_values"),
             )
         )
-        ctes += _resampled("stats_resampled_values", len(groups), len(labels), resampling, False)
+        ctes += replicates.resampled(
+            "stats_resampled_values", len(groups), len(labels), resampling, False
+        )
         replicate_rows = _row(
             layout,
             "replicates",
@@ -615,7 +331,7 @@ def compose_ci(
         spread = exp.select(*(key.copy() for key in keys)).from_("stats_values")
         for i in distributions:
             spread.select(*spread_aggregates(i, exp.column(f"v{i}")), copy=False)
-        ctes.append(_cte("stats_quantiles", _grouped(spread, keys)))
+        ctes.append(nodes.cte("stats_quantiles", nodes.grouped(spread, keys)))
         at_level, quantile_rows = _distribution_rows(layout, "stats_quantiles", distributions)
         ctes.append(at_level)
     return _result(layout, moment_rows, replicate_rows, None, ctes, quantile_rows)
@@ -645,7 +361,7 @@ def compose_compare(
         requests, inputs, options, dialect, diagnostics, score_floor
     )
     layout = Layout(tuple(groups), len(labels), ("n", "s", "q", "x", "y"), diagnostics)
-    keys = _keys(len(groups))
+    keys = nodes.keys(len(groups))
     metrics = range(len(labels))
     model_key = f"g{model}"
 
@@ -655,7 +371,7 @@ def compose_compare(
     named = exp.Literal.string(baseline)
     on: list[exp.Expr] = [exp.column("u", "m").eq(exp.column("u", "b"))]
     on += [
-        _same(exp.column(f"g{i}", "m"), exp.column(f"g{i}", "b"))
+        nodes.same(exp.column(f"g{i}", "m"), exp.column(f"g{i}", "b"))
         for i in range(len(groups))
         if i != model
     ]
@@ -704,12 +420,12 @@ def compose_compare(
         .join(exp.alias_(exp.to_table("stats_values"), "b"), on=exp.and_(*on))
         .where(exp.not_(exp.EQ(this=as_text(exp.column(model_key, "m")), expression=named)))
     )
-    ctes.append(_cte("stats_pairs", pairs))
+    ctes.append(nodes.cte("stats_pairs", pairs))
 
     def summed(name: str) -> exp.Expr:
         return exp.func("SUM", exp.column(name))
 
-    moments = _grouped(
+    moments = nodes.grouped(
         exp.select(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
@@ -729,14 +445,14 @@ def compose_compare(
         ).from_("stats_pairs"),
         keys,
     )
-    counted = _grouped(
+    counted = nodes.grouped(
         exp.select(
             *(key.copy() for key in keys), exp.alias_(exp.func("COUNT", exp.Star()), "users")
         ).from_("stats_values"),
         keys,
     )
-    ctes += [_cte("stats_moments", moments), _cte("stats_counts", counted)]
-    ctes += _resampled("stats_pairs", len(groups), len(labels), resampling, True)
+    ctes += [nodes.cte("stats_moments", moments), nodes.cte("stats_counts", counted)]
+    ctes += replicates.resampled("stats_pairs", len(groups), len(labels), resampling, True)
     moment_rows = _row(
         layout,
         "moments",
