@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -44,9 +46,20 @@ CURVES = [f"{name}@1:12" for name in NAMES]
 AVERAGED = [f"{name}@1:12" for name in ("hits", "precision", "recall", "f1", "dcg", "ndcg", "cg")]
 
 
-def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.DataFrame]]:
-    """Each call (evaluate's arguments) under the curve plan, DuckDB's window plans, the
-    portable window plan and the portable curve plan (curve_windows.py)."""
+# plan -> (curves.MIN_CUTOFFS, assemble.TOP_K_DIALECTS or None to leave it)
+PLANS: dict[str, tuple[int, frozenset[str] | None]] = {
+    "curves": (1, None),
+    "duckdb": (10**6, None),
+    "portable": (10**6, frozenset()),
+    "portable curves": (1, frozenset()),
+}
+
+
+def _plans(
+    monkeypatch: pytest.MonkeyPatch, *calls: Any, plans: Sequence[str] = tuple(PLANS)
+) -> dict[str, list[pd.DataFrame]]:
+    """Each call (evaluate's arguments) under each of the plans named: the curve plan, DuckDB's
+    window plans, the portable window plan, the portable curve plan (curve_windows.py)."""
     results: dict[str, list[pd.DataFrame]] = {}
     queries: list[str] = []
     run_query = duckdb_passes.split_diagnostics
@@ -56,12 +69,8 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
         return run_query(connection, query, *args)
 
     monkeypatch.setattr(duckdb_passes, "split_diagnostics", captured)
-    for plan, min_cutoffs, top_k in (
-        ("curves", 1, None),
-        ("duckdb", 10**6, None),
-        ("portable", 10**6, frozenset()),
-        ("portable curves", 1, frozenset()),
-    ):
+    for plan in plans:
+        min_cutoffs, top_k = PLANS[plan]
         monkeypatch.setattr(curves, "MIN_CUTOFFS", min_cutoffs)
         if top_k is not None:
             monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", top_k)
@@ -74,17 +83,7 @@ def _plans(monkeypatch: pytest.MonkeyPatch, *calls: Any) -> dict[str, list[pd.Da
     return results
 
 
-@pytest.mark.parametrize(
-    ("seed", "ties"),
-    [(1, "id"), (2, "id_text"), (3, "optimistic"), (4, "pessimistic"), (5, "average")],
-)
-def test_curve_plan_equals_window_plans(
-    seed: int, ties: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Tied scores across every cutoff, NULL scores, graded relevance, users without a list or
-    without a relevant item; groups, both populations, a threshold, repeated recommendations
-    kept first, a rank column. Equal to DuckDB's window plans to the bit (the same terms added
-    in the same order), to the portable plan within rounding (it adds in another order)."""
+def _tied_calls(seed: int, ties: str) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
     recs, truth = tied_data(seed)
     # a group column in both inputs (one in the recommendations only takes arms.py's plan)
     truth = truth.assign(segment=truth["user_id"].map(lambda user: "a" if user % 2 else "b"))
@@ -100,14 +99,49 @@ def test_curve_plan_equals_window_plans(
     ]
     if ties == "id":
         calls.append(((ranked, truth, metrics), {"columns": {"rank": "rank", "score": None}}))
-    results = _plans(monkeypatch, *calls)
-    for with_curves, duckdb, portable, portable_curves in zip(*results.values(), strict=True):
-        pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
-        pd.testing.assert_frame_equal(with_curves, portable, check_exact=False, rtol=0, atol=1e-12)
-        pd.testing.assert_frame_equal(
-            with_curves, portable_curves, check_exact=False, rtol=0, atol=1e-12
-        )
-        assert with_curves["users"].gt(0).all()
+    return calls
+
+
+@functools.cache
+def _tied_results(seed: int, ties: str, plan: str) -> tuple[pd.DataFrame, ...]:
+    """The calls of a case under one plan, computed once for the references it is compared with
+    (each case's cells share an xdist_group, and so a worker)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        found = _plans(monkeypatch, *_tied_calls(seed, ties), plans=[plan])
+    return tuple(found[plan])
+
+
+# The portable window plan is also held to the golden values (tests/test_golden.py's plan
+# fixture) and to DuckDB's window plan (tests/test_plans.py) in every run; CI compares it here too.
+@pytest.mark.parametrize(
+    "reference",
+    ["duckdb", "portable curves", pytest.param("portable", marks=pytest.mark.full_matrix)],
+)
+@pytest.mark.parametrize(
+    ("seed", "ties"),
+    [
+        pytest.param(seed, ties, marks=pytest.mark.xdist_group(f"curves-{seed}"))
+        for seed, ties in [
+            (1, "id"),
+            (2, "id_text"),
+            (3, "optimistic"),
+            (4, "pessimistic"),
+            (5, "average"),
+        ]
+    ],
+)
+def test_curve_plan_equals_window_plans(seed: int, ties: str, reference: str) -> None:
+    """Tied scores across every cutoff, NULL scores, graded relevance, users without a list or
+    without a relevant item; groups, both populations, a threshold, repeated recommendations
+    kept first, a rank column. Equal to DuckDB's window plans to the bit (the same terms added
+    in the same order), to the portable plans within rounding (they add in another order)."""
+    with_curves = _tied_results(seed, ties, "curves")
+    for got, want in zip(with_curves, _tied_results(seed, ties, reference), strict=True):
+        if reference == "duckdb":
+            pd.testing.assert_frame_equal(got, want, check_exact=True)
+        else:
+            pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=0, atol=1e-12)
+        assert got["users"].gt(0).all()
 
 
 def test_the_hit_rows_curve_plan_equals_window_plans(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -158,7 +192,7 @@ def test_values_of_2_to_the_32_or_more_are_summed_plainly(monkeypatch: pytest.Mo
     per_user = sqlmetrics.evaluate(recs, huge, metrics, per_user=True)
     assert (per_user["dcg_exp@5"] < 2**32).all() and (per_user["dcg_exp@12"] >= 2**32).any()
     calls = [((recs, huge, metrics), {}), ((recs, huge, metrics), {"ci": 0.9})]
-    results = _plans(monkeypatch, *calls)
+    results = _plans(monkeypatch, *calls, plans=["curves", "duckdb"])
     (with_curves, with_ci), (duckdb, duckdb_ci) = results["curves"], results["duckdb"]
     pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=False, rtol=1e-12)
     exact = [f"dcg_exp@{k}" for k in range(1, 6)] + [f"ndcg_exp@{k}" for k in range(1, 13)]
@@ -171,7 +205,11 @@ def test_a_profile_with_a_population_per_metric(monkeypatch: pytest.MonkeyPatch)
     users with a list: two families of the same metric name would be wrong."""
     recs, truth = tied_data(3)
     metrics = [f"{name}@1:10" for name in ("ndcg", "precision", "recall", "map")]
-    results = _plans(monkeypatch, ((recs, truth, metrics), {"profile": "recommenders"}))
+    results = _plans(
+        monkeypatch,
+        ((recs, truth, metrics), {"profile": "recommenders"}),
+        plans=["curves", "duckdb"],
+    )
     pd.testing.assert_frame_equal(results["curves"][0], results["duckdb"][0], check_exact=True)
 
 
@@ -184,7 +222,7 @@ def test_no_relevant_interaction_gives_the_window_plans_row(
         ((recs, nothing, ["ndcg@1:10"]), {}),
         ((recs, nothing, ["ndcg@1:10"]), {"group_by": "segment"}),
     ]
-    results = _plans(monkeypatch, *calls)
+    results = _plans(monkeypatch, *calls, plans=["curves", "duckdb"])
     for with_curves, duckdb in zip(results["curves"], results["duckdb"], strict=True):
         pd.testing.assert_frame_equal(with_curves, duckdb, check_exact=True)
     assert results["curves"][0]["users"].tolist() == [0]
@@ -217,7 +255,9 @@ def test_intervals_of_many_cutoffs_equal_the_per_user_querys(
     truth = truth.assign(segment=truth["user_id"].map(lambda user: "a" if user % 2 else "b"))
     metrics = [f"{name}@1:20" for name in ("ndcg", "map", "recall", "hit_rate")]
     results = _plans(
-        monkeypatch, ((recs, truth, metrics), {"ci": 0.95, "group_by": list(group_by)})
+        monkeypatch,
+        ((recs, truth, metrics), {"ci": 0.95, "group_by": list(group_by)}),
+        plans=["curves", "duckdb"],
     )
     with_curves, per_user = results["curves"][0], results["duckdb"][0]
     labels = [column for column in per_user.columns if column.endswith(("_lo", "_hi"))]
