@@ -34,9 +34,43 @@ class Way:
     connect: Callable[[Engine], dict[str, Any]]  # evaluate's connection= and dialect=
     dataframes: bool = False  # the inputs as Spark DataFrames instead of table names
     cases: frozenset[str] | None = None  # None: every case
+    # The developer's sample of its cases; CI runs every one (full_matrix, tests/conftest.py).
+    sampled: frozenset[str] | None = None  # None: every case in every run
 
     def takes(self, case: Case) -> bool:
         return self.cases is None or case.name in self.cases
+
+    def full_matrix_only(self, case: Case) -> bool:
+        return self.sampled is not None and case.name not in self.sampled
+
+
+# What binding, fetching and shaping through a connection meet, one case each: group columns
+# (NULL ones, arms), items and history, string ids, a rank column, NULL scores, no relevance
+# column, repeated recommendations kept first, literal ranks, a population and threshold, the
+# scored, rated and judgements stages, the curve plan, a profile. Every case's SQL runs on
+# SQLite in every run anyway (tests/engines/test_engines.py: golden values, per-user rows,
+# checks); the connection path is the same code for each.
+SQLITE_SAMPLE = frozenset(
+    {
+        "beyond_lists_by_model",
+        "group_by_null_segment",
+        "extra_string_arms",
+        "string_ids",
+        "ties_id_text_strings",
+        "extra_rank_column",
+        "extra_null_scores_first",
+        "no_relevance_column",
+        "duplicate_recommendations_first",
+        "ranks_literal",
+        "extra_threshold_common",
+        "recall_scored",
+        "auc_group_by_model",
+        "rating_metrics",
+        "trec_bpref",
+        "curve_k_1_to_16",
+        "extra_profile_recommenders",
+    }
+)
 
 
 def _sqlalchemy_postgres(engine: Engine) -> dict[str, Any]:
@@ -84,6 +118,7 @@ WAYS = [
         "sqlite-dbapi",
         "sqlite",
         lambda engine: {"connection": engine.connection, "dialect": "sqlite"},  # type: ignore[attr-defined]
+        sampled=SQLITE_SAMPLE,
     ),
     Way("chdb-dbapi", "chdb", lambda engine: _chdb(engine)),
     Way("spark-tables", "spark", lambda engine: {"connection": engine.spark}),  # type: ignore[attr-defined]
@@ -110,6 +145,7 @@ WAYS = [
 ]
 
 CASES = [case for case in load_cases() + extra_cases() if case.name != BAD_ROWS]
+assert {case.name for case in CASES} >= SQLITE_SAMPLE
 
 # (way id, case name) -> why the engine cannot give DuckDB's numbers there (strict xfails).
 KNOWN_GAPS: dict[tuple[str, str], str] = {}
@@ -120,6 +156,8 @@ def parameters() -> list[Any]:
     for way in WAYS:
         for case in filter(way.takes, CASES):
             marks: list[Any] = [getattr(pytest.mark, way.engine)]
+            if way.full_matrix_only(case):
+                marks.append(pytest.mark.full_matrix)
             if way.engine not in SHARED_ENGINES:
                 # with test_engines' tests of the case (its tables loaded once per engine)
                 marks.append(pytest.mark.xdist_group(f"engines-{case.name}"))
