@@ -29,6 +29,18 @@ def small() -> tuple[pd.DataFrame, pd.DataFrame]:
     return recs, truth
 
 
+@pytest.fixture(scope="session")
+def exported_dbt_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`sqlmetrics dbt export`'s package, rendered once per session (a minute of CPU) for
+    tests/engines/test_dbt.py and tests/test_dbt_export.py's every-adapter test, which share
+    the xdist_group "dbt" and so one worker."""
+    from sqlmetrics.dbt import package
+
+    folder = tmp_path_factory.mktemp("dbt-package") / "sqlmetrics"
+    package.export(folder)
+    return folder
+
+
 # The exhaustive matrices' developer tier (issue 24), like the hypothesis examples (30 by
 # default, 2,000 in CI): a test marked full_matrix is one cell of a matrix whose every cell CI
 # runs (.ci/run sets SQLMETRICS_FULL_MATRIX=1); a developer's run deselects it and keeps a

@@ -29,7 +29,6 @@ from sqlglot import exp
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import parse_request
-from sqlmetrics.dbt import package as dbt_package
 from sqlmetrics.dbt import templates
 from tests.engines.cases import Case, as_expect, compare, extra_cases, load_cases
 from tests.engines.conftest import EnginePool, skip_or_fail, why_unavailable
@@ -42,10 +41,9 @@ ADAPTERS = {**templates.ADAPTERS, "default": templates.DEFAULT_DIALECT}
 
 
 @pytest.fixture(scope="session")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("dbt-package") / "sqlmetrics"
-    dbt_package.export(folder)
-    return folder
+def package(exported_dbt_package: Path) -> Path:
+    """The exported package (tests/conftest.py), shared with tests/test_dbt_export.py."""
+    return exported_dbt_package
 
 
 def render(package: Path, calls: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
