@@ -3,6 +3,7 @@
 -- definition: the share of the first min(k, list length) items that the interactions judge, any judgement counting (a relevance of 0 or a negative one, trec_eval's in-pool unjudged, too); 0 without a list; without a cutoff, over the whole list.
 -- cutoff: optional
 -- reads: pool
+-- walks_positions: yes
 -- aggregate: mean
 -- ties_average: no
 -- aliases: judged, judged_at_k

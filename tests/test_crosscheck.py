@@ -574,7 +574,14 @@ def test_sql_literal_ranks_match_the_oracle(sqlmetrics: Any, data: str) -> None:
 
     recs, inter = DATASETS[data]()
     ranked = _repeated_ranks(recs, seed=7)
-    specs = [spec for spec in metric_specs("id") if spec[1] not in TREC_METRICS]
+    from sqlmetrics.catalog.metrics import metrics
+
+    # the metrics that walk the list item by item are refused under literal ranks (bad_input)
+    specs = [
+        spec
+        for spec in metric_specs("id")
+        if spec[1] not in TREC_METRICS and not metrics()[spec[1]].walks_positions
+    ]
     names = [name for name, _, _ in specs]
     recs_frame = pd.DataFrame(ranked, columns=["user_id", "item_id", "rank"])
     truth_frame = pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"])
