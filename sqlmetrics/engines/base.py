@@ -319,8 +319,21 @@ class Engine:
         """A NaN test for a WHERE clause (dialects.py writes ISNAN for each engine)."""
         return exp.func("ISNAN", column)
 
+    def inputs_changed(self) -> str | None:
+        """Why the inputs are no longer what the call bound (a file rewritten while it was
+        read), or None; engines that read files say (duckdb.py)."""
+        return None
+
     def guarded(self, run: Callable[[], T]) -> T:
-        """``run`` with the timeout and Ctrl-C cancelling the statement on the server."""
+        """``run`` with the timeout and Ctrl-C cancelling the statement on the server; an input
+        file rewritten meanwhile is refused, whatever ``run`` gave."""
+        result = self._guarded(run)
+        changed = self.inputs_changed()
+        if changed:
+            raise SqlmetricsError(changed)
+        return result
+
+    def _guarded(self, run: Callable[[], T]) -> T:
         with self.watchdog.watching():
             try:
                 return run()
@@ -337,6 +350,9 @@ class Engine:
                         f"the query ran past timeout={self.timeout:g} s on {self.name} and was "
                         "cancelled; raise timeout= or evaluate fewer rows"
                     ) from None
+                changed = self.inputs_changed()
+                if changed:
+                    raise SqlmetricsError(changed) from error
                 raise SqlmetricsError(
                     f"{self.name} could not run the query: {self.scrub(first_line(error))}"
                 ) from (None if self.secrets else error)

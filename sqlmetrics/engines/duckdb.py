@@ -26,6 +26,7 @@ from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io import trec_reader
 from sqlmetrics.io.database import local_database
+from sqlmetrics.io.file_state import FileStates
 
 if TYPE_CHECKING:
     import duckdb
@@ -84,6 +85,7 @@ class DuckDBEngine(Engine):
             self.hold(connection)
         self.connection = connection if connection is not None else local_database().cursor()
         self.registered: list[str] = []
+        self.files = FileStates()
         try:
             self.progress_setting = self._setting("enable_progress_bar")
             self._set_progress_bar(progress)
@@ -118,6 +120,9 @@ class DuckDBEngine(Engine):
     def cancel(self) -> None:
         self.connection.interrupt()
 
+    def inputs_changed(self) -> str | None:
+        return self.files.changed()
+
     def close(self) -> None:
         if self.own_connection:
             self.connection.close()
@@ -147,6 +152,9 @@ class DuckDBEngine(Engine):
         elif isinstance(value, (str, os.PathLike)):
             relation = _path_or_table(os.fspath(value), role, self.own_connection)
             is_csv = relation.sql("duckdb").lower().startswith("read_csv")
+            read = relation.find(exp.Literal)  # read_parquet's or read_csv's pattern
+            if isinstance(relation, exp.Func) and read is not None and read.is_string:
+                self.files.watch(role, read.this)
             if self.own_connection:
                 view = exp.Create(
                     this=exp.to_table(name),
