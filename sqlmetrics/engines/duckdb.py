@@ -23,6 +23,7 @@ from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.plan import lists_stage
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
+from sqlmetrics.engines.duckdb_limits import refuse_too_wide
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io import trec_reader
 from sqlmetrics.io.database import local_database
@@ -107,6 +108,7 @@ class DuckDBEngine(Engine):
         return names, [tuple(row) for row in cursor.fetchall()]
 
     def sql(self, query: exp.Expr, copy: bool = True) -> str:
+        refuse_too_wide(query)
         return query.sql("duckdb", copy=copy)
 
     def is_nan(self, column: exp.Expr) -> exp.Expr:

@@ -28,6 +28,7 @@ from sqlmetrics.compose.summary import (
     splits_into_passes,
 )
 from sqlmetrics.engines.base import INTEGER_TYPES
+from sqlmetrics.engines.duckdb_limits import refuse_too_wide
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 
@@ -381,6 +382,7 @@ def _query_sql(
         user_pass=user_pass,
         score_floor=floor,
     )
+    refuse_too_wide(query)
     return query.sql("duckdb")
 
 
