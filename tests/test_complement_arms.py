@@ -130,6 +130,8 @@ def test_every_ranking_metric_scores_a_user_without_a_list_0() -> None:
     for name, metric in sorted(catalogue().items()):
         if metric.reads != "judged" or metric.summed or metric.exponential:
             continue  # complements_arms leaves the sums and geometric means to the crossed plan
+        if not metric.reads_the_list:
+            continue  # nor a value without the list (ideal_dcg): test_list_free_metrics_cross
         label = f"{name}@2" if metric.takes_cutoff else name
         frame = sqlmetrics.evaluate(recs, truth, [label], per_user=True)
         (value,) = frame.loc[frame.user_id == 2, label].tolist()
@@ -141,6 +143,18 @@ def test_every_ranking_metric_scores_a_user_without_a_list_0() -> None:
         assert math.isnan(value) if metric.micro else value == 0, (label, value)
         checked += 1
     assert checked >= 20
+
+
+def test_list_free_metrics_cross_the_arms() -> None:
+    """ideal_dcg does not read the list: a user a model does not list keeps the ideal DCG of
+    its relevant items, so by a column only the recommendations have it is crossed, never
+    complemented with zeros. Model a lists user 1 only; users 1 and 2 each have one item of
+    relevance 1 (ideal DCG 1 / log2(2) = 1), so model a's mean is (1 + 1) / 2 = 1."""
+    recs = pd.DataFrame({"model": ["a"], "user_id": [1], "item_id": [10], "score": [0.9]})
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 20], "relevance": [1, 1]})
+    result = sqlmetrics.evaluate(recs, truth, ["ideal_dcg", "ndcg@2"], group_by="model")
+    assert result["ideal_dcg"].tolist() == [1.0]
+    assert result["ndcg@2"].tolist() == [0.5]  # user 1 hits at 1 (1.0), user 2 has no list (0)
 
 
 def test_tiny_case_by_hand() -> None:

@@ -34,6 +34,12 @@ MAX_CUTOFF = 999_999
 MAX_CUTOFF_RANGE = 1_000
 
 
+# judged.sql's columns that the user's list sets (the rest come from the interactions alone)
+LIST_COLUMNS = frozenset(
+    {"pos", "hit", "gain", "exp_gain", "list_length", "hits_so_far", "hits_through", "score"}
+)
+
+
 @dataclass(frozen=True)
 class Metric:
     """One metric file: its header and its per-user expressions over its stage."""
@@ -89,6 +95,16 @@ class Metric:
         if self.reads == "lists":
             return "over users with a list"
         return "over interactions" if self.micro else "over users"
+
+    @property
+    def reads_the_list(self) -> bool:
+        """Whether its value depends on the user's list (a column of judged.sql that a list
+        sets); ideal_dcg's does not: a user without a list has the same value."""
+        return any(
+            column.name in LIST_COLUMNS
+            for projection in self.query.expressions
+            for column in projection.find_all(exp.Column)
+        )
 
     def expressions(self) -> dict[str, exp.Expr]:
         """The per-user projections by alias: {name} or {numerator, denominator}; copies."""

@@ -37,6 +37,7 @@ GENERIC = (
     "dcg_exp",
     "ndcg",
     "ndcg_exp",
+    "ideal_dcg",
     "num_ret",
     "num_rel",
     "num_rel_ret",
@@ -54,6 +55,9 @@ GENERIC = (
     "ndcg_rel",
     "rndcg",
     "num_nonrel_judged_ret",
+    "rbp",
+    "rbp_resid",
+    "unj",
 )
 
 

@@ -352,4 +352,6 @@ def complements_arms(
         # a user without a list scores 0 only for plain means: gm_map floors the log at 1e-5,
         # num_rel counts the relevant items of every user
         and not any(r.metric.summed or r.metric.exponential for r in requests)
+        # a user without a list scores 0 only on a metric that reads the list (ideal_dcg does not)
+        and all(r.metric.reads_the_list for r in requests if r.metric.reads == "judged")
     )

@@ -163,10 +163,15 @@ class SparkEngine(Engine):
                 statement.ended.set()
 
         # pyspark's thread takes the caller's job properties (a scheduler pool, a notebook's
-        # own) or Spark Connect tags into the one that runs the query
-        from pyspark.util import InheritableThread
+        # own) or Spark Connect tags into the one that runs the query; a session that is not
+        # pyspark's own (a stand-in, without pyspark installed) has none to carry
+        name = "sqlmetrics-spark"
+        if type(self.spark).__module__.startswith("pyspark."):
+            from pyspark.util import InheritableThread
 
-        InheritableThread(work, name="sqlmetrics-spark", daemon=True, session=self.spark).start()
+            InheritableThread(work, name=name, daemon=True, session=self.spark).start()
+        else:
+            threading.Thread(target=work, name=name, daemon=True).start()
         while True:
             try:
                 ok, value = outcome.get(timeout=WAIT_SECONDS)
