@@ -128,25 +128,13 @@ def _compare_table(result: pd.DataFrame) -> str:
         first = {name: value for name, value in zip(others, key, strict=True)}
         base_row: dict[str, Any] = {model: baseline, **first}
         for metric in metrics:
-            of = within[within["metric"] == metric]["baseline"].dropna()
-            values = {float(v) for v in of}
-            # each model is paired with the baseline on its own common users
-            base_row[metric] = (number_text(of.iloc[0]) if len(of) else "") + (
-                "" if len(values) <= 1 else " ~"
-            )
+            base_row[metric] = _baseline_cell(within[within["metric"] == metric]["baseline"])
         rows.append(base_row)
         for name in dict.fromkeys(within[model]):
             row: dict[str, Any] = {model: name, **first}
             for metric in metrics:
-                of = within[(within[model] == name) & (within["metric"] == metric)]
-                if of.empty or math.isnan(float(of.iloc[0]["difference"])):
-                    row[metric] = "" if of.empty else "not compared"
-                    continue
-                r = of.iloc[0]
-                row[metric] = (
-                    f"{number_text(r['value'])} {float(r['difference']):+.4f} "
-                    f"[{float(r['difference_lo']):+.4f}, {float(r['difference_hi']):+.4f}]"
-                    + (" *" if r["significant"] else "")
+                row[metric] = _model_cell(
+                    within[(within[model] == name) & (within["metric"] == metric)]
                 )
             rows.append(row)
     table = pd.DataFrame(rows)
@@ -163,6 +151,26 @@ def _compare_table(result: pd.DataFrame) -> str:
         f"Holm-Bonferroni over {count} comparison{'s' if count != 1 else ''})"
     )
     return str(table.to_string(index=False)) + "\n" + footer + "\n"
+
+
+def _baseline_cell(values: pd.Series) -> str:
+    """The baseline's value; " ~" where it differs between models (each model is paired with
+    the baseline on its own common users)."""
+    known = values.dropna()
+    text = number_text(known.iloc[0]) if len(known) else ""
+    return text + ("" if len({float(v) for v in known}) <= 1 else " ~")
+
+
+def _model_cell(rows: pd.DataFrame) -> str:
+    """A model's value, its difference with the baseline and the interval, * if significant."""
+    if rows.empty or math.isnan(float(rows.iloc[0]["difference"])):
+        return "" if rows.empty else "not compared"
+    r = rows.iloc[0]
+    return (
+        f"{number_text(r['value'])} {float(r['difference']):+.4f} "
+        f"[{float(r['difference_lo']):+.4f}, {float(r['difference_hi']):+.4f}]"
+        + (" *" if r["significant"] else "")
+    )
 
 
 def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> int:
