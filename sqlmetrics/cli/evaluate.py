@@ -42,15 +42,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
             show_notes(report)
         return 0
     metrics = requested_metrics(args)
-    gates = [_gate(text) for text in args.fail_if]  # refused before the work
-    known = [*metrics, *(f"{m}{side}" for m in metrics for side in ("_lo", "_hi") if args.ci)]
-    for column, _, _, text in gates:
-        if column not in known:
-            raise SqlmetricsError(
-                f"--fail-if {text!r}: {column} is not a column of the result ({', '.join(known)}"
-                + ("" if args.ci else "; the _lo and _hi columns need --ci")
-                + ")"
-            )
+    gates = _gates(args, metrics)  # refused before the work
     inputs = local_inputs(args)
     fmt = _format(args)
     with engine_connection(args) as connection:
@@ -81,6 +73,20 @@ def evaluate_command(args: argparse.Namespace) -> int:
     for line in failed:
         sys.stderr.write(line + "\n")
     return 1 if failed else 0
+
+
+def _gates(args: argparse.Namespace, metrics: Sequence[str]) -> list[tuple[str, str, float, str]]:
+    """The --fail-if gates, each on a column the result will have."""
+    gates = [_gate(text) for text in args.fail_if]
+    known = [*metrics, *(f"{m}{side}" for m in metrics for side in ("_lo", "_hi") if args.ci)]
+    for column, _, _, text in gates:
+        if column not in known:
+            raise SqlmetricsError(
+                f"--fail-if {text!r}: {column} is not a column of the result ({', '.join(known)}"
+                + ("" if args.ci else "; the _lo and _hi columns need --ci")
+                + ")"
+            )
+    return gates
 
 
 def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
