@@ -11,7 +11,7 @@ EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
 EXAMPLE_REPORT ?= example-report.html
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots docs dbt profiles-venv
+.PHONY: help example test lint unit format clean engines test-engines snapshots docs docs-site dbt profiles-venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -27,6 +27,10 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(VENV)/.installed $@
+
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	touch $@
 
 $(VENV)/.installed-engines: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,engines]"
@@ -70,7 +74,7 @@ example: $(VENV)/.installed ## install, evaluate the bundled example data on Duc
 		-m $(EXAMPLE_REPORT_METRICS) --group-by model --segment country --baseline popularity \
 		--k-max 30 -o $(EXAMPLE_REPORT)
 
-test: lint unit ## install with the dev tools, lint, type-check and run the whole test suite
+test: lint docs-site unit ## install with the dev tools, lint, type-check, build the site and run the whole test suite
 
 # pytest-xdist, one worker per core; --dist loadgroup keeps each server engine's tests (and Spark's
 # JVM, the memory tests' fixture) on one worker (tests/engines/conftest.py). PYTEST_WORKERS=0 runs
@@ -87,13 +91,13 @@ unit: $(VENV)/.installed-dev ## the test suite only: the quick tier, then the re
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(addprefix --ignore=,$(QUICK_TESTS))
 
 lint: $(VENV)/.installed-dev ## ruff and mypy
-	$(BIN)/ruff check sqlmetrics tests examples bench
-	$(BIN)/ruff format --check sqlmetrics tests examples bench
+	$(BIN)/ruff check sqlmetrics tests examples bench docs/hooks
+	$(BIN)/ruff format --check sqlmetrics tests examples bench docs/hooks
 	$(BIN)/mypy
 
 format: $(VENV)/.installed-dev ## apply ruff's formatting and fixes
-	$(BIN)/ruff format sqlmetrics tests examples bench
-	$(BIN)/ruff check --fix sqlmetrics tests examples bench
+	$(BIN)/ruff format sqlmetrics tests examples bench docs/hooks
+	$(BIN)/ruff check --fix sqlmetrics tests examples bench docs/hooks
 
 engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed $(PROFILES_VENV)/.installed ## install the Python engines and the venvs of fakesnow, dbt and the profile libraries
 	@echo "PostgreSQL and MariaDB: the tests start them when their binaries are installed"
@@ -112,6 +116,11 @@ snapshots: $(VENV)/.installed-dev ## regenerate tests/snapshots/<dialect>/<metri
 docs: $(VENV)/.installed-dev ## rewrite the generated markdown (metric tables, profiles, fixture index)
 	$(BIN)/python -c 'from sqlmetrics.cli.markdown import write_docs; write_docs()'
 	$(BIN)/python -c 'from tests.fixture_index import write_index; write_index()'
+
+# The documentation site (mkdocs.yml): every warning is an error (strict: true), so a broken link
+# or a page missing from the navigation fails `make test` too. `mkdocs serve` shows it locally.
+docs-site: $(VENV)/.installed-docs ## build the documentation site into build/site (warnings fail)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 clean: ## remove the virtual environment and caches
 	rm -rf $(VENV) $(DBT_VENV) $(PROFILES_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
