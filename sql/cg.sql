@@ -1,6 +1,7 @@
 -- name: cg
 -- title: Cumulative gain
 -- definition: sum of rel_i over the first k positions.
+-- formula: \mathrm{CG@}k = \sum_{i=1}^{k} \mathrm{rel}_i
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

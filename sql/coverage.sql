@@ -1,6 +1,7 @@
 -- name: coverage
 -- title: Catalogue coverage
 -- definition: distinct items among the first k positions of all lists / items in the catalogue. The catalogue is the items table when given, else every item of the interactions; recommended items always belong to it. One value per group.
+-- formula: \mathrm{coverage@}k = \frac{\left|\bigcup_u L_u\right|}{|\mathrm{catalogue}|}, \qquad L_u \text{ the first } k \text{ items of } u\text{'s list}
 -- cutoff: required
 -- aggregate: group
 -- reads: lists

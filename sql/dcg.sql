@@ -1,6 +1,7 @@
 -- name: dcg
 -- title: Discounted cumulative gain
 -- definition: sum over i <= k of rel_i / log2(i + 1).
+-- formula: \mathrm{DCG@}k = \sum_{i=1}^{k} \frac{\mathrm{rel}_i}{\log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

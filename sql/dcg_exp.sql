@@ -1,6 +1,7 @@
 -- name: dcg_exp
 -- title: Discounted cumulative gain, exponential gain
 -- definition: sum over i <= k of (2^rel_i - 1) / log2(i + 1).
+-- formula: \mathrm{DCG@}k = \sum_{i=1}^{k} \frac{2^{\mathrm{rel}_i} - 1}{\log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

@@ -1,6 +1,7 @@
 -- name: f1
 -- title: F1 score
 -- definition: 2PR / (P + R), 0 when P + R = 0; equal to 2H / (k + |R_u|).
+-- formula: \mathrm{F_1@}k = \frac{2PR}{P + R} = \frac{2H}{k + |R_u|}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

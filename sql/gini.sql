@@ -1,6 +1,7 @@
 -- name: gini
 -- title: Gini index of exposure
 -- definition: sum_j (2j - n - 1) e_j / (n sum_j e_j) over the n items of the catalogue sorted by exposure ascending, e_j = appearances among the first k positions of all lists; items never recommended count with exposure 0. 0 = every item equally exposed, near 1 = one item takes all. One value per group.
+-- formula: \mathrm{Gini@}k = \frac{\sum_{j=1}^{n} (2j - n - 1)\, e_j}{n \sum_{j=1}^{n} e_j}
 -- cutoff: required
 -- aggregate: group
 -- reads: lists

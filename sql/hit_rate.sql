@@ -1,6 +1,7 @@
 -- name: hit_rate
 -- title: Hit rate (user-level hit ratio)
 -- definition: 1 if at least one relevant item is among the first k positions, else 0.
+-- formula: \mathrm{hit\_rate@}k = \mathbf{1}\left[\sum_{i=1}^{k} \mathrm{hit}_i > 0\right]
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: no

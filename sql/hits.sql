@@ -1,6 +1,7 @@
 -- name: hits
 -- title: Hits
 -- definition: H = number of relevant items among the first k positions.
+-- formula: H = \sum_{i=1}^{k} \mathrm{hit}_i, \qquad \mathrm{hit}_i = \mathbf{1}[\mathrm{rel}_i > 0]
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

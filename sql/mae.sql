@@ -1,6 +1,7 @@
 -- name: mae
 -- title: Mean absolute error of the score against the rating
 -- definition: mean of |score - rating| over the recommended (user, item) rows the interactions rate.
+-- formula: \mathrm{MAE} = \frac{1}{n} \sum_{(u, i)} |s_{ui} - r_{ui}|
 -- cutoff: none
 -- reads: rated
 -- aggregate: micro

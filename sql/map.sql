@@ -1,6 +1,7 @@
 -- name: map
 -- title: Mean average precision
 -- definition: sum over positions i <= k holding a relevant item of (hits in 1..i) / i, divided by |R_u|.
+-- formula: \mathrm{AP@}k = \frac{1}{|R_u|} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: no

@@ -1,6 +1,7 @@
 -- name: map_min
 -- title: Mean average precision, divided by min(|R_u|, k)
 -- definition: the AP sum of `map` divided by min(|R_u|, k); without a cutoff, by min(|R_u|, list length).
+-- formula: \mathrm{AP@}k = \frac{1}{\min(|R_u|, k)} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: no

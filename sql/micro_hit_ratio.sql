@@ -1,6 +1,7 @@
 -- name: micro_hit_ratio
 -- title: Hit ratio over all interactions (micro average)
 -- definition: sum over users of H / sum over users of |R_u|.
+-- formula: \mathrm{HR@}k = \frac{\sum_u H_u}{\sum_u |R_u|}
 -- cutoff: optional
 -- aggregate: micro
 -- ties_average: yes

@@ -1,6 +1,7 @@
 -- name: mrr
 -- title: Mean reciprocal rank
 -- definition: 1 / position of the first relevant item within k, 0 if there is none.
+-- formula: \mathrm{RR@}k = \frac{1}{\min\{i \le k : \mathrm{hit}_i = 1\}} \quad (0 \text{ when no } i \le k \text{ is a hit})
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: no

@@ -1,6 +1,7 @@
 -- name: ndcg
 -- title: Normalised discounted cumulative gain
 -- definition: dcg@k / idcg@k; idcg@k is the same sum over the user's relevances sorted descending, first min(k, |R_u|).
+-- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} \mathrm{rel}_i / \log_2(i + 1)}{\sum_{i=1}^{\min(k, |R_u|)} \mathrm{rel}_{(i)} / \log_2(i + 1)}, \qquad \mathrm{rel}_{(i)} \text{ the user's } i\text{-th largest relevance}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

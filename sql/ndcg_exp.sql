@@ -1,6 +1,7 @@
 -- name: ndcg_exp
 -- title: Normalised discounted cumulative gain, exponential gain
 -- definition: dcg_exp@k / idcg_exp@k, the ideal over the user's relevances sorted descending, first min(k, |R_u|).
+-- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} (2^{\mathrm{rel}_i} - 1) / \log_2(i + 1)}{\sum_{i=1}^{\min(k, |R_u|)} (2^{\mathrm{rel}_{(i)}} - 1) / \log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

@@ -1,6 +1,7 @@
 -- name: novelty
 -- title: Novelty (mean inverse user frequency)
 -- definition: per user with a list, the mean over its first k items of -log2(users(i) / users), users(i) = distinct users who interacted with item i (1 for an item nobody interacted with), users = distinct users of the interactions; averaged over the users with a list.
+-- formula: \mathrm{novelty@}k = \frac{1}{|L_u|} \sum_{i \in L_u} -\log_2 \frac{\mathrm{users}(i)}{\mathrm{users}}
 -- cutoff: required
 -- aggregate: mean
 -- reads: lists

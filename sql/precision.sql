@@ -1,6 +1,7 @@
 -- name: precision
 -- title: Precision
 -- definition: H / k, dividing by k even when the list is shorter; without a cutoff, H / list length.
+-- formula: \mathrm{precision@}k = \frac{H}{k}, \qquad H = \sum_{i=1}^{k} \mathrm{hit}_i
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

@@ -1,6 +1,7 @@
 -- name: r_precision
 -- title: R-precision
 -- definition: relevant items among the first |R_u| positions / |R_u|.
+-- formula: \mathrm{R\text{-}precision} = \frac{1}{|R_u|} \sum_{i=1}^{|R_u|} \mathrm{hit}_i
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean

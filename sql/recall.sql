@@ -1,6 +1,7 @@
 -- name: recall
 -- title: Recall
 -- definition: H / |R_u|.
+-- formula: \mathrm{recall@}k = \frac{H}{|R_u|}, \qquad H = \sum_{i=1}^{k} \mathrm{hit}_i
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

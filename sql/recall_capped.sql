@@ -1,6 +1,7 @@
 -- name: recall_capped
 -- title: Recall capped at k
 -- definition: H / min(|R_u|, k), so a user with more than k relevant items can reach 1; without a cutoff, H / min(|R_u|, list length).
+-- formula: \mathrm{recall\_capped@}k = \frac{H}{\min(|R_u|, k)}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

@@ -13,7 +13,16 @@ from pathlib import Path
 import pytest
 
 from sqlmetrics.catalog.metrics import metrics
-from sqlmetrics.cli.markdown import DOCUMENTS, FAMILIES, family, refreshed, region_names
+from sqlmetrics.cli.markdown import (
+    DOCUMENTS,
+    FAMILIES,
+    family,
+    refreshed,
+    region_names,
+    site_pages,
+    stale_metric_pages,
+)
+from sqlmetrics.cli.metric_pages import METRIC_PAGES
 from sqlmetrics.errors import SqlmetricsError
 from tests.fixture_index import INDEX, fixtures_by_metric, index_markdown
 
@@ -34,6 +43,42 @@ def test_metrics_page_has_a_table_per_family_and_every_metric_once() -> None:
     for name, metric in metrics().items():
         assert page.count(f"| `{name}` |") == 1, f"{name}: run make docs"
         assert family(metric) in FAMILIES
+
+
+def test_site_pages_are_current() -> None:
+    """The site's page of each metric (and their index) and of the command line are what
+    ``make docs`` writes now, and no page is left of a metric file gone."""
+    stale = [
+        str(path.relative_to(REPO))
+        for path, text in site_pages(REPO).items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
+    assert not stale, f"stale: {stale}: run make docs"
+    assert not stale_metric_pages(REPO), "pages of metrics gone: run make docs"
+
+
+def test_every_listed_metric_has_its_page() -> None:
+    pages = {path.stem for path in (REPO / METRIC_PAGES).glob("*.md")}
+    assert set(metrics()) <= pages
+    index = (REPO / METRIC_PAGES / "index.md").read_text(encoding="utf-8")
+    for name in metrics():
+        assert index.count(f"[`{name}`]({name}.md)") == 1, name
+
+
+def test_a_page_of_a_metric_gone_is_removed(tmp_path: Path) -> None:
+    """write_docs deletes the page of a metric file that no longer exists, and only that."""
+    from sqlmetrics.cli.markdown import write_docs
+
+    for document in (*DOCUMENTS, "fixtures/INDEX.md"):
+        (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / document).write_text((REPO / document).read_text(encoding="utf-8"))
+    gone = tmp_path / METRIC_PAGES / "removed_metric.md"
+    gone.parent.mkdir(parents=True)
+    gone.write_text("# removed\n", encoding="utf-8")
+    changed = write_docs(tmp_path)
+    assert gone in changed and not gone.exists()
+    assert (tmp_path / METRIC_PAGES / "ndcg.md").is_file()
+    assert write_docs(tmp_path) == []
 
 
 def test_a_region_without_its_end_is_refused() -> None:

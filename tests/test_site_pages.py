@@ -34,3 +34,15 @@ def test_the_plan_table_has_a_row_per_choice_of_plan_py() -> None:
     assert rows[:2] == ["groups", "lists"]
     for row in rows:
         assert f"\n{row} " in (plan.__doc__ or "")
+
+
+def test_the_diagnostics_page_names_every_count() -> None:
+    """A diagnostic or input check added to the query is described on the site's page."""
+    from pathlib import Path
+
+    from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "reference" / "diagnostics.md"
+    text = page.read_text(encoding="utf-8")
+    missing = [name for name in (*DIAGNOSTICS, *CHECKS) if f"`{name}`" not in text]
+    assert not missing, f"docs/reference/diagnostics.md does not describe {missing}"

@@ -1,5 +1,7 @@
 """The documentation site's hooks (mkdocs.yml, ``hooks:``), run by ``mkdocs build``.
 
+- The navigation lists every page of docs/reference/metrics/ (``make docs`` writes one per
+  metric file) under its index.
 - ``<!-- include: NAME -->`` in a page becomes a table written from the code when the site is
   built (``sqlmetrics.cli.pages.INCLUDES``), so it cannot drift from it.
 - A link to a file of the repository outside docs/ (``../bench/README.md``) has no page on the
@@ -20,11 +22,34 @@ from latex2mathml.converter import convert
 
 from sqlmetrics.cli.pages import INCLUDES
 
+METRICS = "reference/metrics"
 _INCLUDE = re.compile(r"^<!-- include: (?P<name>[a-z-]+) -->$", re.MULTILINE)
 _LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]+)\]\((?P<target>[^)\s]+)\)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r'<span class="arithmatex">\\\((?P<tex>.+?)\\\)</span>', re.DOTALL)
 _BLOCK = re.compile(r'<div class="arithmatex">\\\[(?P<tex>.+?)\\\]</div>', re.DOTALL)
+
+
+def on_config(config: Any) -> Any:
+    """The navigation's metrics entry becomes the index of the metric pages followed by every
+    page of docs/reference/metrics/, so that a new metric needs no line in mkdocs.yml."""
+    docs = Path(config["docs_dir"])
+    pages = sorted(p.name for p in (docs / METRICS).glob("*.md") if p.name != "index.md")
+    config["nav"] = _with_metrics(config["nav"], [f"{METRICS}/{name}" for name in pages])
+    return config
+
+
+def _with_metrics(nav: Any, pages: list[str]) -> Any:
+    if isinstance(nav, list):
+        return [_with_metrics(entry, pages) for entry in nav]
+    if isinstance(nav, dict):
+        return {
+            title: [f"{METRICS}/index.md", *pages]
+            if value == f"{METRICS}/index.md"
+            else _with_metrics(value, pages)
+            for title, value in nav.items()
+        }
+    return nav
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:

@@ -82,6 +82,8 @@ class Metric:
     # (trec_eval's gm_map, whose per-query value is already the log)
     exponential: bool = False
     averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
+    # formula: the definition in LaTeX, which the metric's page of the documentation site draws
+    formula: str = ""
 
     def averaged_over(self) -> str:
         if self.averaged:
@@ -222,6 +224,7 @@ def parse_metric_file(path: Path) -> Metric:
         summed=header["aggregate"] == "sum",
         exponential=header.get("finish") == "exp",
         averaged=header.get("averaged", ""),
+        formula=header.get("formula", ""),
     )
 
 

@@ -6,8 +6,9 @@ that a new metric file is all the tables need.
 ``sqlmetrics metrics --format markdown`` prints the README's table. ``make docs`` (``write_docs``,
 in a checkout) rewrites every generated region of README.md and docs/METRICS.md in place, the
 text between ``<!-- generated: NAME ...-->`` and ``<!-- end generated: NAME -->``, and
-docs/profiles.md whole; tests/test_generated_docs.py and tests/test_profiles.py fail when one is
-stale.
+docs/profiles.md and the documentation site's generated pages whole (a page per metric,
+metric_pages.py; the command line's, cli_page.py); tests/test_generated_docs.py and
+tests/test_profiles.py fail when one is stale.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 from sqlmetrics.api import describe_metrics
 from sqlmetrics.catalog.metrics import Metric, metrics
 from sqlmetrics.catalog.profiles import PROFILES
+from sqlmetrics.cli.cli_page import cli_page
+from sqlmetrics.cli.metric_pages import FAMILIES, METRIC_PAGES, family, metric_pages
 from sqlmetrics.errors import SqlmetricsError
 
 GENERIC = (
@@ -168,20 +171,6 @@ def _trec_eval_measures() -> list[str]:
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
-def family(metric: Metric) -> str:
-    """The section of docs/METRICS.md a metric belongs to, from its header alone: the metrics
-    over the top-k lists, those over scored or rated rows, and the ranking metrics, split into
-    those a cutoff ``@k`` applies to and the whole-list measures (no ``@k``, or a level ``@x``)."""
-    if metric.reads == "lists":
-        return "beyond-accuracy"
-    if metric.reads in ("scored", "rated"):
-        return "rating-and-classification"
-    return "ranking" if metric.takes_cutoff else "whole-list"
-
-
-FAMILIES = ("ranking", "whole-list", "rating-and-classification", "beyond-accuracy")
-
-
 def _cell(text: str) -> str:
     """A table cell: a ``|`` of the text (|R_u|) escaped so that it does not end the cell."""
     return text.replace("|", "\\|")
@@ -285,15 +274,34 @@ def region_names(text: str) -> list[str]:
     return [match.group("name") for match in _BEGIN.finditer(text)]
 
 
+def site_pages(root: Path = REPOSITORY) -> dict[Path, str]:
+    """The site's generated pages under ``root``: a page per metric and their index
+    (docs/reference/metrics/), and the command line's (docs/reference/cli.md)."""
+    pages = {root / METRIC_PAGES / name: text for name, text in metric_pages().items()}
+    pages[root / "docs" / "reference" / "cli.md"] = cli_page()
+    return pages
+
+
+def stale_metric_pages(root: Path = REPOSITORY) -> list[Path]:
+    """The pages of docs/reference/metrics/ that no metric file writes any more."""
+    written = set(metric_pages())
+    return sorted(p for p in (root / METRIC_PAGES).glob("*.md") if p.name not in written)
+
+
 def write_docs(root: Path = REPOSITORY) -> list[Path]:
-    """Rewrites the generated regions of README.md and docs/METRICS.md under ``root``, and
-    docs/profiles.md whole; returns the files that changed."""
+    """Rewrites the generated regions of README.md and docs/METRICS.md under ``root``,
+    docs/profiles.md and the site's generated pages whole, and removes the page of a metric file
+    gone; returns the files that changed."""
     pages: dict[Path, str] = {root / "docs" / "profiles.md": profiles_markdown()}
+    pages.update(site_pages(root))
     for document in DOCUMENTS:
         pages[root / document] = refreshed((root / document).read_text(encoding="utf-8"), document)
-    changed = []
+    changed = stale_metric_pages(root)
+    for path in changed:
+        path.unlink()
     for path, text in pages.items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
             changed.append(path)
     return changed
