@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from sqlmetrics.cli.compare import compare_command
 from sqlmetrics.cli.evaluate import evaluate_command
 from sqlmetrics.cli.example import EXAMPLE_REPORT, EXAMPLE_REPORT_METRICS, example_command
-from sqlmetrics.cli.markdown import metrics_markdown
+from sqlmetrics.cli.metric_pages import metrics_markdown
 from sqlmetrics.cli.parser import build_parser
 from sqlmetrics.cli.report import report_command
 from sqlmetrics.cli.sql import (

@@ -1,14 +1,14 @@
 """The generated markdown, written from the code so that it has one source: docs/profiles.md
 (``sqlmetrics profiles --format markdown``, with trec_eval's measure table from trec.py), and the
-metric tables of README.md and docs/METRICS.md from the metric files' headers (``sql/*.sql``), so
-that a new metric file is all the tables need.
+metric lists of README.md and docs/METRICS.md from the metric files' headers (``sql/*.sql``), so
+that a new metric file is all they need.
 
-``sqlmetrics metrics --format markdown`` prints the README's table. ``make docs`` (``write_docs``,
-in a checkout) rewrites every generated region of README.md and docs/METRICS.md in place, the
-text between ``<!-- generated: NAME ...-->`` and ``<!-- end generated: NAME -->``, and
-docs/profiles.md and the documentation site's generated pages whole (a page per metric,
-metric_pages.py; the command line's, cli_page.py); tests/test_generated_docs.py and
-tests/test_profiles.py fail when one is stale.
+``make docs`` (``write_docs``, in a checkout) rewrites every generated region of README.md and
+docs/METRICS.md in place, the text between ``<!-- generated: NAME ...-->`` and
+``<!-- end generated: NAME -->``, and docs/profiles.md and the documentation site's generated
+pages whole (a page per metric and their index, metric_pages.py; the command line's,
+cli_page.py); tests/test_generated_docs.py and tests/test_profiles.py fail when one is stale.
+``sqlmetrics metrics --format markdown`` prints the table that ends the metrics index.
 """
 
 from __future__ import annotations
@@ -18,11 +18,16 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlmetrics.api import describe_metrics
 from sqlmetrics.catalog.metrics import Metric, metrics
 from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.cli.cli_page import cli_page
-from sqlmetrics.cli.metric_pages import FAMILIES, METRIC_PAGES, family, metric_pages
+from sqlmetrics.cli.metric_pages import (
+    FAMILIES,
+    METRIC_PAGES,
+    family,
+    metric_families,
+    metric_pages,
+)
 from sqlmetrics.errors import SqlmetricsError
 
 GENERIC = (
@@ -217,29 +222,9 @@ def family_table(name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def metrics_markdown(rows: list[dict[str, str]]) -> str:
-    """The README's metric table, from ``describe_metrics()``'s rows."""
-    lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
-    for row in rows:
-        aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
-        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
-        if row["cutoff"].startswith("@t"):
-            cutoff = "`@t` (score, 0.5)"
-        if row["cutoff"].startswith("@x"):
-            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
-        averaged = row["averaged"]
-        definition = row["definition"].replace("|", "\\|")
-        lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
-    return "\n".join(lines) + "\n"
-
-
-def _readme_table() -> str:
-    return metrics_markdown(describe_metrics())
-
-
 def _regions() -> dict[str, Callable[[], str]]:
     """Each generated region by name: the function that writes its text."""
-    regions: dict[str, Callable[[], str]] = {"metrics-table": _readme_table}
+    regions: dict[str, Callable[[], str]] = {"metric-families": metric_families}
     for name in FAMILIES:
         regions[f"{name}-metrics"] = functools.partial(family_table, name)
     return regions

@@ -5,6 +5,7 @@ docs/reference/metrics/ (``metric_pages``), tests/test_generated_docs.py fails w
 
 from __future__ import annotations
 
+from sqlmetrics.api import describe_metrics
 from sqlmetrics.catalog.metrics import HEADER_LINE, Metric, MetricRequest, metrics, sql_folder
 from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.stats.resampling import has_interval
@@ -152,6 +153,33 @@ def metric_page(metric: Metric) -> str:
     return "\n".join(lines)
 
 
+def metrics_markdown(rows: list[dict[str, str]]) -> str:
+    """The README's metric table, from ``describe_metrics()``'s rows."""
+    lines = ["| metric | `@k` | definition | aliases | averaged |", "|---|---|---|---|---|"]
+    for row in rows:
+        aliases = ", ".join(f"`{alias}`" for alias in row["aliases"].split(", ") if alias)
+        cutoff = {"none": "no", "@k required": "required"}.get(row["cutoff"], "yes")
+        if row["cutoff"].startswith("@t"):
+            cutoff = "`@t` (score, 0.5)"
+        if row["cutoff"].startswith("@x"):
+            cutoff = f"`@x` (level, {row['cutoff'].rsplit(' ', 1)[-1]})"
+        averaged = row["averaged"]
+        definition = row["definition"].replace("|", "\\|")
+        lines.append(f"| `{row['name']}` | {cutoff} | {definition} | {aliases} | {averaged} |")
+    return "\n".join(lines) + "\n"
+
+
+def metric_families() -> str:
+    """README.md's list of the metrics, a line per family, each name linking to its page."""
+    lines = []
+    for name in FAMILIES:
+        names = [m.name for m in metrics().values() if family(m) == name]
+        listed = ", ".join(f"[`{n}`]({METRIC_PAGES}/{n}.md)" for n in names)
+        title = _FAMILY_TITLES[name]
+        lines.append(f"- **{title}**, {len(names)}: {listed}.")
+    return "\n".join(lines) + "\n"
+
+
 def metrics_index() -> str:
     """The index of the metric pages: a table per family."""
     lines = [
@@ -176,6 +204,13 @@ def metrics_index() -> str:
                     f"| [`{metric.name}`]({metric.name}.md) | {metric.title} | {aliases} |"
                 )
         lines.append("")
+    lines += [
+        "## Every metric in one table",
+        "",
+        "As `sqlmetrics metrics --format markdown` prints it:",
+        "",
+        metrics_markdown(describe_metrics()),
+    ]
     return "\n".join(lines)
 
 

@@ -12,7 +12,8 @@ from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog.metrics import metrics, parse_request
 from sqlmetrics.catalog.profiles import PROFILES, describe_profiles
 from sqlmetrics.cli.arguments import api_options, requested_metrics
-from sqlmetrics.cli.markdown import metrics_markdown, profiles_markdown
+from sqlmetrics.cli.markdown import profiles_markdown
+from sqlmetrics.cli.metric_pages import metrics_markdown
 from sqlmetrics.cli.output import write
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import (
