@@ -1,6 +1,7 @@
 -- name: entropy
 -- title: Shannon entropy of exposure
 -- definition: -sum_i p(i) log2 p(i), p(i) = appearances of item i among the first k positions of all lists / all those positions. Items never recommended have p = 0 and add nothing. One value per group.
+-- formula: \mathrm{entropy@}k = -\sum_{i} p(i) \log_2 p(i)
 -- cutoff: required
 -- aggregate: group
 -- reads: lists

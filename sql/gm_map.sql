@@ -1,6 +1,7 @@
 -- name: gm_map
 -- title: Geometric mean average precision (trec_eval)
 -- definition: the geometric mean over users of max(AP, 0.00001), AP over the whole list as map (0 without a relevant item): the file computes ln(max(AP, 0.00001)) per user, and the summary is exp of its mean (per user exp of the log: max(AP, 0.00001)).
+-- formula: \mathrm{GM\_MAP} = \exp\left(\frac{1}{|U|} \sum_{u} \ln \max(\mathrm{AP}_u, 10^{-5})\right)
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean

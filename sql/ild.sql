@@ -1,6 +1,7 @@
 -- name: ild
 -- title: Intra-list diversity over item categories
 -- definition: per user with a list, the share of pairs among its first k items whose categories differ (items table column category): 1 - sum_c n_c (n_c - 1) / (n (n - 1)), n_c = items of category c among the n; 0 for a list of one item; averaged over the users with a list.
+-- formula: \mathrm{ILD@}k = 1 - \sum_{c} \frac{n_c (n_c - 1)}{n (n - 1)}
 -- cutoff: required
 -- aggregate: mean
 -- reads: lists

@@ -1,6 +1,7 @@
 -- name: map_hits
 -- title: Mean average precision, divided by the hits in the list
 -- definition: the AP sum of `map` divided by H, the relevant items among the first k (0 when H = 0).
+-- formula: \mathrm{AP@}k = \frac{1}{H} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i} \quad (0 \text{ when } H = 0)
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: no

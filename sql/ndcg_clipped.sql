@@ -1,6 +1,7 @@
 -- name: ndcg_clipped
 -- title: NDCG with the discount log2(max(i, 2))
 -- definition: as `ndcg` (ideal over min(k, |R_u|) of the user's relevances sorted descending), but position i is discounted by log2(max(i, 2)): positions 1 and 2 are both undiscounted.
+-- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} \mathrm{rel}_i / \log_2 \max(i, 2)}{\sum_{i=1}^{\min(k, |R_u|)} \mathrm{rel}_{(i)} / \log_2 \max(i, 2)}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

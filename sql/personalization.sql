@@ -1,6 +1,7 @@
 -- name: personalization
 -- title: Personalization (inter-list diversity)
 -- definition: 1 - the mean over all pairs of users with a list of |L_u ∩ L_v| / k, L_u the first k items of u's list. Exact, with no sampling: the overlaps of all pairs add up to sum_i n(i) (n(i) - 1) / 2, n(i) = lists holding item i. NULL with fewer than two lists. One value per group.
+-- formula: \mathrm{personalization@}k = 1 - \frac{2}{m(m - 1)} \sum_{u < v} \frac{|L_u \cap L_v|}{k}, \qquad m \text{ the lists}
 -- cutoff: required
 -- aggregate: group
 -- reads: lists

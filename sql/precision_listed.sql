@@ -1,6 +1,7 @@
 -- name: precision_listed
 -- title: Precision over the items listed within k
 -- definition: H / min(k, list length): a list shorter than k is not penalised (0 for an empty list); without a cutoff, H / list length.
+-- formula: \mathrm{precision\_listed@}k = \frac{H}{\min(k, n_u)}, \qquad n_u \text{ the length of } u\text{'s list}
 -- cutoff: optional
 -- aggregate: mean
 -- ties_average: yes

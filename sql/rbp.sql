@@ -1,6 +1,7 @@
 -- name: rbp
 -- title: Rank-biased precision
 -- definition: at persistence p (0.9 without @p; 0 <= p < 1): (1 - p) x the sum over the relevant items of the whole list of p^(i - 1), i their position (gain 1 for a relevant item, 0 otherwise).
+-- formula: \mathrm{RBP@}p = (1 - p) \sum_{i} \mathrm{hit}_i \, p^{i - 1}
 -- cutoff: level
 -- default_level: 0.9
 -- level_below: 1

@@ -1,6 +1,7 @@
 -- name: set_map
 -- title: Set average precision (trec_eval)
 -- definition: over the whole list, H^2 / (n x |R_u|), n the list's length: the set precision H / n times the set recall H / |R_u|, as if every relevant item listed sat at precision H / n and every other counted 0; 0 without a list.
+-- formula: \mathrm{set\_map} = \frac{H}{n_u} \cdot \frac{H}{|R_u|}
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean

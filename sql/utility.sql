@@ -1,6 +1,7 @@
 -- name: utility
 -- title: Set utility (trec_eval, default coefficients)
 -- definition: over the whole list, 1 x (relevant items listed) - 1 x (other items listed) + 0 x (relevant items not listed) + 0 x (the rest of the collection) = 2H - n, n the list's length: trec_eval's default coefficients 1, -1, 0, 0; averaged over users.
+-- formula: \mathrm{utility} = H - (n_u - H) = 2H - n_u
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean

@@ -95,8 +95,10 @@ def _facts(metric: Metric) -> list[str]:
     needs = [f"an items table with the column `{column}`" for column in metric.needs_items]
     if metric.needs_history:
         needs.append("a history table (what each user consumed before)")
-    if metric.reads in ("scored", "rated"):
-        ties = "equal scores count one half in the AUCs; the tie policy concerns the rankings"
+    if metric.reads == "scored":
+        ties = "not read: `ties` concerns the rankings (equal scores count one half in the AUCs)"
+    elif metric.reads == "rated":
+        ties = "not read: `ties` concerns the rankings"
     else:
         ties = (
             "exact (the expected value over every order of the tied items)"
