@@ -38,7 +38,7 @@ def to_sql(
     ranks: str = "consecutive",
     dialect: str = "duckdb",
     pretty: bool = True,
-    checks: bool = False,
+    checks: bool | str = False,
     items: str | None = None,
     history: str | None = None,
     profile: str | None = None,
@@ -62,7 +62,10 @@ def to_sql(
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows
-    evaluate would refuse (a scheduled job can require it to be 0).
+    evaluate would refuse (a scheduled job can require it to be 0). It is the audit of
+    ``evaluate(..., checks="full")``: repeated recommendations count anywhere in the lists;
+    ``checks="read"`` gives the checks of evaluate's default instead (repeats counted within
+    what the metrics read).
 
     ``ci`` (a level such as 0.95) or ``baseline`` (a model, the first ``group_by`` column) give
     instead the query of ``evaluate(..., ci=...)`` or ``compare(..., baseline=...)``: the
@@ -223,7 +226,7 @@ def composed_query(
     duplicates: str = "error",
     ranks: str = "consecutive",
     dialect: str = "duckdb",
-    checks: bool = False,
+    checks: bool | str = False,
     items: str | None = None,
     history: str | None = None,
     profile: str | None = None,
@@ -275,7 +278,7 @@ def _prepared(
     duplicates: str = "error",
     ranks: str = "consecutive",
     dialect: str = "duckdb",
-    checks: bool = False,
+    checks: bool | str = False,
     items: str | None = None,
     history: str | None = None,
     profile: str | None = None,
@@ -297,6 +300,8 @@ def _prepared(
         population=resolved.population,
         duplicates=duplicates,
         ranks=resolved.ranks,
+        # checks=True is the audit: repeated recommendations anywhere in the lists
+        checks=checks if isinstance(checks, str) else "full" if checks else resolved.checks,
     )
     requests, names = resolved.requests, column_names(resolved.columns)
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)

@@ -15,6 +15,7 @@ from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
 from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.plan import repeats_depth
 from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import connection_of, open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
@@ -49,6 +50,7 @@ def evaluate(
     population: str = "all",
     duplicates: str = "error",
     ranks: str = "consecutive",
+    checks: str = "read",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -91,6 +93,11 @@ def evaluate(
             (a gap or a repeat is refused); "literal" takes each rank as the item's position,
             gaps and repeats included (RecTools' reading; docs/METRICS.md says what each
             metric does with a repeated rank). Scores are always ranked 1..n.
+        checks: how deep a repeated (user, item) is refused: "read" within the part of each
+            list the metrics read (the first k positions of the deepest cutoff; the whole list
+            for a metric without one), where it can change a number; "full" anywhere in the
+            list (an audit that reads every list whole). TREC files and the trec_eval profiles
+            always check the whole list, as trec_eval does. Every other check reads every row.
         connection: where the query runs: a DuckDB connection, a SQLAlchemy Engine or
             Connection (the dialect comes from it), a PEP 249 (DB-API) connection (with
             ``dialect=``) or a SparkSession. Only the result leaves the engine; nothing is
@@ -239,6 +246,7 @@ def evaluate(
         population=population,
         duplicates=duplicates,
         ranks=ranks,
+        checks=checks,
         connection=connection,
         dialect=dialect,
         timeout=timeout,
@@ -320,6 +328,7 @@ def _evaluated(
     population: str,
     duplicates: str,
     ranks: str,
+    checks: str,
     connection: object,
     dialect: str | None,
     timeout: float | None,
@@ -330,8 +339,16 @@ def _evaluated(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
     diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
+    trec_files = any(isinstance(value, TrecFile) for value in (recommendations, interactions))
     resolved = resolve(
-        profile, metrics, ties=ties, population=population, columns=columns, ranks=ranks
+        profile,
+        metrics,
+        ties=ties,
+        population=population,
+        columns=columns,
+        ranks=ranks,
+        # trec_eval refuses a repeated document anywhere in a run
+        checks="full" if trec_files else checks,
     )
     requests, columns = resolved.requests, resolved.columns
     options = Options(
@@ -340,14 +357,13 @@ def _evaluated(
         population=resolved.population,
         duplicates=duplicates,
         ranks=resolved.ranks,
+        checks=resolved.checks,
     )
     group_by = [group_by] if isinstance(group_by, str) else list(group_by)
     given = {"recommendations": recommendations, "interactions": interactions}
     connection = connection_of(connection, {**given, "items": items, "history": history})
     with open_engine(connection, dialect=dialect, timeout=timeout, progress=progress) as engine:
-        if engine.name != "duckdb" and any(
-            isinstance(value, TrecFile) for value in (recommendations, interactions)
-        ):
+        if engine.name != "duckdb" and trec_files:
             raise SqlmetricsError(
                 f"TREC files are read by DuckDB, not {engine.name}: drop connection=, or load "
                 "the run and qrels into tables of your database first"
@@ -379,19 +395,25 @@ def _evaluated(
         diagnostics = diagnostics.drop(columns=list(CHECKS))
         duplicated = int(diagnostics["duplicate_recommendations"].sum())
         if duplicated and options.duplicates == "error":
-            example = duplicate_example(engine, inputs)
-            raise SqlmetricsError(
-                f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in "
-                f"{duplicated} row(s), e.g. "
-                f"{example[:2] if example else '?'} appears "
-                f"{example[2] if example else 'several'} times; deduplicate them, or pass "
-                "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
-            )
+            _refuse_repeats(engine, inputs, duplicated, repeats_depth(requests, options))
     if isinstance(interactions, TrecFile) and interactions.parsed is not None:
         notes = interactions.parsed.notes(interactions.path)
         if notes:
             result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
     return result, diagnostics, passes
+
+
+def _refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None) -> None:
+    """The message refusing ``rows`` repeated recommendations, with an example, found among
+    the first ``depth`` positions of each list (or anywhere)."""
+    example = duplicate_example(engine, inputs, depth)
+    where = "" if depth is None else f" among the first {depth} positions of their lists"
+    shown = f"{example[:2]} appears {example[2]} times" if example else "?"
+    raise SqlmetricsError(
+        f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in {rows} "
+        f"row(s){where}, e.g. {shown}; deduplicate them, or pass duplicates='first' (CLI: "
+        "--duplicates first) to keep the best-placed row"
+    )
 
 
 def compare(
@@ -413,6 +435,7 @@ def compare(
     population: str = "all",
     duplicates: str = "error",
     ranks: str = "consecutive",
+    checks: str = "read",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -521,6 +544,7 @@ def compare(
         population=population,
         duplicates=duplicates,
         ranks=ranks,
+        checks=checks,
         connection=connection,
         dialect=dialect,
         timeout=timeout,

@@ -294,7 +294,7 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
 
     def exact_lists(floor: float | None) -> dict[int, bool]:
         top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
-        bind_repeats(top_lists)
+        bind_repeats(top_lists, 2)
         bind_score_floor(top_lists, floor)
         ctes = {cte.alias: cte.this for cte in top_lists.find_all(exp.CTE)}
         query = exp.select("user_id", "exact").from_("checked_lists").order_by("user_id")
@@ -312,7 +312,7 @@ def test_top_k_stage_ranks_again_only_the_users_it_must() -> None:
     assert exact_lists(-1.0) == exact  # every score passes: as without a floor
     assert exact_lists(float("nan")) == exact_lists(float("inf")) == exact  # no FILTER then
     top_lists = bind_placeholders(stage("top_lists"), cutoff=two, rows=two)
-    bind_repeats(top_lists)
+    bind_repeats(top_lists, 2)
     bind_score_floor(top_lists, 0.3)
     rows = connection.execute(
         with_ctes(

@@ -1,6 +1,8 @@
 -- Counts reported beside the metrics (evaluate runs them in the same query), and the counts of
--- bad rows it refuses. Lengths, NULL scores, NULL items, repeated items and NaN scores count
--- whole lists (list_counts.sql). Tied scores count where they can change a number: a tie group
+-- bad rows it refuses. Lengths, NULL scores, NULL items and NaN scores count whole lists
+-- (list_counts.sql). Repeated items count where the metrics read, the first $max_k positions
+-- (repeated; plan.repeats_depth says when), or anywhere in the list (list_counts.sql's, when
+-- the composer drops repeated: checks="full", metrics reading whole lists). Tied scores count where they can change a number: a tie group
 -- (a list's items with one score) holding the positions k and k + 1 of a requested cutoff k,
 -- counted once however many cutoffs it straddles ($cutoffs; with no cutoff, every tie group of
 -- the list). With a rank column, "scores" are the ranks.
@@ -35,6 +37,16 @@ tied AS (
   GROUP BY user_id
 ),
 
+-- the rows repeating an item found earlier among the first $max_k of the list
+repeated AS (
+  SELECT
+    user_id,
+    COUNT(item_id) - COUNT(DISTINCT item_id) AS duplicate_rows
+  FROM ranked
+  WHERE pos <= $max_k
+  GROUP BY user_id
+),
+
 single_class AS (
   SELECT
     user_id,
@@ -50,7 +62,7 @@ listed AS (
     counted.user_id,
     counted.list_length,
     counted.null_scores,
-    counted.duplicate_rows,
+    COALESCE(repeated.duplicate_rows, 0) AS duplicate_rows,
     counted.null_items,
     counted.nan_scores,
     counted.broken_ranks,
@@ -59,6 +71,7 @@ listed AS (
     COALESCE(single_class.skipped, 0) AS single_class
   FROM counted
   LEFT JOIN tied ON counted.user_id = tied.user_id
+  LEFT JOIN repeated ON counted.user_id = repeated.user_id
   LEFT JOIN single_class ON counted.user_id = single_class.user_id
 ),
 

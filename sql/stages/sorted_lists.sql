@@ -3,7 +3,8 @@
 -- items and scores in ranked.sql's order, from each whole list sorted as {score, item} structs
 -- in descending order (score descending, equal scores by item id descending), which is
 -- ranked.sql's order for a list without NULL scores or items. Such lists, and the NULL
--- user's, are ranked by ranked.sql's window instead.
+-- user's, are ranked by ranked.sql's window instead. Repeated items are counted as in
+-- top_lists.sql: among the first $cutoff ($listed_repeats), or anywhere ($repeats).
 SELECT
   user_id,
   items,
@@ -11,7 +12,7 @@ SELECT
   list_length,
   scored_length,
   named_length,
-  duplicate_rows,
+  $listed_repeats AS duplicate_rows,
   nan_scores,
   outside_unit_scores
 FROM (

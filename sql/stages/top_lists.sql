@@ -14,8 +14,10 @@
 -- every score passed; the others are ranked again. The floor only decides which users take
 -- the window, never a number.
 -- The diagnostics' counts over each whole list (list_counts.sql's) come from the same
--- aggregate: NaN scores, scores outside [0, 1] and repeated items, found in the list of its
--- items (the composer drops them when no diagnostics are asked for).
+-- aggregate: NaN scores and scores outside [0, 1] (the composer drops them when no diagnostics
+-- are asked for). Repeated items are counted where the metrics read ($listed_repeats: among
+-- the first $cutoff items, duckdb_plan.repeats_among), or under checks="full" anywhere in the
+-- list ($repeats, found in the list of its items, which the composer drops otherwise).
 SELECT
   user_id,
   items,
@@ -23,7 +25,7 @@ SELECT
   list_length,
   scored_length,
   named_length,
-  duplicate_rows,
+  $listed_repeats AS duplicate_rows,
   nan_scores,
   outside_unit_scores
 FROM (

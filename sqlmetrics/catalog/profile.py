@@ -32,6 +32,9 @@ class Profile:
     # How a rank column is read (inputs.RANKS): "literal" for a library that takes the rank
     # values as positions, gaps and repeats included.
     ranks: str = "consecutive"
+    # How deep repeated recommendations are refused (inputs.CHECK_DEPTHS): "full" for a library
+    # that refuses a repeat anywhere in a list (trec_eval)
+    checks: str = "read"
     # Names the library defines that no sqlmetrics metric reproduces: form -> why, and what
     # to do instead; requesting one is an error that says so.
     unsupported: Mapping[str, str] = field(default_factory=dict)

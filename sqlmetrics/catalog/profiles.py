@@ -396,6 +396,7 @@ class Resolved:
     population: str
     columns: dict[str, str | None] | None
     ranks: str = "consecutive"
+    checks: str = "read"
 
 
 def resolve(
@@ -406,10 +407,12 @@ def resolve(
     population: str,
     columns: Mapping[str, str | None] | None,
     ranks: str = "consecutive",
+    checks: str = "read",
 ) -> Resolved:
     """The requests and options for ``profile``; without one, the arguments as given."""
     if profile is None:
-        return Resolved(parse_requests(texts), ties, population, dict(columns or {}) or None, ranks)
+        given = dict(columns or {}) or None
+        return Resolved(parse_requests(texts), ties, population, given, ranks, checks)
     chosen = get_profile(profile)
     resolved_columns = dict(columns or {})
     if chosen.relevance == "every_row":
@@ -422,6 +425,8 @@ def resolve(
         else _pick(chosen, "population", population, "all", chosen.population),
         columns=resolved_columns or None,
         ranks=_pick(chosen, "ranks", ranks, "consecutive", chosen.ranks),
+        # the whole-list audit is never turned off by a profile
+        checks="full" if "full" in (checks, chosen.checks) else checks,
     )
 
 

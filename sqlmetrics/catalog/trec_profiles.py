@@ -55,6 +55,7 @@ TREC_EVAL = Profile(
         "unj@k": "unj",  # unj_5, unj_10, unj_20
     },
     ties="id_text",
+    checks="full",  # trec_eval refuses a repeated docno anywhere in a topic's list
     other_populations=("judged", "all_judged"),
     notes=(
         "The sqlmetrics defaults, except the order of equal scores: docno descending, "

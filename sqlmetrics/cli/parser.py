@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sqlmetrics.catalog.profiles import PROFILES
-from sqlmetrics.compose.inputs import DUPLICATES, POPULATIONS, RANKS, TIES
+from sqlmetrics.compose.inputs import CHECK_DEPTHS, DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.reporting.common import DEFAULT_SMALL_SEGMENT
 from sqlmetrics.reporting.data import DEFAULT_K_MAX, LARGEST_K_MAX
 from sqlmetrics.stats.resampling import CI_METHODS, TESTS
@@ -115,6 +115,14 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+    )
+    parser.add_argument(
+        "--checks",
+        choices=CHECK_DEPTHS,
+        default="read",
+        help="how deep a repeated (user, item) recommendation is refused: within what the "
+        "metrics read (read, the default: the first k of the deepest cutoff) or anywhere in "
+        "each list (full, an audit that reads every list whole)",
     )
 
 

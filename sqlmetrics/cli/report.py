@@ -53,6 +53,7 @@ def report_command(args: argparse.Namespace) -> None:
             timeout=args.timeout,
             items=args.items,
             history=args.history,
+            checks=args.checks,
         )
     page.save(args.output, force=args.force)
     if not args.quiet:

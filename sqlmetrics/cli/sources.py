@@ -34,6 +34,7 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
         "progress": progress,
         "items": args.items,
         "history": args.history,
+        "checks": args.checks,
     }
 
 

@@ -23,7 +23,7 @@ DuckDB's lists or from windows, its sums per cutoff).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from sqlglot import exp
 
@@ -54,6 +54,7 @@ from sqlmetrics.compose.per_user import (
     widest_population,
     with_judged_users,
 )
+from sqlmetrics.compose.plan import Plan, repeats_depth
 from sqlmetrics.compose.stages import (
     bind_placeholders,
     group_key,
@@ -66,9 +67,6 @@ from sqlmetrics.compose.stages import (
 )
 from sqlmetrics.compose.summary import UserPass, final
 from sqlmetrics.errors import SqlmetricsError
-
-if TYPE_CHECKING:
-    from sqlmetrics.compose.plan import Plan
 
 
 def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
@@ -132,6 +130,9 @@ def assemble(
     _hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
     lists = plan.lists
     top_k = lists is not None
+    depth = repeats_depth(requests, options)
+    # the lists count their own repeats; without them, ranked's first positions do
+    repeats_in_ranked = depth is not None and not top_k
     ranked = _ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
@@ -165,7 +166,9 @@ def assemble(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        diagnostics_stages(options, requests, keys, scored="scored" in selects)
+        diagnostics_stages(
+            options, requests, keys, scored="scored" in selects, repeats_in_ranked=repeats_in_ranked
+        )
         if diagnostics
         else []
     )
@@ -180,9 +183,19 @@ def assemble(
     # Diagnostics also read the position after each cutoff: a tie across it decides what is in.
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
     ranked = _cutoff_literal(ranked, ranked_cutoff)
+    if ranking and cutoff is not None and ranked_cutoff != cutoff:
+        _match_within(joined, cutoff)
     if list_lengths:
         ranked = _with_list_lengths(ranked)
-    top_lists = _top_lists_stage(lists, options, cutoff, ranked_cutoff, score_floor, diagnostics)
+    top_lists = _top_lists_stage(
+        lists,
+        options,
+        cutoff,
+        ranked_cutoff,
+        score_floor,
+        diagnostics,
+        depth,
+    )
     hit_rows = plan.judged == "judged_hits"
     if ranking and plan.same_bits:
         stable_user_sums(selects["judged"])
@@ -197,7 +210,8 @@ def assemble(
     )
     stages: list[tuple[str, exp.Expr]] = []
     if (list_lengths or diagnostics) and not top_k:
-        stages.append(("list_counts", _list_counts(plan, inputs, options, dialect, diagnostics)))
+        counts = _list_counts(plan, inputs, options, dialect, diagnostics, repeats_in_ranked)
+        stages.append(("list_counts", counts))
     if hit_rows:
         stages += _hit_rows_stages(
             top_lists,
@@ -283,13 +297,15 @@ def _top_lists_stage(
     rows: int | None,
     score_floor: float | None,
     diagnostics: bool,
+    depth: int | None,
 ) -> exp.Select:
     """plan.py's lists (top_lists.sql, score_lists.sql or sorted_lists.sql), each user's first
     ``rows`` items and scores (the deepest cutoff, + 1 for the diagnostics) as lists (scores
     alone in score_lists.sql); ranked_top_k.sql unnests them, the hit-rows plan joins them
-    (duckdb_plan.py). Unused (and not assembled) without lists."""
+    (duckdb_plan.py). Unused (and not assembled) without lists. ``depth``: how deep its
+    repeated items are counted (plan.repeats_depth)."""
     top_lists = stage(lists or "top_lists")
-    duckdb_plan.bind_repeats(top_lists)
+    duckdb_plan.bind_repeats(top_lists, depth)
     if options.ties == "id_text":
         _order_ids_as_text(top_lists)
     if lists is not None and cutoff is not None and rows is not None:
@@ -303,17 +319,26 @@ def _top_lists_stage(
 
 
 def _list_counts(
-    plan: Plan, inputs: Inputs, options: Options, dialect: str, diagnostics: bool
+    plan: Plan,
+    inputs: Inputs,
+    options: Options,
+    dialect: str,
+    diagnostics: bool,
+    repeats_in_ranked: bool,
 ) -> exp.Select:
     """list_counts.sql: the lengths the metrics read, and with the diagnostics every count
-    over the whole lists (on DuckDB's own plans, the repeats found in each list's items)."""
+    over the whole lists; the repeated items too unless ranked's first positions count them
+    (``repeats_in_ranked``; on DuckDB's own plans, found in each list's items)."""
     given_ranks = inputs.rank is not None
     list_counts = list_counts_stage(given_ranks, given_ranks and options.ranks == "literal")
     if not diagnostics:  # only the diagnostics read more than the lengths
         prune(list_counts, {"user_id", "list_length"})
+    elif repeats_in_ranked:
+        kept = [p for p in list_counts.expressions if p.alias_or_name != "duplicate_rows"]
+        list_counts.set("expressions", kept)
     if dialect == "duckdb" and diagnostics:
         duckdb_plan.count_nan_by_filter(list_counts)
-    if plan.own and diagnostics:
+    if plan.own and diagnostics and not repeats_in_ranked:
         list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
     return list_counts
 
@@ -388,6 +413,15 @@ def _reads(tree: exp.Expr, name: str) -> bool:
 
 
 IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
+
+
+def _match_within(joined: exp.Select, cutoff: int) -> None:
+    """joined.sql matching interactions only to ranked's rows within ``cutoff``: ranked keeps
+    the row after it for the diagnostics' ties alone, and a relevant item repeated there
+    (unread, so not refused: plan.repeats_depth) would meet its interaction a second time."""
+    join = joined.args["joins"][0]
+    within = exp.column("pos", "ranked") <= exp.Literal.number(cutoff)
+    join.set("on", exp.and_(join.args["on"], within))
 
 
 def _ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:

@@ -10,6 +10,7 @@ the ``KIND`` column. compose.compose_checks makes them a query of their own.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from sqlglot import exp
 
@@ -49,14 +50,29 @@ KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diag
 
 
 def diagnostics_stages(
-    options: Options, requests: Sequence[MetricRequest], keys: Sequence[str], scored: bool
+    options: Options,
+    requests: Sequence[MetricRequest],
+    keys: Sequence[str],
+    scored: bool,
+    repeats_in_ranked: bool = False,
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
     Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
-    without a cutoff, its ``tied`` CTE."""
+    without a cutoff, its ``tied`` CTE. ``repeats_in_ranked``: the repeated items are counted
+    among ranked's first positions (its ``repeated`` CTE); otherwise they are list_counts'
+    (over whole lists, or DuckDB's lists' own count)."""
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
+    if repeats_in_ranked:
+        counted = _cte(query, "counted")
+        kept = [p for p in counted.expressions if p.alias_or_name != "duplicate_rows"]
+        counted.set("expressions", kept)
+    else:
+        _without_cte(query, "repeated", "duplicate_rows")
+        for projection in _cte(query, "listed").expressions:
+            if projection.alias_or_name == "duplicate_rows":
+                projection.set("this", exp.column("duplicate_rows", "counted"))
     cutoffs = requested_cutoffs(requests)
     if cutoffs:
         for placeholder in list(query.find_all(exp.Placeholder)):
@@ -78,6 +94,11 @@ def diagnostics_stages(
         query.set("expressions", groups + query.expressions)
         query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
     return [*ctes, ("diagnosed", query)]
+
+
+def _cte(query: exp.Select, name: str) -> exp.Select:
+    found = next(cte.this for cte in query.args["with_"].expressions if cte.alias == name)
+    return cast(exp.Select, found)
 
 
 def _without_cte(query: exp.Select, name: str, count: str) -> None:

@@ -159,11 +159,34 @@ def repeated_items() -> exp.Expr:
     )
 
 
-def bind_repeats(lists: exp.Select) -> None:
-    """top_lists.sql's and sorted_lists.sql's ``$repeats``: repeated_items()."""
+def repeats_among(items: exp.Expr, depth: int) -> exp.Expr:
+    """The items among the first ``depth`` of the list ``items`` that repeat one before them:
+    its non-NULL items there less its distinct ones (LIST_DISTINCT drops NULLs)."""
+    first = exp.Bracket(
+        this=items,
+        expressions=[exp.Slice(this=exp.Literal.number(1), expression=exp.Literal.number(depth))],
+    )
+    named = exp.func("LIST_AGGREGATE", first, exp.Literal.string("count"))
+    return named - exp.func("LEN", exp.func("LIST_DISTINCT", first.copy()))
+
+
+def bind_repeats(lists: exp.Select, depth: int | None) -> None:
+    """top_lists.sql's, sorted_lists.sql's and score_lists.sql's repeated items: among each
+    list's first ``depth`` items ($listed_repeats: repeats_among its items), or with ``depth``
+    None anywhere in it ($repeats: repeated_items() over the list of every item it gathers,
+    which it gathers only then)."""
+    if depth is not None:
+        for select in lists.find_all(exp.Select):
+            kept = [p for p in select.expressions if p.alias_or_name != "listed_items"]
+            select.set("expressions", kept)
     for placeholder in list(lists.find_all(exp.Placeholder)):
         if placeholder.name == "repeats":
-            placeholder.replace(repeated_items())
+            placeholder.replace(exp.Literal.number(0) if depth is not None else repeated_items())
+        elif placeholder.name == "listed_repeats":
+            counted = exp.column("duplicate_rows")
+            placeholder.replace(
+                counted if depth is None else repeats_among(exp.column("items"), depth)
+            )
 
 
 def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:

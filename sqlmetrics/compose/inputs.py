@@ -2,8 +2,9 @@
 
 ``Inputs`` (the two relations, the optional items and history tables, and the identifiers of
 their columns), ``Group`` (a group_by column), ``Options`` (ties, threshold, population,
-duplicates, ranks) with the choices each takes (``TIES``, ``POPULATIONS``, ``DUPLICATES``,
-``RANKS``), and the user's column names over the defaults (``column_names``). The ``bind_*``
+duplicates, ranks, checks) with the choices each takes (``TIES``, ``POPULATIONS``,
+``DUPLICATES``, ``RANKS``, ``CHECK_DEPTHS``), and the user's column names over the defaults
+(``column_names``). The ``bind_*``
 functions and ``input_stages`` rename the inputs' columns to what the stage files read
 (``input_recommendations``, ``input_interactions``, ...): assemble() puts them first in its
 WITH clause, and every other stage reads the inputs only through them.
@@ -39,6 +40,10 @@ DUPLICATES = ("error", "first")
 # a repeat is refused); "literal" takes the values as the positions, gaps and repeats included
 # (RecTools' reading: a cutoff k keeps the rows ranked <= k, discounts read the value).
 RANKS = ("consecutive", "literal")
+# How deep the checks look for a repeated (user, item) in a list: "read", within what the
+# requested metrics read (a deeper repeat cannot change a number; plan.repeats_depth); "full",
+# anywhere in each list (the whole-list audit, which gathers every list).
+CHECK_DEPTHS = ("read", "full")
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -97,12 +102,14 @@ class Options:
     population: str = "all"
     duplicates: str = "error"  # "error": evaluate refuses them, counted by the diagnostics
     ranks: str = "consecutive"  # how a rank column is read (RANKS); scores are ranked 1..n
+    checks: str = "read"  # how deep repeated recommendations are looked for (CHECK_DEPTHS)
 
     def __post_init__(self) -> None:
         check_choice("ties", self.ties, TIES)
         check_choice("ranks", self.ranks, RANKS)
         check_choice("population", self.population, POPULATIONS)
         check_choice("duplicates", self.duplicates, DUPLICATES)
+        check_choice("checks", self.checks, CHECK_DEPTHS)
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")

@@ -391,11 +391,32 @@ def refuse_nan_ratings(engine: Engine, inputs: Inputs, rating: exp.Identifier) -
         )
 
 
-def duplicate_example(engine: Engine, inputs: Inputs) -> tuple[Any, ...] | None:
+def duplicate_example(
+    engine: Engine, inputs: Inputs, depth: int | None = None
+) -> tuple[Any, ...] | None:
+    """A repeated (user, item) and its number of rows: among the first ``depth`` positions of
+    its list (by score, equal scores by item id; or by the rank column), or anywhere."""
     user, item = exp.column(inputs.user), exp.column(inputs.item)
+    rows: exp.Expr = inputs.recommendations.copy()
+    if depth is not None:
+        placed = (
+            exp.column(inputs.rank)
+            if inputs.rank is not None
+            else exp.Ordered(this=exp.column(inputs.score or "score"), desc=True, nulls_first=False)
+        )
+        order = exp.Order(expressions=[placed, exp.Ordered(this=item.copy(), desc=True)])
+        position = exp.Window(this=exp.func("ROW_NUMBER"), partition_by=[user.copy()], order=order)
+        ranked = exp.select(user.copy(), item.copy(), exp.alias_(position, "sqlmetrics_pos"))
+        ranked = ranked.from_(rows)
+        rows = (
+            exp.select(user.copy(), item.copy())
+            .from_(ranked.subquery("ranked"))
+            .where(exp.column("sqlmetrics_pos") <= depth)
+            .subquery("first_rows")
+        )
     query = (
         exp.select(user, item, exp.func("COUNT", exp.Star()))
-        .from_(inputs.recommendations.copy())
+        .from_(rows)
         .group_by(user, item)
         .having(exp.func("COUNT", exp.Star()) > 1)
         .limit(1)

@@ -74,6 +74,7 @@ def report(
     population: str = "all",
     duplicates: str = "error",
     ranks: str = "consecutive",
+    checks: str = "read",
     connection: object = None,
     dialect: str | None = None,
     timeout: float | None = None,
@@ -107,6 +108,7 @@ def report(
         "population": population,
         "duplicates": duplicates,
         "ranks": ranks,
+        "checks": checks,
         "connection": connection,
         "dialect": dialect,
         "timeout": timeout,
@@ -254,6 +256,7 @@ def command(
         "population": "all",
         "duplicates": "error",
         "ranks": "consecutive",
+        "checks": "read",
     }
     for option, default in defaults.items():
         if options.get(option, default) != default:

@@ -269,6 +269,7 @@ def extra_cases() -> list[Case]:
 
 
 BAD_ROWS = "extra_bad_rows"
+REPEATS = "extra_repeats_read"
 
 
 def bad_rows_case() -> Case:
@@ -298,6 +299,34 @@ def bad_rows_case() -> Case:
         [],
     )
     return Case(BAD_ROWS, recommendations, interactions, {}, [], [], ["ndcg@2", "precision@3"])
+
+
+def repeats_case() -> Case:
+    """evaluate's checks (to_sql's checks="read"): a repeat counts within the deepest cutoff
+    only. User 1 repeats item 10 at positions 1 and 4, user 2 item 20 at 1 and 3: at
+    precision@3 one row (user 2's) repeats an item within the first 3 (the audit, checks=True,
+    counts two)."""
+    recommendations = Table.of(
+        [
+            {"user_id": 1, "item_id": 10, "score": 0.9},
+            {"user_id": 1, "item_id": 11, "score": 0.8},
+            {"user_id": 1, "item_id": 12, "score": 0.7},
+            {"user_id": 1, "item_id": 10, "score": 0.1},
+            {"user_id": 2, "item_id": 20, "score": 0.9},
+            {"user_id": 2, "item_id": 21, "score": 0.8},
+            {"user_id": 2, "item_id": 20, "score": 0.7},
+        ],
+        [],
+    )
+    interactions = Table.of(
+        [
+            {"user_id": 1, "item_id": 11, "relevance": 1},
+            {"user_id": 2, "item_id": 21, "relevance": 2},
+        ],
+        [],
+    )
+    labels = ["ndcg@2", "precision@3"]
+    return Case(REPEATS, recommendations, interactions, {"checks": "read"}, [], [], labels)
 
 
 def plain(value: Any) -> Any:

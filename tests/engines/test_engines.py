@@ -29,12 +29,14 @@ import sqlmetrics
 from sqlmetrics.render.dialects import DIALECTS
 from tests.engines.cases import (
     BAD_ROWS,
+    REPEATS,
     Case,
     as_expect,
     bad_rows_case,
     compare,
     extra_cases,
     load_cases,
+    repeats_case,
 )
 from tests.engines.conftest import SHARED_ENGINES, EnginePool
 from tests.engines.engines import DuckDBEngine, Engine
@@ -95,7 +97,7 @@ CURVE_CASES = (
 # golden values and the checks run in every dialect on every case either way.
 SAMPLED_ROUND_TRIPS = ("tsql", "oracle", "trino")
 
-CASES = load_cases() + extra_cases() + [bad_rows_case()]
+CASES = load_cases() + extra_cases() + [bad_rows_case(), repeats_case()]
 
 # (target id, check, case name or "*") -> (kind, reason). kind is ibis's: notimpl (we have not
 # done it yet), notyet (the engine cannot yet), never (the engine never will).
@@ -138,7 +140,7 @@ def parameters() -> list[Any]:
             # The checks run on the cases made for them; bad rows give no metrics to compare.
             if check == "checks" and not case.name.startswith("extra_"):
                 continue
-            if case.name == BAD_ROWS and check != "checks":
+            if case.name in (BAD_ROWS, REPEATS) and check != "checks":
                 continue
             if check == "curves" and case.name not in CURVE_CASES:
                 continue
@@ -218,16 +220,18 @@ def render(case: Case, check: str, dialect: str) -> str:
 
 def _render(case: Case, check: str, dialect: str) -> str:
     recommendations, interactions = table_names(case, dialect)
+    kwargs = case.kwargs()
+    depth = kwargs.pop("checks", True)  # the audit, unless the case asks evaluate's checks
     return sqlmetrics.to_sql(
         labels(case, check),
         recommendations,
         interactions,
         dialect=dialect,
         per_user=check == "per_user",
-        checks=check == "checks",
+        checks=depth if check == "checks" else False,
         items=f"i_{case.name}" if case.items is not None else None,
         history=f"h_{case.name}" if case.history is not None else None,
-        **case.kwargs(),
+        **kwargs,
     )
 
 
