@@ -108,6 +108,63 @@ def test_any_whitespace_separates_and_fields_after_the_tag_are_ignored(tmp_path:
     assert "num_ret               \t1\t3\n" in texts[0]
 
 
+PLAIN_RUN = "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.5 t\n1 Q0 c 3 1.0 t\n2 Q0 a 1 1.0 t\n"
+PLAIN_QRELS = "1 0 a 1\n1 0 c 2\n2 0 a 0\n"
+
+
+@pytest.mark.parametrize(
+    ("run", "qrels"),
+    [
+        # each alone, in a file of single spaces otherwise: a line without a tab, \v, \f or
+        # \r is split at its spaces without a regular expression, and must give the same fields
+        (PLAIN_RUN.replace("b 2", "b  2"), PLAIN_QRELS),
+        (" " + PLAIN_RUN, PLAIN_QRELS),
+        (PLAIN_RUN.replace("\n", "\n\n", 1), PLAIN_QRELS),
+        (PLAIN_RUN.replace(" 1.5", "\t1.5"), PLAIN_QRELS),
+        ("# a comment  line\n" + PLAIN_RUN, PLAIN_QRELS),
+        (PLAIN_RUN, PLAIN_QRELS.replace("c 2\n", "c 2 \n")),
+        (PLAIN_RUN, PLAIN_QRELS.rstrip("\n") + " "),
+        (PLAIN_RUN, "# a comment line\n" + PLAIN_QRELS),
+    ],
+    ids=[
+        "two-spaces",
+        "leading-space",
+        "blank-run-line",
+        "tab",
+        "comment-with-two-spaces",
+        "trailing-space",
+        "trailing-space-at-the-end",
+        "comment",
+    ],
+)
+def test_spacing_other_than_single_spaces_reads_as_the_plain_file(
+    tmp_path: Path, run: str, qrels: str
+) -> None:
+    (tmp_path / "plain.run").write_text(PLAIN_RUN)
+    (tmp_path / "plain.qrels").write_text(PLAIN_QRELS)
+    (tmp_path / "other.run").write_text(run)
+    (tmp_path / "other.qrels").write_text(qrels)
+    texts = [
+        trec_text(trec_eval(tmp_path / f"{n}.run", tmp_path / f"{n}.qrels", per_query=True))
+        for n in ("plain", "other")
+    ]
+    assert texts[0] == texts[1]
+
+
+def test_a_document_listed_twice_for_a_query_is_refused_with_both_lines(tmp_path: Path) -> None:
+    """trec_eval stops at a run listing a document twice for a query (form_res_rels.c),
+    wherever the two lines are: the reader refuses it, naming both lines (1 and 4 here)."""
+    run = "1 Q0 a 1 2.0 t\n1 Q0 b 2 1.5 t\n2 Q0 a 1 1.0 t\n1 Q0 a 3 0.5 t\n"
+    (tmp_path / "run").write_text(run)
+    (tmp_path / "qrels").write_text(PLAIN_QRELS)
+    with pytest.raises(sqlmetrics.SqlmetricsError) as error:
+        trec_eval(tmp_path / "run", tmp_path / "qrels", ["P_1"])
+    assert (
+        f"TREC run file {str(tmp_path / 'run')!r}: lines 1 and 4 both list document 'a' for "
+        "query '1'" in str(error.value)
+    ), error.value
+
+
 def test_a_gzip_file_is_read_whatever_its_name(tmp_path: Path) -> None:
     with gzip.open(tmp_path / "run.txt", "wt") as handle:
         handle.write("1 Q0 a 1 2.0 t\n")

@@ -12,6 +12,7 @@ import re
 import stat
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from sqlmetrics.errors import SqlmetricsError
@@ -103,25 +104,36 @@ def _refuse_bytes(data: bytes, lines: int, where: str) -> None:
             )
 
 
-def prepass(path: str, kind: str) -> tuple[str, int, bool]:
-    """The compression, how many bytes the file gave (a /proc file says size 0), and whether
-    a line ends in \\r\\n."""
+@dataclass(frozen=True)
+class Prepass:
+    """What the pass over the bytes found: the compression DuckDB is to read, how many bytes
+    the file gave (a /proc file says size 0) and whether a line ends in \\r\\n."""
+
+    compression: str
+    size: int
+    crlf: bool
+
+
+def prepass(path: str, kind: str) -> Prepass:
+    """Refuses what DuckDB's line reader would misread (see the module), and says how to read
+    the file."""
     where = f"TREC {kind} file {path!r}"
     handle, compression = opened(path)
     if compression == "zstd":  # DuckDB decompresses it; Python cannot look inside
         handle.close()
-        return compression, os.path.getsize(path), True
+        return Prepass(compression, os.path.getsize(path), crlf=True)
     size = lines = 0
     crlf = False
-    previous = b""  # the byte before the block, for a \r\n across two blocks
+    previous = b"\n"  # the byte before the block (a line starts the file)
     with handle:
         for block in _blocks(handle, where):
-            _refuse_bytes(previous + block, lines - previous.count(b"\n"), where)
-            crlf = crlf or b"\r\n" in previous + block
+            data = previous + block
+            _refuse_bytes(data, lines - previous.count(b"\n"), where)
+            crlf = crlf or b"\r\n" in data
             lines += block.count(b"\n")
             size += len(block)
             previous = block[-1:]
-    return compression, size, crlf
+    return Prepass(compression, size, crlf)
 
 
 def diagnosis(path: str, kind: str) -> str | None:
