@@ -49,7 +49,9 @@ CASES = [
     ("ndcg@10", "duckdb", "average", "", None, "ranked_average", "joined", "columns", None),
     ("ndcg@10", "duckdb", "id", "rank", None, "ranked_given", "joined", "columns", None),
     ("ndcg", "duckdb", "id", "", None, "ranked", "joined_hits", "columns", None),
-    ("r_precision", "duckdb", "id", "", None, "ranked", "joined", "columns", None),
+    ("r_precision", "duckdb", "id", "", None, "ranked", "joined_hits", "columns", None),
+    ("map,bpref,iprec_at_recall@0.5,num_ret", "duckdb", "id_text", "", None, "ranked", "joined_hits", "columns", None),  # noqa: E501
+    ("r_precision,ndcg_rel", "duckdb", "id", "", None, "ranked", "joined", "columns", None),
     ("ndcg@10,coverage@10", "duckdb", "id", "", "top_lists", "ranked_top_k", "joined", "columns", None),  # noqa: E501
     ("ndcg@10,gauc", "duckdb", "id", "", None, "ranked", "joined", "columns", "scored_positives"),
     ("ndcg@10,auc", "duckdb", "id", "", None, "ranked", "joined", "columns", "scored"),
@@ -92,6 +94,23 @@ def test_each_choice_is_made_by_the_call_a_user_makes(
     described = plan.describe()
     for choice in ("groups: ", "lists: ", "ranked: ", "per_user: "):
         assert choice in described
+
+
+@pytest.mark.parametrize(
+    ("metrics", "judgements"),
+    [
+        ("bpref,gm_bpref,num_nonrel_judged_ret,map", "judged_pairs"),
+        ("bpref,unj@5", "judgements"),  # unj counts the recommended items nobody judged
+        ("rbp_resid", "judgements"),
+        ("map", None),
+    ],
+)
+def test_judgements_are_the_judged_pairs_unless_a_metric_reads_the_unjudged(
+    metrics: str, judgements: str | None
+) -> None:
+    plan = choose_plan(parse_requests(metrics.split(",")), inputs(), Options(ties="id_text"))
+    assert plan.judgements == judgements
+    assert (f"judgements: {judgements}" in plan.describe()) == (judgements is not None)
 
 
 def test_recommendation_only_groups_take_arms_and_no_curve() -> None:

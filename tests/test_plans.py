@@ -11,16 +11,21 @@ import pytest
 from sqlglot import exp
 
 import sqlmetrics
-from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.catalog.metrics import metrics, parse_requests
+from sqlmetrics.compose import duckdb_plan
+from sqlmetrics.compose import plan as plan_module
 from sqlmetrics.compose.duckdb_plan import (
     HIT_ROWS_METRICS,
     SCORED_SUM_METRICS,
     bind_repeats,
     bind_score_floor,
 )
+from sqlmetrics.compose.inputs import Options
+from sqlmetrics.compose.plan import choose_plan
 from sqlmetrics.compose.stages import bind_placeholders, stage, with_ctes
 from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.engines.duckdb import DuckDBEngine, known_rows
+from tests.test_plan_choice import inputs as plan_inputs
 
 NAMES = (
     "hits",
@@ -127,6 +132,99 @@ def test_every_metric_read_on_hit_rows_only_is_compared_above() -> None:
     assert set(SCORED_NAMES) >= SCORED_SUM_METRICS
 
 
+# Spelled out: a metric added to WHOLE_LIST_HIT_ROWS_METRICS fails the test below until added.
+WHOLE_LIST_NAMES = (
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "gm_map",
+    "r_precision",
+    "iprec_at_recall",
+    "iprec_at_recall_trec9",
+)
+
+
+@pytest.mark.parametrize(
+    ("seed", "ties", "population", "threshold"),
+    [(21, "id", "all", 0.0), (22, "id_text", "judged", 1.0), (23, "id_text", "all_judged", 0.0)],
+)
+def test_whole_list_metrics_on_hit_rows_equal_every_row(
+    seed: int, ties: str, population: str, threshold: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window plan keeping hit rows only (joined_hits) gives what the plan keeping every
+    row gives for the metrics without a cutoff that read hit rows only, beside bpref (which
+    reads judgements, not judged) and map: tied and NULL scores, graded truth, trec_eval's
+    populations, per user and by group, the diagnostics too."""
+    assert set(WHOLE_LIST_NAMES) == duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS
+    recs, truth = tied_data(seed)
+    levels = [f"{name}@{level}" for name in WHOLE_LIST_NAMES[-2:] for level in (0.0, 0.3, 1.0)]
+    metrics = [*WHOLE_LIST_NAMES[:-2], *levels, "bpref", "map", "precision@5"]
+    kwargs = {
+        "per_user": True,
+        "group_by": ["segment"],
+        "ties": ties,
+        "population": population,
+        "threshold": threshold,
+    }
+    requests = parse_requests(metrics)
+    assert choose_plan(requests, plan_inputs(), Options(ties=ties)).judged == "joined_hits"
+    hits = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
+    monkeypatch.setattr(duckdb_plan, "WHOLE_LIST_HIT_ROWS_METRICS", frozenset())
+    assert choose_plan(requests, plan_inputs(), Options(ties=ties)).judged == "joined"
+    every = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
+    pd.testing.assert_frame_equal(hits, every, check_exact=False, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(
+        sqlmetrics.read_diagnostics(hits), sqlmetrics.read_diagnostics(every)
+    )
+    assert len(hits) > 100 and hits["num_rel_ret"].sum() > 0
+
+
+JUDGED_PAIRS_NAMES = ("bpref", "gm_bpref", "num_nonrel_judged_ret")  # spelled out, as above
+
+
+@pytest.mark.parametrize(
+    ("seed", "ties", "population", "threshold", "group_by"),
+    [
+        (31, "id", "all", 0.0, ["segment"]),
+        (32, "id_text", "judged", 1.0, []),
+        (33, "id_text", "all_judged", 0.0, ["segment"]),
+    ],
+)
+def test_judged_pairs_equal_judgements(
+    seed: int,
+    ties: str,
+    population: str,
+    threshold: float,
+    group_by: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """judged_pairs.sql (the judged pairs only, list_length from ranked) gives what
+    judgements.sql (every recommended item too) gives to bpref, gm_bpref and
+    num_nonrel_judged_ret: tied and NULL scores, judged items outside the lists, repeated
+    interactions, relevance at and below the threshold, trec_eval's populations, per user."""
+    assert set(JUDGED_PAIRS_NAMES) == plan_module.JUDGED_PAIRS_METRICS
+    recs, truth = tied_data(seed)
+    again = truth.iloc[::5]  # a pair judged twice: its largest relevance counts
+    truth = pd.concat([truth, again.assign(relevance=(again["relevance"] + 2) % 4)])
+    metrics = [*JUDGED_PAIRS_NAMES, "map"]
+    kwargs = {
+        "per_user": True,
+        "group_by": group_by,
+        "ties": ties,
+        "population": population,
+        "threshold": threshold,
+    }
+    requests = parse_requests(metrics)
+    assert choose_plan(requests, plan_inputs(), Options(ties=ties)).judgements == "judged_pairs"
+    pairs = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
+    monkeypatch.setattr(plan_module, "JUDGED_PAIRS_METRICS", frozenset())
+    assert choose_plan(requests, plan_inputs(), Options(ties=ties)).judgements == "judgements"
+    every = sqlmetrics.evaluate(recs, truth, metrics, **kwargs)
+    pd.testing.assert_frame_equal(pairs, every, check_exact=False, rtol=0, atol=1e-12)
+    assert len(pairs) > 100 and pairs["bpref"].between(0, 1).all()
+    assert pairs["num_nonrel_judged_ret"].sum() > 0 and 0 < pairs["bpref"].mean() < 1
+
+
 SCORED_NAMES = ("gauc", "user_auc")  # spelled out: a metric added to SCORED_SUM_METRICS fails above
 
 
@@ -192,7 +290,9 @@ def test_duckdb_sql_takes_scored_positives_only_for_per_user_sums() -> None:
 def test_other_metrics_keep_every_recommended_row() -> None:
     assert "ranked.pos = 1" in sqlmetrics.to_sql(["ndcg@10", "map"])  # no cutoff: a window
     assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@100", "ndcg_scored@100"])
-    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "r_precision"], dialect="postgres")
+    assert "ranked.pos = 1" not in sqlmetrics.to_sql(["ndcg@10", "ndcg_rel"], dialect="postgres")
+    # r_precision reads hit rows only (WHOLE_LIST_HIT_ROWS_METRICS), bpref reads judgements
+    assert "ranked.pos = 1" in sqlmetrics.to_sql(["r_precision", "bpref"], dialect="postgres")
     # the portable plan keeps hit rows too
     assert "ranked.pos = 1" in sqlmetrics.to_sql("ndcg@10", dialect="postgres")
 

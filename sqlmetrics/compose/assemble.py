@@ -145,7 +145,17 @@ def assemble(
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if diagnostics else set()
     scored_stages = [
-        (source, bound_source(source, selects[source], counted, options, population))
+        (
+            source,
+            bound_source(
+                source,
+                selects[source],
+                counted,
+                options,
+                population,
+                plan.judgements if source == "judgements" else None,
+            ),
+        )
         for source in ("scored", "rated", "judgements", "pool")
         if source in selects
     ]

@@ -40,6 +40,21 @@ HIT_ROWS_METRICS = frozenset(
     }
 )
 
+# Metrics without a rank cutoff that read judged as those above do (per-row terms 0 on a row
+# without a hit, per-user counts): no top-k plan serves them (no cutoff), but the window plan
+# keeps hit rows only for them too (joined_hits). A metric joins this list only with a test in
+# tests/test_plans.py showing both window plans agree.
+WHOLE_LIST_HIT_ROWS_METRICS = frozenset(
+    {
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "gm_map",
+        "r_precision",
+        "iprec_at_recall",
+        "iprec_at_recall_trec9",
+    }
+)
 
 # Metrics reading scored.sql only through per-user sums of positives, negatives and positives *
 # negatives_below_in_list: what scored_positives.sql gives (tests/test_plans.py compares both).
@@ -73,6 +88,18 @@ def reads_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:
     truth_lists.sql, without truth's windows, the full join or judged's window over every row.
     Each of these metrics reads judged and nothing else (tests/test_plans.py checks it)."""
     return all(request.metric.name in HIT_ROWS_METRICS for request in requests)
+
+
+def judged_at_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:
+    """Whether every request reads judged at hit rows only (HIT_ROWS_METRICS or
+    WHOLE_LIST_HIT_ROWS_METRICS) or reads judgements (bpref's stage, which reads ranked, the
+    same in either plan): then the window plan's judged keeps the hit rows and each user's
+    first (joined_hits)."""
+    names = HIT_ROWS_METRICS | WHOLE_LIST_HIT_ROWS_METRICS
+    return all(
+        r.metric.name in names if r.metric.reads == "judged" else r.metric.reads == "judgements"
+        for r in requests
+    )
 
 
 def diagnose_lists(

@@ -250,13 +250,19 @@ def spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) ->
 
 
 def bound_source(
-    name: str, per_user_stage: exp.Select, also: set[str], options: Options, population: str
+    name: str,
+    per_user_stage: exp.Select,
+    also: set[str],
+    options: Options,
+    population: str,
+    file: str | None = None,
 ) -> exp.Select:
-    """scored.sql, rated.sql or judgements.sql with only the columns the metrics (and ``also``)
-    read (each of their windows is a sort), and the threshold bound (judgements.sql's). Under
-    a population of judged users judgements.sql keeps every user with a judgement, relevant
-    or not (its WHERE: a relevant one)."""
-    source = stage(name)
+    """scored.sql, rated.sql or judgements.sql (or ``file``, the plan's stage for it, like
+    judged_pairs.sql) with only the columns the metrics (and ``also``) read (each of their
+    windows is a sort), and the threshold bound (judgements.sql's). Under a population of
+    judged users judgements.sql keeps every user with a judgement, relevant or not (its
+    WHERE: a relevant one)."""
+    source = stage(file or name)
     prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
     if name in ("judgements", "pool") and population in JUDGED_POPULATIONS:
         judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)

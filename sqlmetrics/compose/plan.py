@@ -22,8 +22,9 @@ ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
 judged            for the ranking metrics: ``judged_hits`` (lists + hit rows only, when every
                   metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
                   (the window plan keeping hit rows and each user's first, on every dialect;
-                  ties "id" or "id_text", no rank column), ``joined`` (every row); none
-                  without a ranking metric.
+                  ties "id" or "id_text", no rank column, every metric reading judged at hit
+                  rows only, with or without a cutoff: judged_at_hit_rows_only), ``joined``
+                  (every row); none without a ranking metric.
 per_user          ``curves`` (curves.py; a row per user and step from DuckDB's lists,
                   curve_steps.py, or from windows elsewhere, curve_windows.py; summed by
                   curve_sums.py) for a summary of ranking metrics at ``curves.MIN_CUTOFFS`` or
@@ -34,6 +35,10 @@ per_user          ``curves`` (curves.py; a row per user and step from DuckDB's l
                   the groups and count those cutoffs instead of the requests'.
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
+judgements        ``judged_pairs`` (the judged pairs only, every dialect) when bpref, gm_bpref
+                  and num_nonrel_judged_ret are all that read judgements (JUDGED_PAIRS_METRICS);
+                  else ``judgements`` (every recommended item too: unj, rbp_resid); none when
+                  unread.
 same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its
                   other sums in position order, the sums over users exact, so that every
                   run and every plan gives the same bits.
@@ -68,6 +73,10 @@ TOP_K_DIALECTS = frozenset({"duckdb"})
 # aggregate keeps every user's k + 3 best items and scores in memory, which wins at small k and
 # exhausts memory at large ones (docs/benchmark.md, deep cutoffs).
 TOP_K_MAX_CUTOFF = 20
+# Metrics reading judgements.sql only at its judged pairs (an unjudged recommended item adds
+# nothing to them): sql/stages/judged_pairs.sql serves them. A metric joins this list only with
+# a test in tests/test_plans.py showing both stages agree.
+JUDGED_PAIRS_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
 # score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
 # takes n below 1,000,000: deeper, sorted_lists.sql.
 SCORE_LISTS_MAX_CUTOFF = 999_998
@@ -84,6 +93,7 @@ class Plan:
     judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
     per_user: str  # "columns" | "curves"
     scored: str | None  # "scored" | "scored_positives" | None
+    judgements: str | None  # "judgements" | "judged_pairs" | None
     same_bits: bool
     curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
     why: tuple[str, ...]
@@ -161,12 +171,13 @@ def choose_plan(
         if lists is not None and hit_rows_only:
             judged = "judged_hits"
         elif options.ties in ID_TIES and inputs.rank is None:
-            judged = "joined_hits" if hit_rows_only else "joined"
+            hit_rows = duckdb_plan.judged_at_hit_rows_only(requests)
+            judged = "joined_hits" if hit_rows else "joined"
         else:
             judged = "joined"
         why.append(
             f"judged: {judged}"
-            + (", every metric reads hit rows only" if judged != "joined" else "")
+            + (", every metric reading judged reads hit rows only" if judged != "joined" else "")
         )
 
     curve = None
@@ -205,6 +216,11 @@ def choose_plan(
         scored = "scored_positives" if positives else "scored"
         why.append(f"scored: {scored}")
 
+    judgements = judgements_stage(requests)
+    if judgements is not None:
+        pairs = ", every metric reading them reads judged pairs only"
+        why.append(f"judgements: {judgements}" + (pairs if judgements == "judged_pairs" else ""))
+
     same_bits = dialect == "duckdb"
     if same_bits:
         why.append("sums: per user exact or in position order, over users exact (the same bits)")
@@ -216,16 +232,32 @@ def choose_plan(
         judged=judged,
         per_user=per_user_plan,
         scored=scored,
+        judgements=judgements,
         same_bits=same_bits,
         curve=curve,
         why=tuple(why),
     )
 
 
+def judgements_stage(requests: Sequence[MetricRequest]) -> str | None:
+    """The stage the metrics reading judgements read: judged_pairs.sql when each is one of
+    JUDGED_PAIRS_METRICS, else judgements.sql; None when none reads them."""
+    names = {r.metric.name for r in requests if r.metric.reads == "judgements"}
+    if not names:
+        return None
+    return "judged_pairs" if names <= JUDGED_PAIRS_METRICS else "judgements"
+
+
 def plan_switches() -> tuple[object, ...]:
-    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS): part of the keys
-    of the caches of composed SQL, so that a switched plan is composed again."""
-    return (TOP_K_DIALECTS, curves.MIN_CUTOFFS)
+    """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS,
+    duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS, JUDGED_PAIRS_METRICS): part of the keys of the
+    caches of composed SQL, so that a switched plan is composed again."""
+    return (
+        TOP_K_DIALECTS,
+        curves.MIN_CUTOFFS,
+        duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS,
+        JUDGED_PAIRS_METRICS,
+    )
 
 
 def curve_split(

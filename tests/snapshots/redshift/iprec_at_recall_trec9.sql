@@ -54,6 +54,8 @@ WITH input_recommendations AS (
   FROM ranked
   FULL OUTER JOIN truth
     ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+  WHERE
+    NOT truth.user_id IS NULL OR ranked.pos = 1
 ), judged AS (
   SELECT
     user_id AS user_id,

@@ -54,6 +54,8 @@ WITH input_recommendations AS (
   FROM ranked
   LEFT OUTER JOIN truth
     ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+  WHERE
+    NOT truth.user_id IS NULL OR ranked.pos = 1
   UNION ALL
   SELECT
     COALESCE(ranked.user_id, truth.user_id) AS user_id,
@@ -65,7 +67,9 @@ WITH input_recommendations AS (
   LEFT JOIN ranked
     ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
   WHERE
-    ranked.user_id IS NULL
+    (
+      NOT truth.user_id IS NULL OR ranked.pos = 1
+    ) AND ranked.user_id IS NULL
 ), judged AS (
   SELECT
     user_id AS user_id,

@@ -10,12 +10,28 @@ WITH input_recommendations AS (
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
-), ranked AS (
+), list_counts AS (
   SELECT
     user_id AS user_id,
-    item_id AS item_id,
-    ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+    COUNT_BIG(*) AS list_length
   FROM input_recommendations
+  GROUP BY
+    user_id
+), ranked AS (
+  SELECT
+    ranked_rows.user_id AS user_id,
+    ranked_rows.item_id AS item_id,
+    ranked_rows.pos AS pos,
+    list_counts.list_length AS list_length
+  FROM (
+    SELECT
+      user_id AS user_id,
+      item_id AS item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+    FROM input_recommendations
+  ) AS ranked_rows
+  LEFT JOIN list_counts
+    ON ranked_rows.user_id = list_counts.user_id
 ), judgements AS (
   SELECT
     user_id AS user_id,
@@ -23,36 +39,44 @@ WITH input_recommendations AS (
     hit AS hit
   FROM (
     SELECT
-      user_id AS user_id,
-      pos AS pos,
-      hit AS hit,
-      SUM(CASE WHEN NOT pos IS NULL AND hit = 0 THEN 1 ELSE 0 END) OVER (
-        PARTITION BY user_id
-        ORDER BY CASE WHEN pos IS NULL THEN 1 ELSE 0 END, pos
+      pairs.user_id AS user_id,
+      pairs.pos AS pos,
+      pairs.hit AS hit,
+      SUM(CASE WHEN NOT pairs.pos IS NULL AND pairs.hit = 0 THEN 1 ELSE 0 END) OVER (
+        PARTITION BY pairs.user_id
+        ORDER BY CASE WHEN pairs.pos IS NULL THEN 1 ELSE 0 END, pairs.pos
         ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
       ) AS nonrelevant_so_far,
-      SUM(CASE WHEN hit = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_relevant,
-      SUM(CASE WHEN hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_nonrelevant
+      SUM(CASE WHEN pairs.hit = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY pairs.user_id) AS n_relevant,
+      SUM(CASE WHEN pairs.hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY pairs.user_id) AS n_nonrelevant,
+      lists.list_length AS list_length
     FROM (
       SELECT
-        user_id AS user_id,
-        MAX(pos) AS pos,
-        CASE WHEN MAX(relevance) > 0.0 THEN 1 WHEN NOT MAX(relevance) IS NULL THEN 0 END AS hit
-      FROM (
-        SELECT
-          COALESCE(ranked.user_id, input_interactions.user_id) AS user_id,
-          COALESCE(ranked.item_id, input_interactions.item_id) AS item_id,
-          ranked.pos AS pos,
-          input_interactions.relevance AS relevance
-        FROM ranked
-        FULL OUTER JOIN input_interactions
-          ON ranked.user_id = input_interactions.user_id
-          AND ranked.item_id = input_interactions.item_id
-      ) AS listed_or_judged
+        input_interactions.user_id AS user_id,
+        MAX(ranked.pos) AS pos,
+        CASE
+          WHEN MAX(input_interactions.relevance) > 0.0
+          THEN 1
+          WHEN NOT MAX(input_interactions.relevance) IS NULL
+          THEN 0
+        END AS hit
+      FROM input_interactions
+      LEFT JOIN ranked
+        ON input_interactions.user_id = ranked.user_id
+        AND input_interactions.item_id = ranked.item_id
       GROUP BY
-        user_id,
-        item_id
+        input_interactions.user_id,
+        input_interactions.item_id
     ) AS pairs
+    LEFT JOIN (
+      SELECT
+        user_id AS user_id,
+        MAX(pos) AS list_length
+      FROM ranked
+      GROUP BY
+        user_id
+    ) AS lists
+      ON pairs.user_id = lists.user_id
   ) AS judged_pairs
   WHERE
     n_relevant > 0
