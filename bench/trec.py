@@ -15,7 +15,8 @@ alternating rounds, each in a fresh child process, with trec_eval's default meas
   (``-q``: quiet; trec_eval 10's report, the default);
 - ``sqlmetrics_api``: ``sqlmetrics.trec_eval(RUN, QRELS, per_query=False)`` printed by
   ``trec_text``;
-- ``sqlmetrics_cli_9``: the CLI with ``--trec-version 9``.
+- ``sqlmetrics_cli_9``: the CLI with ``--trec-version 9``;
+- ``baseline_cli`` (with ``--baseline PATH``): the CLI of the sqlmetrics checked out at PATH.
 
 Each child's wall seconds, CPU seconds (user + system) and peak RSS (``os.wait4``) are kept;
 the table gives their medians and each tool's ratio to trec_eval 9.0.8. Every output is
@@ -152,10 +153,10 @@ def command(
     return cli + (["--trec-version", "9"] if tool == "sqlmetrics_cli_9" else [])
 
 
-def measure(argv: list[str], output: Path) -> dict[str, float]:
-    """Runs ``argv`` in a fresh child, its stdout into ``output``: wall and CPU seconds, peak
-    RSS (MiB, the child's own, from wait4)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def measure(argv: list[str], output: Path, root: Path = ROOT) -> dict[str, float]:
+    """Runs ``argv`` in a fresh child (importing sqlmetrics from ``root``), its stdout into
+    ``output``: wall and CPU seconds, peak RSS (MiB, the child's own, from wait4)."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
     with open(output, "wb") as out:
         start = time.perf_counter()
         child = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
@@ -231,8 +232,15 @@ def main() -> int:
         "--per-query", action="store_true", help="the per-query lines too (trec_eval -q)"
     )
     parser.add_argument("--source", help="a clone of usnistgov/trec_eval (found if omitted)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of another sqlmetrics commit (git worktree add): its CLI joins the "
+        "rounds as baseline_cli, for a before/after in one run",
+    )
     args = parser.parse_args()
     tools = [tool.strip() for tool in args.tools.split(",") if tool.strip()]
+    tools += ["baseline_cli"] if args.baseline else []
     needed = {tool for tool in tools if tool.startswith("trec_eval_")}
     needed |= {ref for tool in tools if (ref := reference(tool))}
     binaries = {
@@ -247,9 +255,9 @@ def main() -> int:
     for round_ in range(args.rounds):
         shift = round_ % len(order)
         for tool in order[shift:] + order[:shift]:
-            figures = measure(
-                command(tool, run, qrels, binaries, args.per_query), outputs / f"{tool}.txt"
-            )
+            argv = command(tool, run, qrels, binaries, args.per_query)
+            root = args.baseline.resolve() if tool == "baseline_cli" else ROOT
+            figures = measure(argv, outputs / f"{tool}.txt", root)
             runs[tool].append(figures)
             print(
                 f"round {round_ + 1} {tool}: {figures['wall']:.2f} s wall, "
