@@ -159,7 +159,8 @@ def measure(argv: list[str], output: Path, root: Path = ROOT) -> dict[str, float
     env = {**os.environ, "PYTHONPATH": str(root)}
     with open(output, "wb") as out:
         start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env)
+        # in root: ``python -m`` puts the working directory first on the path
+        child = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, env=env, cwd=root)
         assert child.stderr is not None
         stderr = child.stderr.read()
         _, status, usage = os.wait4(child.pid, 0)
