@@ -92,7 +92,8 @@ def _refuse_bytes(data: bytes, lines: int, where: str) -> None:
         if at >= 0:
             number = lines + data.count(b"\n", 0, at) + 1
             raise SqlmetricsError(f"{where}, line {number} {why}")
-    if data.count(b"\r") == data.count(b"\r\n"):
+    # a search for \r is a memchr; counting \r and \r\n costs 25 times more, on every block
+    if b"\r" not in data or data.count(b"\r") == data.count(b"\r\n"):
         return
     for match in re.finditer(rb"\r(?!\n)", data):
         if match.start() < len(data) - 1:
@@ -129,7 +130,7 @@ def prepass(path: str, kind: str) -> Prepass:
         for block in _blocks(handle, where):
             data = previous + block
             _refuse_bytes(data, lines - previous.count(b"\n"), where)
-            crlf = crlf or b"\r\n" in data
+            crlf = crlf or (b"\r" in data and b"\r\n" in data)
             lines += block.count(b"\n")
             size += len(block)
             previous = block[-1:]
