@@ -4,6 +4,7 @@ them, runs the composed query there and returns the small result as a DataFrame.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -29,40 +30,22 @@ from sqlmetrics.engines.checks import (
 )
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load
+from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.stats.query import compose_ci, compose_compare
-from sqlmetrics.stats.resampling import TESTS, Resampling, has_interval, without_interval
+from sqlmetrics.stats.resampling import Resampling, has_interval, without_interval
 
 if TYPE_CHECKING:
     import pandas as pd
+    from typing_extensions import Unpack
 
 
+@takes(EvaluateOptions)
 def evaluate(
     recommendations: object,
     interactions: object,
     metrics: Sequence[str] | str,
-    *,
-    group_by: Sequence[str] | str = (),
-    per_user: bool = False,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    checks: str = "read",
-    connection: object = None,
-    dialect: str | None = None,
-    timeout: float | None = None,
-    progress: bool = False,
-    items: object = None,
-    history: object = None,
-    profile: str | None = None,
-    ci: float | None = None,
-    ci_method: str = "t",
-    replicates: int = 1000,
-    seed: int = 0,
-    distributions: Sequence[str] = (),
+    **options: Unpack[EvaluateOptions],
 ) -> pd.DataFrame:
     """Evaluates recommendations against interactions where they live: on DuckDB, or in your
     engine through ``connection``.
@@ -143,118 +126,18 @@ def evaluate(
         limit required (the numbers are the same either way); ``result.attrs["engine"]`` and
         ``["dialect"]`` say where they were computed and in which SQL.
     """
-    resampling = None if ci is None else Resampling(ci, ci_method, replicates, seed)
+    given = filled(EvaluateOptions, options, "evaluate")
+    ci, per_user = given["ci"], given["per_user"]
+    resampling = None if ci is None else Resampling(ci, *_resampled(given))
     if resampling is not None and per_user:
         raise SqlmetricsError("ci is an interval per group; per_user does not apply to it")
-
-    if distributions and per_user:
+    if given["distributions"] and per_user:
         raise SqlmetricsError(
             "distributions summarise the per-user values per group; with per_user the rows "
             "are the values themselves: drop one of the two"
         )
-
-    def run(
-        engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
-    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-        wanted = _distribution_indexes(requests, distributions)
-        groups = [group.name for group in inputs.groups]
-        together = (
-            resampling is not None and resampling.method == "t" and engine.dialect == "duckdb"
-        )
-        if wanted and not together:
-            spread = [requests[i] for i in wanted]
-            values, _, _ = engine.evaluate(spread, inputs, options, True, recommendations=recs)
-            labels = [request.label for request in spread]
-            spreads = distributions_of(values, labels, groups)
-        if resampling is None:
-            result, diagnostics, passes = engine.evaluate(
-                requests, inputs, options, per_user, recommendations=recs
-            )
-            if wanted:
-                result.attrs["distributions"] = Table.of(spreads)
-            return result, diagnostics, passes
-        means = [request for request in requests if has_interval(request)]
-        missing = without_interval(requests)
-        if not missing:  # one query: the values, their intervals and the diagnostics
-            frame, diagnostics = _statistics(
-                engine,
-                inputs,
-                requests,
-                lambda diagnosed: compose_ci(
-                    requests,
-                    inputs,
-                    options,
-                    resampling,
-                    engine.dialect,
-                    diagnostics=diagnosed,
-                    score_floor=engine.score_floor(requests, inputs, options, recs),
-                    distributions=wanted if together else (),
-                ),
-                options,
-            )
-            result, moments, unknown = finish_ci(frame, requests, groups, resampling)
-            if together and wanted:
-                spreads = finish_distributions(frame, requests, groups, wanted)
-        else:
-            # A micro or group-level metric's value is not a mean of per-user values: evaluate
-            # computes every value (and the diagnostics), the statistics query the intervals.
-            result, diagnostics, _ = engine.evaluate(
-                requests, inputs, options, False, recommendations=recs
-            )
-            intervals: pd.DataFrame | None = None
-            moments = None
-            unknown = []
-            if means:
-                # the wanted requests are means: their indexes among them
-                among = [means.index(requests[i]) for i in wanted] if together else []
-                query = compose_ci(
-                    means, inputs, options, resampling, engine.dialect, distributions=among
-                )
-                rows = engine._frame(query)
-                intervals, moments, unknown = finish_ci(rows, means, groups, resampling)
-                if among:
-                    spreads = finish_distributions(rows, means, groups, among)
-            result = with_intervals(result, intervals, requests, groups)
-            result.attrs["notes"] = [
-                f"no interval for {', '.join(missing)}: a micro (ratio of sums), group-level or "
-                "over-the-lists metric has no per-user value of the population to resample "
-                "(docs/METRICS.md)"
-            ]
-        if unknown:
-            result.attrs["notes"] = [*result.attrs.get("notes", []), *unknown]
-        result.attrs["moments"] = None if moments is None else Table.of(moments)
-        if wanted:
-            result.attrs["distributions"] = Table.of(spreads)
-        return result, diagnostics, 1
-
-    recs: Source | None = None
-
-    def bound(source: Source) -> None:
-        nonlocal recs
-        recs = source
-
-    result, diagnostics, passes = _evaluated(
-        recommendations,
-        interactions,
-        metrics,
-        run,
-        bound,
-        group_by=group_by,
-        columns=columns,
-        ties=ties,
-        threshold=threshold,
-        population=population,
-        duplicates=duplicates,
-        ranks=ranks,
-        checks=checks,
-        connection=connection,
-        dialect=dialect,
-        timeout=timeout,
-        progress=progress,
-        items=items,
-        history=history,
-        profile=profile,
-    )
+    run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"])
+    result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, run, given)
     result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
     if resampling is not None:
@@ -264,6 +147,139 @@ def evaluate(
             "replicates": resampling.replicates,
             "seed": resampling.seed,
         }
+    return result
+
+
+def _resampled(options: EvaluateOptions | CompareOptions) -> tuple[str, int, int]:
+    """The interval method, replicates and seed of a call's options."""
+    return options["ci_method"], options["replicates"], options["seed"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """A call's inputs bound in its engine, its requests and the options they resolved to."""
+
+    engine: Engine
+    requests: Sequence[MetricRequest]
+    inputs: Inputs
+    options: Options
+    recommendations: Source
+
+    @property
+    def groups(self) -> list[str]:
+        return [group.name for group in self.inputs.groups]
+
+    def evaluate(
+        self, requests: Sequence[MetricRequest], per_user: bool
+    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        return self.engine.evaluate(
+            requests, self.inputs, self.options, per_user, recommendations=self.recommendations
+        )
+
+    def score_floor(self) -> float | None:
+        return self.engine.score_floor(
+            self.requests, self.inputs, self.options, self.recommendations
+        )
+
+
+Run = Callable[[Bound], "tuple[pd.DataFrame, pd.DataFrame, int]"]
+
+
+def _evaluate_run(
+    resampling: Resampling | None, per_user: bool, distributions: Sequence[str], bound: Bound
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """evaluate's queries in the engine: the values (with their intervals under ``ci``) and
+    the diagnostics, and the distributions asked for."""
+    requests = bound.requests
+    wanted = _distribution_indexes(requests, distributions)
+    together = (
+        resampling is not None and resampling.method == "t" and bound.engine.dialect == "duckdb"
+    )
+    spreads = None
+    if wanted and not together:
+        spread = [requests[i] for i in wanted]
+        values, _, _ = bound.evaluate(spread, True)
+        spreads = distributions_of(values, [request.label for request in spread], bound.groups)
+    if resampling is None:
+        result, diagnostics, passes = bound.evaluate(requests, per_user)
+    else:
+        passes = 1
+        interval = _with_ci if without_interval(requests) else _ci_in_one_query
+        result, diagnostics, found = interval(bound, resampling, wanted if together else [])
+        spreads = found if together else spreads
+    if spreads is not None:  # when distributions are wanted
+        result.attrs["distributions"] = Table.of(spreads)
+    return result, diagnostics, passes
+
+
+def _ci_in_one_query(
+    bound: Bound, resampling: Resampling, wanted: Sequence[int]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """Every request is a mean over users: one query gives the values, their intervals, the
+    diagnostics and the distributions ``wanted`` (indexes of the requests)."""
+    requests, inputs, engine = bound.requests, bound.inputs, bound.engine
+    frame, diagnostics = _statistics(
+        bound,
+        lambda diagnosed: compose_ci(
+            requests,
+            inputs,
+            bound.options,
+            resampling,
+            engine.dialect,
+            diagnostics=diagnosed,
+            score_floor=bound.score_floor(),
+            distributions=wanted,
+        ),
+    )
+    result, moments, unknown = finish_ci(frame, requests, bound.groups, resampling)
+    spreads = finish_distributions(frame, requests, bound.groups, wanted) if wanted else None
+    return _noted(result, moments, unknown), diagnostics, spreads
+
+
+def _with_ci(
+    bound: Bound, resampling: Resampling, wanted: Sequence[int]
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+    """A micro or group-level metric's value is not a mean of per-user values: evaluate
+    computes every value (and the diagnostics), the statistics query the intervals of the
+    means (and the distributions ``wanted``)."""
+    requests, groups = bound.requests, bound.groups
+    result, diagnostics, _ = bound.evaluate(requests, False)
+    means = [request for request in requests if has_interval(request)]
+    intervals: pd.DataFrame | None = None
+    moments = None
+    unknown: list[str] = []
+    spreads = None
+    if means:
+        # the wanted requests are means: their indexes among them
+        among = [means.index(requests[i]) for i in wanted]
+        query = compose_ci(
+            means,
+            bound.inputs,
+            bound.options,
+            resampling,
+            bound.engine.dialect,
+            distributions=among,
+        )
+        rows = bound.engine._frame(query)
+        intervals, moments, unknown = finish_ci(rows, means, groups, resampling)
+        if among:
+            spreads = finish_distributions(rows, means, groups, among)
+    result = with_intervals(result, intervals, requests, groups)
+    result.attrs["notes"] = [
+        f"no interval for {', '.join(without_interval(requests))}: a micro (ratio of sums), "
+        "group-level or over-the-lists metric has no per-user value of the population to "
+        "resample (docs/METRICS.md)"
+    ]
+    return _noted(result, moments, unknown), diagnostics, spreads
+
+
+def _noted(
+    result: pd.DataFrame, moments: pd.DataFrame | None, unknown: Sequence[str]
+) -> pd.DataFrame:
+    """``result`` with the moments of its intervals, and the notes on those unknown."""
+    if unknown:
+        result.attrs["notes"] = [*result.attrs.get("notes", []), *unknown]
+    result.attrs["moments"] = None if moments is None else Table.of(moments)
     return result
 
 
@@ -290,22 +306,20 @@ def _distribution_indexes(
 
 
 def _statistics(
-    engine: Engine,
-    inputs: Inputs,
-    requests: Sequence[MetricRequest],
-    query: Callable[[bool], exp.Query],
-    options: Options,
+    bound: Bound, query: Callable[[bool], exp.Query]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """A statistics query's rows (sqlmetrics/stats/query.py) and evaluate's diagnostics, from
     the same query where the engine takes them together."""
+    engine, inputs = bound.engine, bound.inputs
     separate = engine.dialect in SEPARATE_DIAGNOSTICS
     frame = engine._frame(query(not separate))
     if separate:
-        counted = engine._frame(compose_checks(requests, inputs, options, engine.dialect))
+        checks = compose_checks(bound.requests, inputs, bound.options, engine.dialect)
+        counted = engine._frame(checks)
     else:
         counted = frame.loc[frame[KIND].astype(str) == "diagnostics"].reset_index(drop=True)
     diagnostics = diagnostics_frame(counted, inputs)
-    groups = [group.name for group in inputs.groups]
+    groups = bound.groups
     if groups:  # the statistics query's union has no order: evaluate's, by group, NULL last
         diagnostics = diagnostics.sort_values(groups, na_position="last", kind="stable")
     return frame, diagnostics.reset_index(drop=True)
@@ -315,54 +329,20 @@ def _evaluated(
     recommendations: object,
     interactions: object,
     metrics: Sequence[str] | str,
-    run: Callable[
-        [Engine, Sequence[MetricRequest], Inputs, Options],
-        tuple[pd.DataFrame, pd.DataFrame, int],
-    ],
-    bound: Callable[[Source], None],
-    *,
-    group_by: Sequence[str] | str,
-    columns: Mapping[str, str | None] | None,
-    ties: str,
-    threshold: float,
-    population: str,
-    duplicates: str,
-    ranks: str,
-    checks: str,
-    connection: object,
-    dialect: str | None,
-    timeout: float | None,
-    progress: bool,
-    items: object,
-    history: object,
-    profile: str | None,
+    run: Run,
+    given: Running,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
     diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
     trec_files = any(isinstance(value, TrecFile) for value in (recommendations, interactions))
-    resolved = resolve(
-        profile,
-        metrics,
-        ties=ties,
-        population=population,
-        columns=columns,
-        ranks=ranks,
-        # trec_eval refuses a repeated document anywhere in a run
-        checks="full" if trec_files else checks,
-    )
-    requests, columns = resolved.requests, resolved.columns
-    options = Options(
-        ties=resolved.ties,
-        threshold=threshold,
-        population=resolved.population,
-        duplicates=duplicates,
-        ranks=resolved.ranks,
-        checks=resolved.checks,
-    )
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
-    given = {"recommendations": recommendations, "interactions": interactions}
-    connection = connection_of(connection, {**given, "items": items, "history": history})
-    with open_engine(connection, dialect=dialect, timeout=timeout, progress=progress) as engine:
+    resolved = _resolved(metrics, given, trec_files)
+    requests = resolved[0]
+    inputs_given = {"recommendations": recommendations, "interactions": interactions}
+    sources = {**inputs_given, "items": given["items"], "history": given["history"]}
+    connection = connection_of(given["connection"], sources)
+    with open_engine(
+        connection, dialect=given["dialect"], timeout=given["timeout"], progress=given["progress"]
+    ) as engine:
         if engine.name != "duckdb" and trec_files:
             raise SqlmetricsError(
                 f"TREC files are read by DuckDB, not {engine.name}: drop connection=, or load "
@@ -376,31 +356,79 @@ def _evaluated(
             load(value) if isinstance(value, TrecFile) else value
             for value in (recommendations, interactions)
         )
-        recs = engine.bind(recommendations, "recommendations")
-        bound(recs)
-        truth = engine.bind(interactions, "interactions")
-        catalogue = None if items is None else engine.bind(items, "items")
-        past = None if history is None else engine.bind(history, "history")
-        rating = any(request.metric.reads == "rated" for request in requests)
-        inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
-        check_labels(requests, group_by, inputs)
-        check_items(engine, inputs, requests)
-        result, diagnostics, passes = run(engine, requests, inputs, options)
+        bound = _bind(engine, recommendations, interactions, given, resolved)
+        result, diagnostics, passes = run(bound)
         # where the numbers come from: the engine and the dialect its SQL was written in
         result.attrs["engine"] = engine.name
         result.attrs["dialect"] = engine.dialect
-        refuse_bad_rows(engine, inputs, diagnostics, requests, options.ranks)
-        if inputs.rating is not None:
-            refuse_nan_ratings(engine, inputs, inputs.rating)
-        diagnostics = diagnostics.drop(columns=list(CHECKS))
-        duplicated = int(diagnostics["duplicate_recommendations"].sum())
-        if duplicated and options.duplicates == "error":
-            _refuse_repeats(engine, inputs, duplicated, repeats_depth(requests, options))
+        diagnostics = _refused(bound, diagnostics)
     if isinstance(interactions, TrecFile) and interactions.parsed is not None:
         notes = interactions.parsed.notes(interactions.path)
         if notes:
             result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
     return result, diagnostics, passes
+
+
+def _resolved(
+    metrics: Sequence[str] | str, given: Running, trec_files: bool
+) -> tuple[Sequence[MetricRequest], Options, Mapping[str, str | None] | None]:
+    """The requests, the options they resolve to under the profile, and the column names."""
+    resolved = resolve(
+        given["profile"],
+        metrics,
+        ties=given["ties"],
+        population=given["population"],
+        columns=given["columns"],
+        ranks=given["ranks"],
+        # trec_eval refuses a repeated document anywhere in a run
+        checks="full" if trec_files else given["checks"],
+    )
+    options = Options(
+        ties=resolved.ties,
+        threshold=given["threshold"],
+        population=resolved.population,
+        duplicates=given["duplicates"],
+        ranks=resolved.ranks,
+        checks=resolved.checks,
+    )
+    return resolved.requests, options, resolved.columns
+
+
+def _bind(
+    engine: Engine,
+    recommendations: object,
+    interactions: object,
+    given: Running,
+    resolved: tuple[Sequence[MetricRequest], Options, Mapping[str, str | None] | None],
+) -> Bound:
+    """The inputs bound in ``engine``, their columns resolved and checked against the
+    requests."""
+    requests, options, columns = resolved
+    group_by = group_list(given["group_by"])
+    recs = engine.bind(recommendations, "recommendations")
+    truth = engine.bind(interactions, "interactions")
+    items, history = given["items"], given["history"]
+    catalogue = None if items is None else engine.bind(items, "items")
+    past = None if history is None else engine.bind(history, "history")
+    rating = any(request.metric.reads == "rated" for request in requests)
+    inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
+    check_labels(requests, group_by, inputs)
+    check_items(engine, inputs, requests)
+    return Bound(engine, requests, inputs, options, recs)
+
+
+def _refused(bound: Bound, diagnostics: pd.DataFrame) -> pd.DataFrame:
+    """Refuses what the diagnostics say evaluate refuses; the diagnostics users see."""
+    engine, inputs, options = bound.engine, bound.inputs, bound.options
+    refuse_bad_rows(engine, inputs, diagnostics, bound.requests, options.ranks)
+    if inputs.rating is not None:
+        refuse_nan_ratings(engine, inputs, inputs.rating)
+    diagnostics = diagnostics.drop(columns=list(CHECKS))
+    duplicated = int(diagnostics["duplicate_recommendations"].sum())
+    if duplicated and options.duplicates == "error":
+        depth = repeats_depth(bound.requests, options)
+        _refuse_repeats(engine, inputs, duplicated, depth)
+    return diagnostics
 
 
 def _refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None) -> None:
@@ -416,33 +444,14 @@ def _refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None
     )
 
 
+@takes(CompareOptions)
 def compare(
     recommendations: object,
     interactions: object,
     metrics: Sequence[str] | str,
     *,
     baseline: str,
-    group_by: Sequence[str] | str = "model",
-    ci: float = 0.95,
-    ci_method: str = "t",
-    replicates: int = 1000,
-    seed: int = 0,
-    test: str = "t",
-    alpha: float = 0.05,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    checks: str = "read",
-    connection: object = None,
-    dialect: str | None = None,
-    timeout: float | None = None,
-    progress: bool = False,
-    items: object = None,
-    history: object = None,
-    profile: str | None = None,
+    **options: Unpack[CompareOptions],
 ) -> pd.DataFrame:
     """Compares every model with ``baseline``, paired by user, where the data lives.
 
@@ -459,7 +468,8 @@ def compare(
     "judged", or interactions grouped by model) are compared on their common users, and
     ``result.attrs["notes"]`` says so. The other arguments are evaluate's.
     """
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    given = filled(CompareOptions, options, "compare")
+    group_by = given["group_by"] = group_list(given["group_by"])
     if not group_by:
         raise SqlmetricsError(
             "compare needs the column that names the model: group_by='model' (CLI: --group-by)"
@@ -468,104 +478,78 @@ def compare(
         raise SqlmetricsError(
             f"baseline must be the name of a model (a value of {group_by[0]}), not {baseline!r}"
         )
-    if test not in TESTS:
-        raise SqlmetricsError(f"test must be one of {', '.join(TESTS)}, not {test!r}")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise SqlmetricsError(f"alpha must be a number between 0 and 1, like 0.05, not {alpha!r}")
-    resampling = Resampling(ci, ci_method, replicates, seed)
-    model = group_by[0]
+    resampling = Resampling(given["ci"], *_resampled(given))
     notes: list[str] = []
-    recs: Source | None = None
-
-    def bound(source: Source) -> None:
-        nonlocal recs
-        recs = source
-
-    def run(
-        engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
-    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-        missing = without_interval(requests)
-        if len(missing) == len(requests):
-            raise SqlmetricsError(
-                f"{', '.join(missing)}: compare pairs per-user values, and micro (ratio of "
-                "sums), group-level and over-the-lists metrics have none; compare a metric that "
-                "is a mean over users"
-            )
-        if missing:
-            notes.append(
-                f"not compared: {', '.join(missing)} (micro, group-level or over the lists: no "
-                "per-user value of the population)"
-            )
-        frame, diagnostics = _statistics(
-            engine,
-            inputs,
-            requests,
-            lambda diagnosed: compose_compare(
-                requests,
-                inputs,
-                options,
-                resampling,
-                0,
-                baseline,
-                engine.dialect,
-                diagnostics=diagnosed,
-                score_floor=engine.score_floor(requests, inputs, options, recs),
-            ),
-            options,
-        )
-        counted = frame.loc[frame[KIND].astype(str) == "users"]
-        models = sorted({str(value) for value in counted[model] if value is not None})
-        if baseline not in models:
-            raise SqlmetricsError(
-                f"baseline {baseline!r} is not among the models of {model}: "
-                f"{', '.join(models) or 'none'}"
-            )
-        if len(models) < 2:
-            raise SqlmetricsError(
-                f"{model} has only the baseline {baseline!r}; there is no model to compare"
-            )
-        groups = [group.name for group in inputs.groups]
-        result, paired = finish_compare(
-            frame, requests, groups, model, baseline, resampling, test, alpha
-        )
-        notes.extend(paired)
-        return result, diagnostics, 1
-
-    result, diagnostics, _ = _evaluated(
-        recommendations,
-        interactions,
-        metrics,
-        run,
-        bound,
-        group_by=group_by,
-        columns=columns,
-        ties=ties,
-        threshold=threshold,
-        population=population,
-        duplicates=duplicates,
-        ranks=ranks,
-        checks=checks,
-        connection=connection,
-        dialect=dialect,
-        timeout=timeout,
-        progress=progress,
-        items=items,
-        history=history,
-        profile=profile,
-    )
+    run = functools.partial(_compare_run, baseline, group_by[0], resampling, given, notes)
+    result, diagnostics, _ = _evaluated(recommendations, interactions, metrics, run, given)
     result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["notes"] = notes
     result.attrs["compare"] = {
         "baseline": baseline,
-        "model": model,
+        "model": group_by[0],
         "level": resampling.level,
         "method": resampling.method,
         "replicates": resampling.replicates,
         "seed": resampling.seed,
-        "test": test,
-        "alpha": alpha,
+        "test": given["test"],
+        "alpha": given["alpha"],
     }
     return result
+
+
+def _compare_run(
+    baseline: str,
+    model: str,
+    resampling: Resampling,
+    given: CompareOptions,
+    notes: list[str],
+    bound: Bound,
+) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """compare's query in the engine: the paired differences of every model with
+    ``baseline`` (and the diagnostics); what it leaves out goes to ``notes``."""
+    requests = bound.requests
+    missing = without_interval(requests)
+    if len(missing) == len(requests):
+        raise SqlmetricsError(
+            f"{', '.join(missing)}: compare pairs per-user values, and micro (ratio of "
+            "sums), group-level and over-the-lists metrics have none; compare a metric that "
+            "is a mean over users"
+        )
+    if missing:
+        notes.append(
+            f"not compared: {', '.join(missing)} (micro, group-level or over the lists: no "
+            "per-user value of the population)"
+        )
+    frame, diagnostics = _statistics(
+        bound,
+        lambda diagnosed: compose_compare(
+            requests,
+            bound.inputs,
+            bound.options,
+            resampling,
+            0,
+            baseline,
+            bound.engine.dialect,
+            diagnostics=diagnosed,
+            score_floor=bound.score_floor(),
+        ),
+    )
+    counted = frame.loc[frame[KIND].astype(str) == "users"]
+    models = sorted({str(value) for value in counted[model] if value is not None})
+    if baseline not in models:
+        raise SqlmetricsError(
+            f"baseline {baseline!r} is not among the models of {model}: "
+            f"{', '.join(models) or 'none'}"
+        )
+    if len(models) < 2:
+        raise SqlmetricsError(
+            f"{model} has only the baseline {baseline!r}; there is no model to compare"
+        )
+    result, paired = finish_compare(
+        frame, requests, bound.groups, model, baseline, resampling, given["test"], given["alpha"]
+    )
+    notes.extend(paired)
+    return result, diagnostics, 1
 
 
 def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
