@@ -5,48 +5,34 @@ from __future__ import annotations
 import collections
 import functools
 import threading
+import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.catalog.metrics import MetricRequest, metrics
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose import plan
 from sqlmetrics.compose.inputs import Group, Inputs, Options, column_names
 from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import QueryOptions, SqlOptions, filled, group_list, takes
 from sqlmetrics.render.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.render.names import column_name, table_name
 from sqlmetrics.stats.query import compose_ci, compose_compare
 from sqlmetrics.stats.resampling import Resampling
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
+
+@takes(SqlOptions)
 def to_sql(
     metrics: Sequence[str] | str,
     recommendations: str = "recommendations",
     interactions: str = "interactions",
-    *,
-    group_by: Sequence[str] | str = (),
-    interactions_group_by: Sequence[str] | None = None,
-    per_user: bool = False,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    dialect: str = "duckdb",
-    pretty: bool = True,
-    checks: bool | str = False,
-    items: str | None = None,
-    history: str | None = None,
-    profile: str | None = None,
-    ci: float | None = None,
-    ci_method: str = "t",
-    replicates: int = 1000,
-    seed: int = 0,
-    baseline: str | None = None,
+    **options: Unpack[SqlOptions],
 ) -> str:
     """The SQL computing ``metrics`` over two tables, ready to paste into a console.
 
@@ -78,26 +64,7 @@ def to_sql(
         "metrics": metrics,
         "recommendations": recommendations,
         "interactions": interactions,
-        "group_by": group_by,
-        "interactions_group_by": interactions_group_by,
-        "per_user": per_user,
-        "columns": columns,
-        "ties": ties,
-        "threshold": threshold,
-        "population": population,
-        "duplicates": duplicates,
-        "ranks": ranks,
-        "dialect": dialect,
-        "pretty": pretty,
-        "checks": checks,
-        "items": items,
-        "history": history,
-        "profile": profile,
-        "ci": ci,
-        "ci_method": ci_method,
-        "replicates": replicates,
-        "seed": seed,
-        "baseline": baseline,
+        **filled(SqlOptions, options, "to_sql"),
     }
     key = _request_key(arguments)
     if key is None:
@@ -106,9 +73,20 @@ def to_sql(
 
 
 def _to_sql(arguments: Mapping[str, Any]) -> str:
+    """to_sql's SQL from its arguments, every option given (``filled``)."""
     options = dict(arguments)
     pretty, dialect = options.pop("pretty"), options["dialect"]
-    inputs, build = _prepared(**options)
+    query_options = {
+        name: value
+        for name, value in options.items()
+        if name not in ("metrics", "recommendations", "interactions")
+    }
+    inputs, build = _prepared(
+        options["metrics"],
+        options["recommendations"],
+        options["interactions"],
+        typing.cast("QueryOptions", query_options),
+    )
     # The tree is this call's own (composed for it, or a copy of a shared one): render rewrites
     # it in place, without another copy.
     return render(_shared_composition(options, inputs, build), dialect, pretty=pretty, copy=False)
@@ -211,101 +189,61 @@ def _unkeyed(value: Any) -> Any:
     return value[-1]
 
 
+@takes(QueryOptions)
 def composed_query(
     metrics: Sequence[str] | str,
     recommendations: str = "recommendations",
     interactions: str = "interactions",
-    *,
-    group_by: Sequence[str] | str = (),
-    interactions_group_by: Sequence[str] | None = None,
-    per_user: bool = False,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    dialect: str = "duckdb",
-    checks: bool | str = False,
-    items: str | None = None,
-    history: str | None = None,
-    profile: str | None = None,
-    ci: float | None = None,
-    ci_method: str = "t",
-    replicates: int = 1000,
-    seed: int = 0,
-    baseline: str | None = None,
+    **options: Unpack[QueryOptions],
 ) -> exp.Query:
     """``to_sql``'s query as a tree in DuckDB's semantics, before ``render`` writes it."""
-    return _prepared(
-        metrics,
-        recommendations,
-        interactions,
-        group_by=group_by,
-        interactions_group_by=interactions_group_by,
-        per_user=per_user,
-        columns=columns,
-        ties=ties,
-        threshold=threshold,
-        population=population,
-        duplicates=duplicates,
-        ranks=ranks,
-        dialect=dialect,
-        checks=checks,
-        items=items,
-        history=history,
-        profile=profile,
-        ci=ci,
-        ci_method=ci_method,
-        replicates=replicates,
-        seed=seed,
-        baseline=baseline,
-    )[1]()
+    given = filled(QueryOptions, options, "composed_query")
+    return _prepared(metrics, recommendations, interactions, given)[1]()
 
 
 def _prepared(
     metrics: Sequence[str] | str,
-    recommendations: str = "recommendations",
-    interactions: str = "interactions",
-    *,
-    group_by: Sequence[str] | str = (),
-    interactions_group_by: Sequence[str] | None = None,
-    per_user: bool = False,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    dialect: str = "duckdb",
-    checks: bool | str = False,
-    items: str | None = None,
-    history: str | None = None,
-    profile: str | None = None,
-    ci: float | None = None,
-    ci_method: str = "t",
-    replicates: int = 1000,
-    seed: int = 0,
-    baseline: str | None = None,
+    recommendations: str,
+    interactions: str,
+    given: QueryOptions,
 ) -> tuple[Inputs, Callable[[], exp.Query]]:
     """composed_query's arguments checked and every name read in ``dialect``: the inputs as
     read, and a function composing the query (a new tree on each call)."""
+    dialect = given["dialect"]
     get_dialect(dialect)  # an unknown dialect is refused before any name is read in it
     resolved = resolve(
-        profile, metrics, ties=ties, population=population, columns=columns, ranks=ranks
+        given["profile"],
+        metrics,
+        ties=given["ties"],
+        population=given["population"],
+        columns=given["columns"],
+        ranks=given["ranks"],
     )
+    checks = given["checks"]
     options = Options(
         ties=resolved.ties,
-        threshold=threshold,
+        threshold=given["threshold"],
         population=resolved.population,
-        duplicates=duplicates,
+        duplicates=given["duplicates"],
         ranks=resolved.ranks,
         # checks=True is the audit: repeated recommendations anywhere in the lists
         checks=checks if isinstance(checks, str) else "full" if checks else resolved.checks,
     )
-    requests, names = resolved.requests, column_names(resolved.columns)
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
-    shared = set(group_by if interactions_group_by is None else interactions_group_by)
+    inputs = _named_inputs(recommendations, interactions, column_names(resolved.columns), given)
+    return inputs, _builder(resolved.requests, inputs, options, given)
+
+
+def _named_inputs(
+    recommendations: str,
+    interactions: str,
+    names: Mapping[str, str | None],
+    given: QueryOptions,
+) -> Inputs:
+    """The tables, columns and groups of a query, each name read in the call's dialect."""
+    dialect, items, history = given["dialect"], given["items"], given["history"]
+    group_by = group_list(given["group_by"])
+    also = given["interactions_group_by"]
+    shared = set(group_by if also is None else also)
     if not shared <= set(group_by):
         raise SqlmetricsError("interactions_group_by must name columns of group_by")
 
@@ -317,7 +255,7 @@ def _prepared(
     if user is None or item is None:
         raise SqlmetricsError("the user and item columns cannot be None")
     rank = named("rank")
-    inputs = Inputs(
+    return Inputs(
         recommendations=table_name(recommendations, dialect, "recommendations"),
         interactions=table_name(interactions, dialect, "interactions"),
         user=user,
@@ -335,25 +273,38 @@ def _prepared(
             for name, column in ((n, column_name(n, dialect, "group_by")) for n in group_by)
         ),
     )
-    if checks:
+
+
+def _builder(
+    requests: Sequence[MetricRequest], inputs: Inputs, options: Options, given: QueryOptions
+) -> Callable[[], exp.Query]:
+    """What composes the query the options ask for: the checks, the statistics of ``ci`` or
+    ``baseline``, or the metrics."""
+    dialect, per_user, ci, baseline = (
+        given["dialect"],
+        given["per_user"],
+        given["ci"],
+        given["baseline"],
+    )
+    if given["checks"]:
         if per_user:
             raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
-        return inputs, functools.partial(compose_checks, requests, inputs, options, dialect=dialect)
-    if ci is not None or baseline is not None:
-        if per_user:
-            raise SqlmetricsError("ci and baseline summarise groups; per_user does not apply")
-        resampling = Resampling(0.95 if ci is None else ci, ci_method, replicates, seed)
-        if baseline is None:
-            return inputs, functools.partial(
-                compose_ci, requests, inputs, options, resampling, dialect=dialect
-            )
-        if not group_by:
-            raise SqlmetricsError("baseline names a model: give its column as group_by")
-        return inputs, functools.partial(
-            compose_compare, requests, inputs, options, resampling, 0, baseline, dialect
+        return functools.partial(compose_checks, requests, inputs, options, dialect=dialect)
+    if ci is None and baseline is None:
+        return functools.partial(
+            compose, requests, inputs, options, per_user=per_user, dialect=dialect
         )
-    return inputs, functools.partial(
-        compose, requests, inputs, options, per_user=per_user, dialect=dialect
+    if per_user:
+        raise SqlmetricsError("ci and baseline summarise groups; per_user does not apply")
+    resampling = Resampling(
+        0.95 if ci is None else ci, given["ci_method"], given["replicates"], given["seed"]
+    )
+    if baseline is None:
+        return functools.partial(compose_ci, requests, inputs, options, resampling, dialect=dialect)
+    if not given["group_by"]:
+        raise SqlmetricsError("baseline names a model: give its column as group_by")
+    return functools.partial(
+        compose_compare, requests, inputs, options, resampling, 0, baseline, dialect
     )
 
 

@@ -320,13 +320,13 @@ def takes(declaration: type) -> Callable[[Function], Function]:
     return signed
 
 
-Options = TypeVar("Options", bound=Mapping[str, Any])
+Declaration = TypeVar("Declaration")
 
 
-def filled(declaration: type, given: Options, function: str) -> Options:
+def filled(declaration: type[Declaration], given: Mapping[str, Any], function: str) -> Declaration:
     """``given`` with every option it leaves out at its default, each given value checked:
     the one place a call's options are checked before anything is read."""
-    names = {item.name: item.option for item in declared(declaration)}
+    names = {item.name: item.option for item in declared(typing.cast("type", declaration))}
     for name in given:
         if name not in names:
             # what Python itself says of a keyword a signature lacks
@@ -336,7 +336,7 @@ def filled(declaration: type, given: Options, function: str) -> Options:
         if check is not None:
             check(name, value)
     values = {name: given.get(name, option.default) for name, option in names.items()}
-    return typing.cast("Options", values)
+    return typing.cast("Declaration", values)
 
 
 def defaults(declaration: type) -> dict[str, Any]:

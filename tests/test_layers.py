@@ -17,7 +17,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("compose",),
     ("stats",),
     ("engines",),
-    ("api", "run", "trec", "trec_measures"),
+    ("api", "run", "trec", "trec_measures", "options"),
     ("dbt", "reporting"),
     ("cli",),
 )

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import declared
 
 
 def metric_list(values: Sequence[str] | None) -> list[str]:
@@ -33,25 +34,55 @@ def column_names(args: argparse.Namespace) -> dict[str, str | None]:
     return columns
 
 
-def api_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The keyword arguments evaluate and to_sql share."""
-    return {
-        "group_by": args.group_by,
-        "per_user": args.per_user,
-        "columns": column_names(args),
-        "ties": args.ties,
-        "threshold": args.threshold,
-        "population": args.population,
-        "duplicates": args.duplicates,
-        "ranks": args.ranks,
-        "profile": args.profile,
-    }
+# The options the commands spell themselves, each a flag of the same name and meaning as the
+# keyword (each command's own help: a file for evaluate, a table name for sql): read with those
+# that have a flag of the declaration (sqlmetrics/options.py).
+SAME_NAME = (
+    "group_by",
+    "per_user",
+    "dialect",
+    "items",
+    "history",
+    "interactions_group_by",
+    "checks",
+    "ci",
+)
 
 
-def interval_options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
-        "ci": args.ci,
-        "ci_method": args.ci_method,
-        "replicates": args.replicates,
-        "seed": args.seed,
-    }
+def call_options(args: argparse.Namespace, declaration: type) -> dict[str, Any]:
+    """The keyword options of ``declaration`` the command line gives: each one with a flag, of
+    the parser or of the declaration, and the column names; an empty ``--group-by`` leaves the
+    function's default (compare's "model")."""
+    found: dict[str, Any] = {}
+    for item in declared(declaration):
+        if item.name == "columns":
+            found["columns"] = column_names(args)
+        elif (item.option.flag is not None or item.name in SAME_NAME) and hasattr(args, item.name):
+            found[item.name] = getattr(args, item.name)
+    if not found.get("group_by", True):
+        del found["group_by"]
+    return found
+
+
+def add_flags(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    declaration: type,
+    *,
+    leave: Sequence[type] = (),
+) -> None:
+    """A flag for each option of ``declaration`` that declares one (not those of ``leave``'s
+    declarations), with its default, choices and help."""
+    left = {item.name for other in leave for item in declared(other)}
+    for item in declared(declaration):
+        flag = item.option.flag
+        if flag is None or item.name in left:
+            continue
+        extra: dict[str, Any] = {}
+        if flag.choices is not None:
+            extra["choices"] = flag.choices
+        if flag.type is not None:
+            extra["type"] = flag.type
+        if flag.metavar is not None:
+            extra["metavar"] = flag.metavar
+        name = f"--{item.name.replace('_', '-')}"
+        parser.add_argument(name, default=item.option.default, help=flag.help, **extra)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.attrs import read
-from sqlmetrics.cli.arguments import api_options, column_names, metric_list, requested_metrics
+from sqlmetrics.cli.arguments import call_options, metric_list, requested_metrics
 from sqlmetrics.cli.output import (
     number_text,
     records,
@@ -19,9 +19,10 @@ from sqlmetrics.cli.output import (
     show_notes,
     write,
 )
-from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
+from sqlmetrics.cli.sources import clear_progress, engine_connection, local_inputs, progress
 from sqlmetrics.cli.stored import read_stored, stored_options
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import Definitions, defaults
 from sqlmetrics.stats.inference import ONLY_BEFORE, ONLY_TODAY, against_stored
 from sqlmetrics.stats.moments import gate_failure
 
@@ -40,27 +41,19 @@ def compare_command(args: argparse.Namespace) -> int:
     inputs = local_inputs(args)
     if args.against is not None:
         return _compare_against(args, inputs)
+    from sqlmetrics.options import CompareOptions
     from sqlmetrics.run import compare
 
     metrics = requested_metrics(args)
-    options = api_options(args)
-    options.pop("per_user")
-    options["group_by"] = options["group_by"] or ["model"]
     with engine_connection(args) as connection:
         result = compare(
             args.recommendations,
             args.interactions,
             metrics,
             baseline=args.baseline,
-            **options,
-            **engine_options(args),
+            **call_options(args, CompareOptions),
+            progress=progress(args),
             connection=connection,
-            ci=args.ci,
-            ci_method=args.ci_method,
-            replicates=args.replicates,
-            seed=args.seed,
-            test=args.test,
-            alpha=args.alpha,
         )
     clear_progress(args)
     text = _compare_table(result) if args.format == "table" else render(result, args.format)
@@ -176,6 +169,7 @@ def _model_cell(rows: pd.DataFrame) -> str:
 def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> int:
     import pandas as pd
 
+    from sqlmetrics.options import EvaluateOptions
     from sqlmetrics.run import evaluate
 
     stored = read_stored(args.against)
@@ -185,7 +179,7 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
     current = stored_options(args)
     current["group_by"] = group_by
     # A file written before an option existed was evaluated with its default.
-    written = {"ranks": "consecutive", **options}
+    written = {**defaults(Definitions), **options}
     differing = [
         f"{name} {written.get(name)!r} there, {current[name]!r} here"
         for name in current
@@ -203,23 +197,19 @@ def _compare_against(args: argparse.Namespace, inputs: Sequence[str | None]) -> 
         raise SqlmetricsError(
             f"{args.against} has no {', '.join(missing)} (it has {', '.join(options['metrics'])})"
         )
-    ci = args.ci if args.ci is not None else 0.95
+    given = call_options(args, EvaluateOptions)
+    # the stored moments are the t-interval's: compared by Welch's test, whatever --ci-method
+    for name in ("per_user", "ci_method", "replicates", "seed"):
+        given.pop(name, None)
+    given.update(group_by=group_by, ci=args.ci if args.ci is not None else 0.95)
     with engine_connection(args) as connection:
         result = evaluate(
             args.recommendations,
             args.interactions,
             metrics,
-            group_by=group_by,
-            columns=column_names(args),
-            ties=args.ties,
-            threshold=args.threshold,
-            population=args.population,
-            duplicates=args.duplicates,
-            ranks=args.ranks,
-            profile=args.profile,
-            **engine_options(args),
+            **given,
+            progress=progress(args),
             connection=connection,
-            ci=ci,
         )
     clear_progress(args)
     previous = pd.DataFrame(

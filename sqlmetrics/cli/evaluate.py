@@ -10,15 +10,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlmetrics.cli.arguments import (
-    api_options,
-    column_names,
-    interval_options,
-    metric_list,
-    requested_metrics,
-)
+from sqlmetrics.cli.arguments import call_options, column_names, metric_list, requested_metrics
 from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
-from sqlmetrics.cli.sources import clear_progress, engine_connection, engine_options, local_inputs
+from sqlmetrics.cli.sources import clear_progress, engine_connection, local_inputs, progress
 from sqlmetrics.cli.stored import stored_json
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import check_output
@@ -28,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def evaluate_command(args: argparse.Namespace) -> int:
+    from sqlmetrics.options import EvaluateOptions
     from sqlmetrics.run import evaluate
     from sqlmetrics.trec import trec_text
 
@@ -51,10 +46,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
                 recommendations,
                 interactions,
                 metrics,
-                **api_options(args),
-                **engine_options(args),
+                **call_options(args, EvaluateOptions),
+                progress=progress(args),
                 connection=connection,
-                **interval_options(args),
             )
         except SqlmetricsError as error:
             raise _trec_hint(error, args) from error.__cause__

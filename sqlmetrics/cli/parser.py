@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from sqlmetrics.catalog.profiles import PROFILES
-from sqlmetrics.compose.inputs import CHECK_DEPTHS, DUPLICATES, POPULATIONS, RANKS, TIES
-from sqlmetrics.reporting.common import DEFAULT_SMALL_SEGMENT
-from sqlmetrics.reporting.data import DEFAULT_K_MAX, LARGEST_K_MAX
-from sqlmetrics.stats.resampling import CI_METHODS, TESTS
+from sqlmetrics.cli.arguments import add_flags
+from sqlmetrics.options import (
+    CompareOptions,
+    Definitions,
+    EvaluateOptions,
+    Grouped,
+    Intervals,
+    Running,
+    Sources,
+    declared,
+)
+from sqlmetrics.reporting import ReportOptions
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -36,45 +43,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every interaction has relevance 1, whatever the columns",
     )
-    parser.add_argument(
-        "--ties",
-        choices=TIES,
-        default="id",
-        help="how equal scores are ordered (default: id = item id descending; id_text = the "
-        "id's text descending, byte order, as trec_eval)",
-    )
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=0.0,
-        help="relevant means relevance above this (default 0)",
-    )
-    parser.add_argument(
-        "--population",
-        choices=POPULATIONS,
-        default="all",
-        help="all: users with a relevant interaction; common: those also recommended; "
-        "judged (trec_eval's default): users recommended to with any interaction; all_judged "
-        "(trec_eval -c): every user with an interaction",
-    )
-    parser.add_argument(
-        "--profile",
-        choices=list(PROFILES),
-        help="compute each metric as this library defines it (see `sqlmetrics profiles`)",
-    )
-    parser.add_argument(
-        "--duplicates",
-        choices=DUPLICATES,
-        default="error",
-        help="repeated (user, item) recommendations: fail, or keep the best-placed",
-    )
-    parser.add_argument(
-        "--ranks",
-        choices=RANKS,
-        default="consecutive",
-        help="how a rank column is read: 1, 2, ..., n per list (consecutive, the default), or "
-        "each rank as the position, gaps and repeats included (literal, as RecTools)",
-    )
+    add_flags(parser, Definitions)
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
 
 
@@ -106,9 +75,6 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
         "--dialect", help="with --connection: the sqlglot dialect, when sqlmetrics cannot tell"
     )
     parser.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="cancel the query after this long"
-    )
-    parser.add_argument(
         "--items",
         metavar="FILE",
         help="one row per item (item column, category for ild): the catalogue of coverage, gini",
@@ -116,17 +82,12 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--history", metavar="FILE", help="what each user consumed before, for serendipity"
     )
-    parser.add_argument(
-        "--checks",
-        choices=CHECK_DEPTHS,
-        default="read",
-        help="how deep a repeated (user, item) recommendation is refused: within what the "
-        "metrics read (read, the default: the first k of the deepest cutoff) or anywhere in "
-        "each list (full, an audit that reads every list whole)",
-    )
+    add_flags(parser, Sources)
 
 
-def _add_intervals(parser: argparse.ArgumentParser, default: float | None) -> None:
+def _add_intervals(parser: argparse.ArgumentParser, declaration: type) -> None:
+    """--ci at the command's default (evaluate's none, compare's 0.95), and how to resample."""
+    (default,) = [item.option.default for item in declared(declaration) if item.name == "ci"]
     parser.add_argument(
         "--ci",
         type=float,
@@ -135,21 +96,7 @@ def _add_intervals(parser: argparse.ArgumentParser, default: float | None) -> No
         help="confidence level of the intervals, like 0.95"
         + ("" if default is None else f" (default {default})"),
     )
-    parser.add_argument(
-        "--ci-method",
-        choices=CI_METHODS,
-        default="t",
-        help="t: Student's t over the users; bootstrap: a Poisson bootstrap in SQL (default t)",
-    )
-    parser.add_argument(
-        "--replicates",
-        type=int,
-        default=1000,
-        help="bootstrap replicates and randomization-test flips (default 1000)",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=0, help="the bootstrap's and the flips' seed (default 0)"
-    )
+    add_flags(parser, Intervals)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,7 +121,7 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     _add_sources(evaluate)
     _add_common(evaluate)
-    _add_intervals(evaluate, default=None)
+    _add_intervals(evaluate, EvaluateOptions)
     evaluate.add_argument(
         "--fail-if",
         action="append",
@@ -237,7 +184,7 @@ def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     _add_sources(compare)
     _add_common(compare)
-    _add_intervals(compare, default=0.95)
+    _add_intervals(compare, CompareOptions)
     compare.add_argument(
         "--baseline",
         metavar="MODEL",
@@ -250,15 +197,7 @@ def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="an earlier result (evaluate --ci ... --output FILE.json): each group and metric "
         "against it by Welch's test (its metrics and --group-by by default)",
     )
-    compare.add_argument(
-        "--test",
-        choices=TESTS,
-        default="t",
-        help="the test whose p-values Holm's correction and the mark read (default t)",
-    )
-    compare.add_argument(
-        "--alpha", type=float, default=0.05, help="the significance level (default 0.05)"
-    )
+    add_flags(compare, CompareOptions, leave=(Running, Intervals))
     compare.add_argument(
         "--fail-if-worse",
         action="store_true",
@@ -278,29 +217,7 @@ def _add_report(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
     _add_sources(report)
     _add_common(report)
-    report.add_argument(
-        "--segment",
-        metavar="COLUMN",
-        help="break each metric down by this column of both inputs (each user's, like country)",
-    )
-    report.add_argument(
-        "--baseline", metavar="MODEL", help="compare every model with this one (a --group-by value)"
-    )
-    report.add_argument(
-        "--k-max",
-        type=int,
-        default=DEFAULT_K_MAX,
-        metavar="K",
-        help=f"the curves run k = 1..K, K up to {LARGEST_K_MAX} (default {DEFAULT_K_MAX}); -m ndcg "
-        "is summarised at K",
-    )
-    report.add_argument(
-        "--small-segment",
-        type=int,
-        default=DEFAULT_SMALL_SEGMENT,
-        metavar="USERS",
-        help=f"segments with fewer users are marked small (default {DEFAULT_SMALL_SEGMENT})",
-    )
+    add_flags(report, ReportOptions, leave=(Grouped, Definitions, Sources))
     report.add_argument(
         "--force",
         action="store_true",

@@ -8,7 +8,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from sqlmetrics.cli.arguments import api_options, requested_metrics
+from sqlmetrics.cli.arguments import call_options, requested_metrics
 from sqlmetrics.cli.sources import engine_connection
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import check_output
@@ -26,7 +26,7 @@ def check_report_output(output: str | None, inputs: Sequence[str | None], force:
 
 
 def report_command(args: argparse.Namespace) -> None:
-    from sqlmetrics.reporting import report
+    from sqlmetrics.reporting import ReportOptions, report
 
     metrics = requested_metrics(args)
     remote = args.connection is not None or args.spark is not None
@@ -36,24 +36,13 @@ def report_command(args: argparse.Namespace) -> None:
         raise SqlmetricsError("--per-user does not apply to report: its page shows them already")
     if args.dialect is not None and args.connection is None:
         raise SqlmetricsError("--dialect applies to --connection only")
-    options = api_options(args)
-    del options["per_user"]
     with engine_connection(args) as connection:
         page = report(
             args.recommendations,
             args.interactions,
             metrics,
-            **options,
-            segment=args.segment,
-            baseline=args.baseline,
-            k_max=args.k_max,
-            small_segment=args.small_segment,
+            **call_options(args, ReportOptions),
             connection=connection,
-            dialect=args.dialect,
-            timeout=args.timeout,
-            items=args.items,
-            history=args.history,
-            checks=args.checks,
         )
     page.save(args.output, force=args.force)
     if not args.quiet:

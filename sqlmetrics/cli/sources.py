@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import check_output
@@ -26,16 +25,9 @@ def local_inputs(args: argparse.Namespace) -> list[str | None]:
     return inputs
 
 
-def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    progress = not args.quiet and sys.stderr.isatty()
-    return {
-        "dialect": args.dialect,
-        "timeout": args.timeout,
-        "progress": progress,
-        "items": args.items,
-        "history": args.history,
-        "checks": args.checks,
-    }
+def progress(args: argparse.Namespace) -> bool:
+    """Whether to show the engine's progress bar: on a terminal, unless --quiet."""
+    return not args.quiet and sys.stderr.isatty()
 
 
 def clear_progress(args: argparse.Namespace) -> None:

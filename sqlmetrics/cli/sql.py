@@ -11,7 +11,7 @@ from pathlib import Path
 from sqlmetrics.api import describe_metrics, to_sql
 from sqlmetrics.catalog.metrics import metrics, parse_request
 from sqlmetrics.catalog.profiles import PROFILES, describe_profiles
-from sqlmetrics.cli.arguments import api_options, requested_metrics
+from sqlmetrics.cli.arguments import call_options, requested_metrics
 from sqlmetrics.cli.markdown import profiles_markdown
 from sqlmetrics.cli.metric_pages import metrics_markdown
 from sqlmetrics.cli.output import write
@@ -23,6 +23,7 @@ from sqlmetrics.io.files import (
     write_stdout,
     written_by_us,
 )
+from sqlmetrics.options import QueryOptions, SqlOptions
 
 
 def sql_command(args: argparse.Namespace) -> None:
@@ -38,12 +39,7 @@ def sql_command(args: argparse.Namespace) -> None:
                 requested,
                 args.recommendations,
                 args.interactions,
-                **api_options(args),
-                interactions_group_by=args.interactions_group_by,
-                dialect=args.dialect,
-                checks=args.checks,
-                items=args.items,
-                history=args.history,
+                **call_options(args, SqlOptions),
             )
             + ";\n"
         )
@@ -115,12 +111,8 @@ def dbt_command(args: argparse.Namespace) -> None:
         requested_metrics(args),
         args.recommendations,
         args.interactions,
-        dialect=args.dialect,
         materialized=args.materialized,
-        interactions_group_by=args.interactions_group_by,
-        items=args.items,
-        history=args.history,
-        **api_options(args),
+        **call_options(args, QueryOptions),
     )
     (path,) = models.write_models(Path(args.folder), [(args.name, text)], force=args.force)
     sys.stderr.write(f"wrote {path}\n")

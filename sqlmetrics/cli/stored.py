@@ -10,9 +10,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.attrs import read
-from sqlmetrics.cli.arguments import column_names
+from sqlmetrics.cli.arguments import call_options
 from sqlmetrics.cli.output import records
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import Definitions
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,17 +38,9 @@ def stored_json(result: pd.DataFrame, metrics: Sequence[str], args: argparse.Nam
 
 
 def stored_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options two results must share to be compared."""
-    return {
-        "group_by": list(args.group_by),
-        "ties": args.ties,
-        "threshold": args.threshold,
-        "population": args.population,
-        "duplicates": args.duplicates,
-        "ranks": args.ranks,
-        "profile": args.profile,
-        "columns": column_names(args),
-    }
+    """The options two results must share to be compared: the groups, and how the metrics
+    read the inputs (every option of ``Definitions``)."""
+    return {"group_by": list(args.group_by), **call_options(args, Definitions)}
 
 
 VERSION = 1

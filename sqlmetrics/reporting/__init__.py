@@ -10,14 +10,27 @@ import datetime
 import platform
 import shlex
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import (
+    Declared,
+    Definitions,
+    Flag,
+    Grouped,
+    Option,
+    Sources,
+    declared,
+    filled,
+    group_list,
+    takes,
+)
 from sqlmetrics.reporting import charts, common, data, page
-from sqlmetrics.reporting.data import DEFAULT_K_MAX
+from sqlmetrics.reporting.data import DEFAULT_K_MAX, LARGEST_K_MAX
 
 if TYPE_CHECKING:
     import pandas as pd
+    from typing_extensions import Unpack
 
 
 class Report:
@@ -58,29 +71,65 @@ class Report:
         return f"<sqlmetrics Report: {len(self.html):,} characters of HTML; .save(path) writes it>"
 
 
+def _whole_users(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SqlmetricsError(f"{name} must be a whole number of users, like 30")
+
+
+class ReportOptions(Grouped, Definitions, Sources, total=False):
+    """``report``'s keyword options: evaluate's (but its intervals and rows per user), and the
+    page's own."""
+
+    segment: Annotated[
+        str | None,
+        Option(
+            None,
+            flag=Flag(
+                "break each metric down by this column of both inputs (each user's, like country)",
+                metavar="COLUMN",
+            ),
+        ),
+    ]
+    baseline: Annotated[
+        str | None,
+        Option(
+            None,
+            flag=Flag("compare every model with this one (a --group-by value)", metavar="MODEL"),
+        ),
+    ]
+    k_max: Annotated[
+        int,
+        Option(
+            DEFAULT_K_MAX,
+            flag=Flag(
+                f"the curves run k = 1..K, K up to {LARGEST_K_MAX} (default {DEFAULT_K_MAX}); "
+                "-m ndcg is summarised at K",
+                type=int,
+                metavar="K",
+            ),
+        ),
+    ]
+    small_segment: Annotated[
+        int,
+        Option(
+            common.DEFAULT_SMALL_SEGMENT,
+            _whole_users,
+            Flag(
+                "segments with fewer users are marked small (default "
+                f"{common.DEFAULT_SMALL_SEGMENT})",
+                type=int,
+                metavar="USERS",
+            ),
+        ),
+    ]
+
+
+@takes(ReportOptions)
 def report(
     recommendations: object,
     interactions: object,
     metrics: Sequence[str] | str,
-    *,
-    group_by: Sequence[str] | str = (),
-    segment: str | None = None,
-    baseline: str | None = None,
-    k_max: int = DEFAULT_K_MAX,
-    small_segment: int = common.DEFAULT_SMALL_SEGMENT,
-    columns: Mapping[str, str | None] | None = None,
-    ties: str = "id",
-    threshold: float = 0.0,
-    population: str = "all",
-    duplicates: str = "error",
-    ranks: str = "consecutive",
-    checks: str = "read",
-    connection: object = None,
-    dialect: str | None = None,
-    timeout: float | None = None,
-    items: object = None,
-    history: object = None,
-    profile: str | None = None,
+    **options: Unpack[ReportOptions],
 ) -> Report:
     """A report of ``metrics`` per model: the inputs and options are evaluate's.
 
@@ -94,35 +143,21 @@ def report(
         k_max: the curves' deepest cutoff.
         small_segment: segments with fewer users than this are marked small.
     """
-    group_by = [group_by] if isinstance(group_by, str) else list(group_by)
+    given: dict[str, Any] = dict(filled(ReportOptions, options, "report"))
+    group_by = given["group_by"] = group_list(given["group_by"])
+    segment, baseline = given["segment"], given["baseline"]
     if segment is not None and segment in group_by:
         raise SqlmetricsError(f"segment {segment!r} is also a group_by column; choose another")
-    if isinstance(small_segment, bool) or not isinstance(small_segment, int) or small_segment < 0:
-        raise SqlmetricsError("small_segment must be a whole number of users, like 30")
-    the_plan = data.plan(metrics, k_max)
+    the_plan = data.plan(metrics, given["k_max"])
     drawing = charts.import_in_background()
-    options: dict[str, Any] = {
-        "columns": columns,
-        "ties": ties,
-        "threshold": threshold,
-        "population": population,
-        "duplicates": duplicates,
-        "ranks": ranks,
-        "checks": checks,
-        "connection": connection,
-        "dialect": dialect,
-        "timeout": timeout,
-        "items": items,
-        "history": history,
-        "profile": profile,
-    }
+    evaluating = {name: given[name] for name in EVALUATE_OPTIONS}
     results = data.gather(
         recommendations,
         interactions,
         the_plan,
         group_by=group_by,
         segment=segment,
-        options=options,
+        options=evaluating,
     )
     drawing.join()
     models = common.model_names(results.main, group_by)
@@ -133,42 +168,44 @@ def report(
         )
     comparison = None
     if baseline is not None:
+        inputs = {"recommendations": recommendations, "interactions": interactions}
         comparison = data.baseline_comparison(
-            {
-                "recommendations": recommendations,
-                "interactions": interactions,
-                "group_by": group_by,
-                **options,
-            },
-            the_plan.summary,
-            baseline,
+            {**inputs, "group_by": group_by, **evaluating}, the_plan.summary, baseline
         )
-    shown = {k: v for k, v in options.items() if k not in ("connection", "items", "history")}
-    line = command(
-        recommendations,
-        interactions,
-        metrics,
-        group_by=group_by,
-        segment=segment,
-        baseline=baseline,
-        k_max=k_max,
-        small_segment=small_segment,
-        options=options,
-    )
-    context = common.Context(
-        inputs=_inputs(recommendations, interactions, items, history),
+    context = _context(recommendations, interactions, metrics, the_plan, results, given)
+    return Report(page.render(results, the_plan, context, comparison), results)
+
+
+# The options report passes on to evaluate (and compare): how the inputs are read, and where.
+EVALUATE_OPTIONS = tuple(item.name for item in (*declared(Definitions), *declared(Sources)))
+# Shown on the page's list of options: the others are inputs, described on their own.
+_UNSHOWN = ("connection", "items", "history")
+
+
+def _context(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    the_plan: data.Plan,
+    results: data.Results,
+    given: Mapping[str, Any],
+) -> common.Context:
+    """What the page says of how it was made: inputs, options, versions, its command line."""
+    line = command(recommendations, interactions, metrics, given)
+    shown = {name: given[name] for name in EVALUATE_OPTIONS if name not in _UNSHOWN}
+    return common.Context(
+        inputs=_inputs(recommendations, interactions, given["items"], given["history"]),
         options={**shown, "metrics": list(the_plan.metrics)},
         versions=versions(),
         engine=results.engine,
         created=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
         command=line,
-        command_note=no_command(recommendations, interactions, options) if line is None else "",
-        group_by=group_by,
-        segment=segment,
-        baseline=baseline,
-        small_segment=small_segment,
+        command_note=no_command(recommendations, interactions, given) if line is None else "",
+        group_by=given["group_by"],
+        segment=given["segment"],
+        baseline=given["baseline"],
+        small_segment=given["small_segment"],
     )
-    return Report(page.render(results, the_plan, context, comparison), results)
 
 
 def versions() -> dict[str, str]:
@@ -219,17 +256,12 @@ def command(
     recommendations: object,
     interactions: object,
     metrics: Sequence[str] | str,
-    *,
-    group_by: Sequence[str],
-    segment: str | None,
-    baseline: str | None,
-    k_max: int,
-    small_segment: int,
     options: Mapping[str, Any],
 ) -> str | None:
-    """The ``sqlmetrics report`` command that makes the same page; None when an input is an
-    object in memory or the run went through a connection the command line cannot name (one
-    that is not SQLAlchemy's: the CLI's --connection takes a URL; see no_command)."""
+    """The ``sqlmetrics report`` command that makes the same page (``options``: report's, every
+    one given); None when an input is an object in memory or the run went through a connection
+    the command line cannot name (one that is not SQLAlchemy's: the CLI's --connection takes a
+    URL; see no_command)."""
     files = [recommendations, interactions, options.get("items"), options.get("history")]
     if not all(value is None or isinstance(value, str) for value in files):
         return None
@@ -239,32 +271,29 @@ def command(
         return None
     words += through
     words += ["-m", ",".join([metrics] if isinstance(metrics, str) else metrics)]
-    for column in group_by:
+    for column in options["group_by"]:
         words += ["--group-by", column]
-    if segment is not None:
-        words += ["--segment", segment]
-    if baseline is not None:
-        words += ["--baseline", baseline]
-    words += ["--k-max", str(k_max)]
-    if small_segment != common.DEFAULT_SMALL_SEGMENT:
-        words += ["--small-segment", str(small_segment)]
+    page_options = [item for item in declared(ReportOptions) if item.name not in EVALUATE_OPTIONS]
+    words += _flag_words(page_options, options, always=("k_max",))
     for role, name in (options.get("columns") or {}).items():
         words += ["--no-relevance"] if name is None else [f"--{role}-column", name]
-    defaults = {
-        "ties": "id",
-        "threshold": 0.0,
-        "population": "all",
-        "duplicates": "error",
-        "ranks": "consecutive",
-        "checks": "read",
-    }
-    for option, default in defaults.items():
-        if options.get(option, default) != default:
-            words += [f"--{option}", str(options[option])]
-    for option in ("profile", "timeout", "items", "history"):
+    words += _flag_words([*declared(Definitions), *declared(Sources)], options)
+    for option in ("items", "history"):
         if options.get(option) is not None:
             words += [f"--{option}", str(options[option])]
     return " ".join(shlex.quote(word) for word in [*words, "-o", "report.html"])
+
+
+def _flag_words(
+    items: Sequence[Declared], options: Mapping[str, Any], always: Sequence[str] = ()
+) -> list[str]:
+    """The flags of the options with one, where they are not the default (or ``always``)."""
+    words = []
+    for item in items:
+        value = options.get(item.name, item.option.default)
+        if item.option.flag is not None and (item.name in always or value != item.option.default):
+            words += [f"--{item.name.replace('_', '-')}", str(value)]
+    return words
 
 
 def _connection_words(options: Mapping[str, Any]) -> list[str] | None:
@@ -312,4 +341,4 @@ def no_command(recommendations: object, interactions: object, options: Mapping[s
     )
 
 
-__all__ = ["Report", "report"]
+__all__ = ["Report", "ReportOptions", "report"]

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from sqlmetrics.catalog.metrics import MetricRequest
     from sqlmetrics.compose.inputs import Inputs, Options
     from sqlmetrics.engines.base import Engine
+    from sqlmetrics.run import Bound
 
 # The most curve labels the main evaluate call takes when the curve plan does not apply: the
 # window plan's query grows with them (the bundled example: 400 labels ~10 s, 4,000 minutes).
@@ -46,15 +47,20 @@ def gathered(
     """The curves as rows (see the module's docstring), or None: the curve plan does not take
     these metrics, and the main call computes their labels. Refuses, before any query of the
     data, curves the main call could not compute in reasonable time."""
+    from sqlmetrics.options import EvaluateOptions, filled
     from sqlmetrics.run import _evaluated
 
     names = list(curves)
     labels = [f"{name}@{k_max}" for name in names]
     found: list[pd.DataFrame | None] = [None]
 
-    def run(
-        engine: Engine, requests: Sequence[MetricRequest], inputs: Inputs, options: Options
-    ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    def run(bound: Bound) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        engine, requests, inputs, options = (
+            bound.engine,
+            bound.requests,
+            bound.inputs,
+            bound.options,
+        )
         found[0] = _rows(engine, requests, inputs, options, k_max, names, level)
         if found[0] is None:
             _refuse_many_labels(names, k_max)
@@ -66,21 +72,9 @@ def gathered(
 
     if not names:
         return None
-    _evaluated(
-        recommendations,
-        interactions,
-        labels,
-        run,
-        lambda _: None,
-        group_by=group_by,
-        **_evaluate_options(options),
-    )
+    given = filled(EvaluateOptions, {**options, "group_by": group_by}, "report")
+    _evaluated(recommendations, interactions, labels, run, given)
     return found[0]
-
-
-def _evaluate_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """evaluate's options as _evaluated takes them."""
-    return {**options, "progress": False}
 
 
 def _nothing() -> pd.DataFrame:
