@@ -141,20 +141,17 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
     requests its recipe names)."""
     recipes = {label: recipe(name, label) or ((label,), _first) for name, label in wanted}
     values: dict[str, dict[str, float]] = {}
-    for graded in (False, True):
-        labels = [
-            request
-            for name, label in wanted
-            if name not in SPECIAL and MEASURES[name].graded == graded
-            for request in recipes[label][0]
-        ]
+    # The graded measures read every positive rel (threshold 0); the others rel >= level: one
+    # evaluate (one query) per threshold, so one for the whole report at -l 1.
+    by_threshold: dict[float, list[str]] = {}
+    for name, label in wanted:
+        if name not in SPECIAL:
+            threshold = 0.0 if MEASURES[name].graded else setting.level - 1.0
+            by_threshold.setdefault(threshold, []).extend(recipes[label][0])
+    for threshold, labels in by_threshold.items():
         if "set_F" in labels:  # recomputed below from its counts, in trec_eval's arithmetic
             labels += SET_F_COUNTS
-        labels = list(dict.fromkeys(labels))
-        if labels:
-            # The graded measures read every positive rel (threshold 0); the others rel >= level.
-            threshold = 0.0 if graded else setting.level - 1.0
-            values |= setting.per_query(labels, threshold)
+        values |= setting.per_query(list(dict.fromkeys(labels)), threshold)
     if "set_F" in values:
         values["set_F"] = {qid: _set_f(values, qid) for qid in values["set_F"]}
     for name, label in wanted:
@@ -281,8 +278,9 @@ def _summary(
         return setting.run.parsed.runid if setting.run.parsed is not None else ""
     if name == "num_q":
         return len(counted)
-    if name == "num_rel" and setting.complete:
-        # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says
+    if name == "num_rel" and setting.complete and setting.level > 1:
+        # m_num_rel.c under -c: every qrels line with rel > 0, whatever -l says (at -l 1 the
+        # per-query values below count those already)
         every = setting.per_query([label], 0.0)[label]
         return int(sum(every.values()))
     # summed one query after another in qid order, as trec_eval accumulates (a correctly

@@ -308,6 +308,38 @@ def test_report_layout_is_trec_eval_s(tmp_path: Path) -> None:
     )  # 10: a at 1 of 2 relevant, AP 1/2; 2: b at 2, AP 1/2; P_5: 1/5 each
 
 
+@pytest.mark.parametrize(
+    ("level", "complete", "queries"), [(1, False, 1), (1, True, 1), (2, True, 3)]
+)
+def test_a_report_is_one_query_per_threshold(
+    tmp_path: Path, level: int, complete: bool, queries: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Graded and other measures in one evaluate (one query) at -l 1, where both read rel > 0;
+    at -l 2 the graded ones read rel > 0 apart, and -c's num_rel too (m_num_rel.c). The
+    values: query 1 lists a (rel 2) then b (rel 1); at -l 1 both are relevant, map 1,
+    num_rel 2; at -l 2 only a, map 1, num_rel 1 per query but 2 under -c; ndcg 1 (the
+    ideal order) either way."""
+    import sqlmetrics.run
+
+    (tmp_path / "run").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
+    (tmp_path / "qrels").write_text("1 0 a 2\n1 0 b 1\n")
+    calls = []
+    evaluate = sqlmetrics.run.evaluate
+
+    def counted(*arguments: object, **keywords: object) -> object:
+        calls.append(arguments[2])
+        return evaluate(*arguments, **keywords)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlmetrics.run, "evaluate", counted)
+    run, qrels = tmp_path / "run", tmp_path / "qrels"
+    report = as_dict(
+        trec_eval(run, qrels, ["map", "ndcg", "num_rel"], level=level, complete=complete)
+    )
+    assert len(calls) == queries, calls
+    assert report[("map", "all")] == 1.0 and report[("ndcg", "all")] == 1.0
+    assert report[("num_rel", "all")] == 2
+
+
 def test_measure_names_expand_as_trec_eval_s() -> None:
     assert [label for _, label in expand_measures(["success", "map"])] == [
         "map", "success_1", "success_5", "success_10",
