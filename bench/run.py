@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata, util
 from pathlib import Path
@@ -47,8 +48,16 @@ POLARS_LIB = BENCH / ".lib-polars"
 TOOLS_SCRIPT = BENCH / "tools.py"
 
 PEERS = ("sqlmetrics", "polars", "pandas", "pytrec_eval", "ranx", "rectools")
-EXTRAS = ("sqlmetrics_multik", "sqlmetrics_1gb", "sqlmetrics_gauc")
+EXTRAS = (
+    "sqlmetrics_bare",
+    "sqlmetrics_full",
+    "sqlmetrics_multik",
+    "sqlmetrics_1gb",
+    "sqlmetrics_gauc",
+)
 DISPLAY = {
+    "sqlmetrics_bare": "to_sql's query alone",
+    "sqlmetrics_full": "sqlmetrics checks=full",
     "sqlmetrics_multik": "sqlmetrics k=1..100",
     "sqlmetrics_1gb": "sqlmetrics 1GB",
     "sqlmetrics_gauc": "sqlmetrics gauc",
@@ -56,7 +65,15 @@ DISPLAY = {
 # Runs of other metrics than the seven: nothing to compare with sqlmetrics' numbers.
 OTHER_METRICS = {"sqlmetrics_gauc"}
 # Implementations that rank exactly as sqlmetrics does (score desc, item id desc): they must agree.
-EXACT = {"polars", "pandas", "rectools", "sqlmetrics_multik", "sqlmetrics_1gb"}
+EXACT = {
+    "polars",
+    "pandas",
+    "rectools",
+    "sqlmetrics_multik",
+    "sqlmetrics_1gb",
+    "sqlmetrics_bare",
+    "sqlmetrics_full",
+}
 EXACT_TOLERANCE = 1e-9
 TIES_DIFFER = {
     "pytrec_eval": "trec_eval breaks equal scores by docno, descending string order",
@@ -420,7 +437,7 @@ def targets(result: dict[str, Any]) -> list[dict[str, str]]:
         verdict = "PASS" if ratio >= goal else "FAIL"
         return {"target": what, "figure": f"{ratio:.2f}x{cpu_ratio(tool)}", "verdict": verdict}
 
-    out: list[dict[str, str]] = []
+    out = checks_targets(tools, rows, median, cpu_ratio)
     if rows >= 50_000_000:
         out.append(ratio_target("polars", 1.6, "sqlmetrics >= 1.6x faster than polars"))
         out.append(ratio_target("pandas", 10, "sqlmetrics >= 10x faster than pandas"))
@@ -490,6 +507,45 @@ def targets(result: dict[str, Any]) -> list[dict[str, str]]:
                     "verdict": "PASS" if mine_s <= theirs_s else "FAIL",
                 }
             )
+    return out
+
+
+def checks_targets(
+    tools: dict[str, Any],
+    rows: int,
+    median: Callable[[str], float | None],
+    cpu_ratio: Callable[[str], str],
+) -> list[dict[str, str]]:
+    """Issue 40's targets: evaluate (its checks and diagnostics in the same pass) against the
+    bare query of the same metrics, the whole-list audit, and polars at 1e7 rows and above."""
+    out: list[dict[str, str]] = []
+    base = median("sqlmetrics_bare")
+    for tool, goal, what in (
+        ("sqlmetrics", 1.15, "evaluate <= 1.15x its own bare query"),
+        ("sqlmetrics_full", 1.5, "checks='full' <= 1.5x the bare query"),
+    ):
+        other = median(tool)
+        if base is None or other is None:
+            continue
+        mine = tools.get(tool, {}).get("summary", {})
+        bare = tools.get("sqlmetrics_bare", {}).get("summary", {})
+        cpu = mine.get("cpu_s", 0) / bare["cpu_s"] if bare.get("cpu_s") else math.nan
+        out.append(
+            {
+                "target": what,
+                "figure": f"{other / base:.2f}x ({other:.2f} s vs {base:.2f} s; CPU {cpu:.2f}x)",
+                "verdict": "PASS" if other / base <= goal else "FAIL",
+            }
+        )
+    mine_s, theirs_s = median("sqlmetrics"), median("polars")
+    if rows >= 5_000_000 and mine_s is not None and theirs_s is not None:
+        out.append(
+            {
+                "target": "evaluate >= 1.3x faster than polars",
+                "figure": f"{theirs_s / mine_s:.2f}x{cpu_ratio('polars')}",
+                "verdict": "PASS" if theirs_s / mine_s >= 1.3 else "FAIL",
+            }
+        )
     return out
 
 

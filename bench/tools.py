@@ -100,6 +100,48 @@ def run_sqlmetrics(
     }
 
 
+def run_sqlmetrics_full(recs: str, truth: str, k: int) -> Result:
+    """evaluate with checks="full": repeated items looked for anywhere in each list."""
+    import sqlmetrics
+
+    timer = Timer()
+    frame = sqlmetrics.evaluate(recs, truth, labels(k), checks="full")
+    timing = timer.done()
+    row = frame.iloc[0]
+    return {
+        **timing,
+        "metrics": {label: float(row[label]) for label in labels(k)},
+        "users": int(row["users"]),
+        "version": _version("sqlmetrics") + f" (duckdb {_version('duckdb')})",
+    }
+
+
+def run_sqlmetrics_bare(recs: str, truth: str, k: int) -> Result:
+    """The metrics alone: to_sql's query (no checks, no diagnostics) on a DuckDB connection
+    over the same Parquet files, the floor evaluate's checks are measured against."""
+    import duckdb
+    from sqlglot import exp
+
+    import sqlmetrics
+
+    timer = Timer()
+    connection = duckdb.connect()
+    for name, path in (("recommendations", recs), ("interactions", truth)):
+        read = exp.select("*").from_(exp.func("read_parquet", exp.Literal.string(path)))
+        view = exp.Create(this=exp.to_table(name), kind="VIEW", expression=read)
+        connection.execute(view.sql("duckdb"))
+    frame = connection.execute(sqlmetrics.to_sql(labels(k))).df()
+    connection.close()
+    timing = timer.done()
+    row = frame.iloc[0]
+    return {
+        **timing,
+        "metrics": {label: float(row[label]) for label in labels(k)},
+        "users": int(row["users"]),
+        "version": _version("sqlmetrics") + f" (duckdb {_version('duckdb')})",
+    }
+
+
 def run_sqlmetrics_multik(recs: str, truth: str, k: int) -> Result:
     return run_sqlmetrics(recs, truth, k, ks=MULTI_KS)
 
@@ -400,6 +442,8 @@ TOOLS: dict[str, Callable[[str, str, int], Result]] = {
     "sqlmetrics_multik": run_sqlmetrics_multik,
     "sqlmetrics_1gb": run_sqlmetrics_1gb,
     "sqlmetrics_gauc": run_sqlmetrics_gauc,
+    "sqlmetrics_bare": run_sqlmetrics_bare,
+    "sqlmetrics_full": run_sqlmetrics_full,
     "polars": run_polars,
     "pandas": run_pandas,
     "pytrec_eval": run_pytrec_eval,
