@@ -335,7 +335,7 @@ def _evaluated(
     """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
     diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
     trec_files = any(isinstance(value, TrecFile) for value in (recommendations, interactions))
-    resolved = _resolved(metrics, given, trec_files)
+    resolved = _resolved(metrics, given, isinstance(recommendations, TrecFile))
     requests = resolved[0]
     inputs_given = {"recommendations": recommendations, "interactions": interactions}
     sources = {**inputs_given, "items": given["items"], "history": given["history"]}
@@ -370,7 +370,7 @@ def _evaluated(
 
 
 def _resolved(
-    metrics: Sequence[str] | str, given: Running, trec_files: bool
+    metrics: Sequence[str] | str, given: Running, trec_run: bool
 ) -> tuple[Sequence[MetricRequest], Options, Mapping[str, str | None] | None]:
     """The requests, the options they resolve to under the profile, and the column names."""
     resolved = resolve(
@@ -380,8 +380,7 @@ def _resolved(
         population=given["population"],
         columns=given["columns"],
         ranks=given["ranks"],
-        # trec_eval refuses a repeated document anywhere in a run
-        checks="full" if trec_files else given["checks"],
+        checks=given["checks"],
     )
     options = Options(
         ties=resolved.ties,
@@ -389,7 +388,9 @@ def _resolved(
         population=resolved.population,
         duplicates=given["duplicates"],
         ranks=resolved.ranks,
-        checks=resolved.checks,
+        # trec_eval's profiles check whole lists, unless a TREC run's reader did already (it
+        # refuses a document listed twice for a query while parsing)
+        checks=given["checks"] if trec_run else resolved.checks,
     )
     return resolved.requests, options, resolved.columns
 

@@ -40,13 +40,15 @@ METRICS = [
 # plan.py's plans for these calls: DuckDB's top-k lists, its sorted lists past
 # TOP_K_MAX_CUTOFF, the portable window plan (also what every other engine runs), a tie policy
 # ordering ties by relevance, and a rank column.
-PLANS = ["top_lists", "sorted_lists", "portable", "optimistic", "rank column"]
+PLANS = ["top_lists", "sorted_lists", "score_lists", "portable", "optimistic", "rank column"]
+# score_lists.sql serves metrics that read hit rows only (duckdb_plan.HIT_ROWS_METRICS)
+HIT_METRICS = ["ndcg@2", "precision@2", "map@2", "recall@1"]
 
 
 def _call(plan: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
     if plan == "portable":
         monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_DIALECTS", frozenset())
-    if plan == "sorted_lists":
+    if plan in ("sorted_lists", "score_lists"):
         monkeypatch.setattr("sqlmetrics.compose.plan.TOP_K_MAX_CUTOFF", 1)
     if plan == "optimistic":
         return {"ties": "optimistic"}
@@ -69,8 +71,9 @@ def test_a_repeat_past_the_deepest_cutoff_gives_the_numbers_of_the_list_without_
     plan: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     options = _call(plan, monkeypatch)
-    kept = sqlmetrics.evaluate(_inputs(plan, REPEATED), TRUTH, METRICS, **options)
-    clean = sqlmetrics.evaluate(_inputs(plan, DEDUPLICATED), TRUTH, METRICS, **options)
+    metrics = HIT_METRICS if plan == "score_lists" else METRICS
+    kept = sqlmetrics.evaluate(_inputs(plan, REPEATED), TRUTH, metrics, **options)
+    clean = sqlmetrics.evaluate(_inputs(plan, DEDUPLICATED), TRUTH, metrics, **options)
     pd.testing.assert_frame_equal(kept, clean)
     assert sqlmetrics.read_diagnostics(kept)["duplicate_recommendations"].tolist() == [0]
 
@@ -95,7 +98,8 @@ def test_a_repeat_within_the_deepest_cutoff_is_refused(
 def test_checks_full_refuses_a_repeat_anywhere(plan: str, monkeypatch: pytest.MonkeyPatch) -> None:
     options = _call(plan, monkeypatch)
     with pytest.raises(SqlmetricsError, match=r"pair in 2 row\(s\), e\.g\. \("):
-        sqlmetrics.evaluate(_inputs(plan, REPEATED), TRUTH, METRICS, checks="full", **options)
+        metrics = HIT_METRICS if plan == "score_lists" else METRICS
+        sqlmetrics.evaluate(_inputs(plan, REPEATED), TRUTH, metrics, checks="full", **options)
 
 
 def test_to_sql_checks_count_repeats_anywhere() -> None:
@@ -149,7 +153,8 @@ def test_trec_files_refuse_a_repeated_document_anywhere(tmp_path: Path) -> None:
     run.write_text("1 Q0 a 1 3.0 tag\n1 Q0 b 2 2.0 tag\n1 Q0 c 3 1.0 tag\n1 Q0 a 4 0.5 tag\n")
     qrels = tmp_path / "qrels"
     qrels.write_text("1 0 a 1\n")
-    with pytest.raises(SqlmetricsError, match=r"repeat"):
+    # the reader refuses it while parsing, so the query need not look for it again
+    with pytest.raises(SqlmetricsError, match=r"lines 1 and 4 both list document 'a'"):
         sqlmetrics.evaluate(sqlmetrics.read_run(run), sqlmetrics.read_qrels(qrels), ["precision@2"])
 
 

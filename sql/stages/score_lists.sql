@@ -6,6 +6,9 @@
 -- of {score, item} structs (sorted_lists.sql; at 1e7 rows, 1.3 s against 2.3 s). The lists
 -- with a NULL score or item, and the NULL user's, are ranked by ranked.sql's window instead,
 -- and only they carry their items in order (`items`; NULL for every other list).
+-- Repeated items are found in each whole list ($repeats, from the list of its items); a
+-- list with one goes to the window too when only its first $cutoff count ($again_if_repeated,
+-- the default checks="read"), which counts them there ($again_repeats).
 SELECT
   user_id,
   items,
@@ -51,7 +54,7 @@ FROM (
     SELECT * FROM input_recommendations
     WHERE user_id IN (
       SELECT user_id AS unsorted_user FROM lists
-      WHERE scored_length < list_length OR named_length < list_length
+      WHERE scored_length < list_length OR named_length < list_length OR $again_if_repeated
     )
     UNION ALL
     SELECT * FROM input_recommendations
@@ -90,7 +93,9 @@ FROM (
     nan_scores,
     outside_unit_scores
   FROM lists
-  WHERE user_id IS NOT NULL AND scored_length = list_length AND named_length = list_length
+  WHERE
+    user_id IS NOT NULL AND scored_length = list_length AND named_length = list_length
+    AND NOT $again_if_repeated
   UNION ALL
   SELECT
     user_id,
@@ -99,7 +104,7 @@ FROM (
     list_length,
     scored_length,
     named_length,
-    duplicate_rows,
+    $again_repeats AS duplicate_rows,
     nan_scores,
     outside_unit_scores
   FROM ranked_again

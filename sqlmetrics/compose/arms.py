@@ -30,7 +30,7 @@ def _crossed(
     score_floor: float | None = None,
 ) -> exp.Query:
     """A part of the arms' query: the plan that crosses the group columns into the interactions."""
-    plan = choose_plan(requests, inputs, options, dialect, cross_arms=True, diagnostics=diagnostics)
+    plan = choose_plan(requests, inputs, options, dialect, cross_arms=True)
     return assemble(
         plan,
         requests,

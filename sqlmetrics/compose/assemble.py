@@ -204,7 +204,7 @@ def assemble(
         ranked_cutoff,
         score_floor,
         diagnostics,
-        depth,
+        depth if diagnostics else None,  # without the diagnostics no repeat is counted
     )
     hit_rows = plan.judged == "judged_hits"
     if ranking and plan.same_bits:

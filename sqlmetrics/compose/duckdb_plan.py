@@ -198,22 +198,39 @@ def repeats_among(items: exp.Expr, depth: int) -> exp.Expr:
 
 
 def bind_repeats(lists: exp.Select, depth: int | None) -> None:
-    """top_lists.sql's, sorted_lists.sql's and score_lists.sql's repeated items: among each
-    list's first ``depth`` items ($listed_repeats: repeats_among its items), or with ``depth``
-    None anywhere in it ($repeats: repeated_items() over the list of every item it gathers,
-    which it gathers only then)."""
-    if depth is not None:
+    """The repeated items of top_lists.sql, sorted_lists.sql and score_lists.sql: among each
+    list's first ``depth`` items, or with ``depth`` None anywhere in it ($repeats:
+    repeated_items() over the list of every item). top_lists.sql and sorted_lists.sql count
+    the first ``depth`` among the items they keep ($listed_repeats: repeats_among), and gather
+    every item only for the whole list; score_lists.sql, which keeps no items, finds them in
+    the whole list and sends a list with one to its window, which counts its first ``depth``
+    ($again_if_repeated, $again_repeats)."""
+    keeps_items = any(p.name == "listed_repeats" for p in lists.find_all(exp.Placeholder))
+    if depth is not None and keeps_items:
         for select in lists.find_all(exp.Select):
             kept = [p for p in select.expressions if p.alias_or_name != "listed_items"]
             select.set("expressions", kept)
+    within = exp.column("pos") <= exp.Literal.number(depth or 0)
+    bound: dict[str, exp.Expr] = {
+        "repeats": exp.Literal.number(0) if depth is not None and keeps_items else repeated_items(),
+        "listed_repeats": exp.column("duplicate_rows")
+        if depth is None
+        else repeats_among(exp.column("items"), depth),
+        "again_if_repeated": exp.false()
+        if depth is None
+        else exp.column("duplicate_rows") > exp.Literal.number(0),
+        "again_repeats": exp.column("duplicate_rows")
+        if depth is None
+        else _filtered(exp.func("COUNT", exp.column("item_id")), within)
+        - _filtered(exp.Count(this=exp.Distinct(expressions=[exp.column("item_id")])), within),
+    }
     for placeholder in list(lists.find_all(exp.Placeholder)):
-        if placeholder.name == "repeats":
-            placeholder.replace(exp.Literal.number(0) if depth is not None else repeated_items())
-        elif placeholder.name == "listed_repeats":
-            counted = exp.column("duplicate_rows")
-            placeholder.replace(
-                counted if depth is None else repeats_among(exp.column("items"), depth)
-            )
+        if placeholder.name in bound:
+            placeholder.replace(bound[placeholder.name].copy())
+
+
+def _filtered(aggregate: exp.Expr, condition: exp.Expr) -> exp.Filter:
+    return exp.Filter(this=aggregate, expression=exp.Where(this=condition.copy()))
 
 
 def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:

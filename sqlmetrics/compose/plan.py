@@ -114,7 +114,6 @@ def choose_plan(
     portable: bool = False,
     cross_arms: bool = False,
     curve_cutoffs: Sequence[int] | None = None,
-    diagnostics: bool = False,
 ) -> Plan:
     """The Plan for these requests (query.compose()'s arguments of the same names)."""
     why: list[str] = []
@@ -139,7 +138,7 @@ def choose_plan(
         + (" (none asked)" if not inputs.groups else "")
     )
 
-    lists = lists_stage(requests, options, dialect, diagnostics) if duckdb_own else None
+    lists = lists_stage(requests, options, dialect) if duckdb_own else None
     if inputs.rank is not None:
         lists = None
     if lists is not None:
@@ -300,26 +299,19 @@ def repeats_depth(requests: Sequence[MetricRequest], options: Options) -> int | 
     return deepest_cutoff(requests)
 
 
-def lists_stage(
-    requests: Sequence[MetricRequest], options: Options, dialect: str, diagnostics: bool = True
-) -> str | None:
+def lists_stage(requests: Sequence[MetricRequest], options: Options, dialect: str) -> str | None:
     """The stage building each user's first items as lists: top_lists.sql (a top-k aggregate)
     up to TOP_K_MAX_CUTOFF; deeper score_lists.sql (the scores alone, each hit placed by its
-    score) when every metric reads hit rows only (judged_hits.sql) and repeats are counted in
-    whole lists (or not at all: without ``diagnostics``), else sorted_lists.sql (each whole list
-    sorted); None: the window plan (other dialects and tie policies, metrics without a
-    cutoff)."""
+    score) when every metric reads hit rows only (judged_hits.sql), else sorted_lists.sql (each
+    whole list sorted); None: the window plan (other dialects and tie policies, metrics without
+    a cutoff)."""
     cutoff = deepest_cutoff(requests)
     if options.ties not in ID_TIES or cutoff is None or dialect not in TOP_K_DIALECTS:
         return None
     if cutoff <= TOP_K_MAX_CUTOFF:
         return "top_lists"
     hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
-    # score_lists.sql keeps no items to find the repeats among the first k in: it serves the
-    # whole-list audit, whose repeats it finds in the list of every item
-    audit = not diagnostics or repeats_depth(requests, options) is None
-    fits = hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF
-    return "score_lists" if fits and audit else "sorted_lists"
+    return "score_lists" if hit_rows_only and cutoff <= SCORE_LISTS_MAX_CUTOFF else "sorted_lists"
 
 
 def check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options: Options) -> None:

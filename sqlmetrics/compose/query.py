@@ -62,7 +62,6 @@ def compose(
         portable=portable,
         cross_arms=cross_arms,
         curve_cutoffs=curve_cutoffs,
-        diagnostics=diagnostics,
     )
     if curve_cutoffs is not None:
         _check_curve_rows(plan, requests, curve_cutoffs, per_user or diagnostics or bool(user_pass))
