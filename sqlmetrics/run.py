@@ -15,7 +15,7 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
-from sqlmetrics.compose.inputs import Inputs, Options
+from sqlmetrics.compose.inputs import READ_CHECKED, Inputs, Options
 from sqlmetrics.compose.plan import repeats_depth
 from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import connection_of, open_engine
@@ -388,9 +388,9 @@ def _resolved(
         population=resolved.population,
         duplicates=given["duplicates"],
         ranks=resolved.ranks,
-        # trec_eval's profiles check whole lists, unless a TREC run's reader did already (it
-        # refuses a document listed twice for a query while parsing)
-        checks=given["checks"] if trec_run else resolved.checks,
+        # a TREC run's reader refuses a document listed twice for a query while parsing: the
+        # query need not count them again
+        checks=READ_CHECKED if trec_run else resolved.checks,
     )
     return resolved.requests, options, resolved.columns
 

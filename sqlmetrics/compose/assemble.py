@@ -131,8 +131,10 @@ def assemble(
     lists = plan.lists
     top_k = lists is not None
     depth = repeats_depth(requests, options)
-    # the lists count their own repeats; without them, ranked's first positions do
-    repeats_in_ranked = depth is not None and not top_k
+    # where the repeated items are counted: by the lists themselves (DuckDB's, or
+    # list_counts.sql over whole lists), among ranked's first positions, or nowhere (0: the
+    # input's reader refused them)
+    repeats = "none" if depth == 0 else "ranked" if depth is not None and not top_k else "lists"
     ranked = _ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
@@ -176,12 +178,12 @@ def assemble(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        diagnostics_stages(
-            options, requests, keys, scored="scored" in selects, repeats_in_ranked=repeats_in_ranked
-        )
+        diagnostics_stages(options, requests, keys, scored="scored" in selects, repeats=repeats)
         if diagnostics
         else []
     )
+    if plan.own:
+        duckdb_plan.next_score_in_ranked(ranked, diagnosis)
     for name, cte in diagnosis:
         if name != "counted":  # list_counts.sql's columns, not ranked's
             needed |= {column.name for column in cte.find_all(exp.Column)}
@@ -220,7 +222,7 @@ def assemble(
     )
     stages: list[tuple[str, exp.Expr]] = []
     if (list_lengths or diagnostics) and not top_k:
-        counts = _list_counts(plan, inputs, options, dialect, diagnostics, repeats_in_ranked)
+        counts = _list_counts(plan, inputs, options, dialect, diagnostics, repeats)
         stages.append(("list_counts", counts))
     if hit_rows:
         stages += _hit_rows_stages(
@@ -334,21 +336,22 @@ def _list_counts(
     options: Options,
     dialect: str,
     diagnostics: bool,
-    repeats_in_ranked: bool,
+    repeats: str,
 ) -> exp.Select:
     """list_counts.sql: the lengths the metrics read, and with the diagnostics every count
     over the whole lists; the repeated items too unless ranked's first positions count them
-    (``repeats_in_ranked``; on DuckDB's own plans, found in each list's items)."""
+    (``repeats`` "ranked") or none is counted ("none"); on DuckDB's own plans they are found in
+    each list's items."""
     given_ranks = inputs.rank is not None
     list_counts = list_counts_stage(given_ranks, given_ranks and options.ranks == "literal")
     if not diagnostics:  # only the diagnostics read more than the lengths
         prune(list_counts, {"user_id", "list_length"})
-    elif repeats_in_ranked:
+    elif repeats != "lists":
         kept = [p for p in list_counts.expressions if p.alias_or_name != "duplicate_rows"]
         list_counts.set("expressions", kept)
     if dialect == "duckdb" and diagnostics:
         duckdb_plan.count_nan_by_filter(list_counts)
-    if plan.own and diagnostics and not repeats_in_ranked:
+    if plan.own and diagnostics and repeats == "lists":
         list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
     return list_counts
 

@@ -54,22 +54,23 @@ def diagnostics_stages(
     requests: Sequence[MetricRequest],
     keys: Sequence[str],
     scored: bool,
-    repeats_in_ranked: bool = False,
+    repeats: str = "lists",
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
     Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
-    without a cutoff, its ``tied`` CTE. ``repeats_in_ranked``: the repeated items are counted
-    among ranked's first positions (its ``repeated`` CTE); otherwise they are list_counts'
-    (over whole lists, or DuckDB's lists' own count)."""
+    without a cutoff, its ``tied`` CTE. ``repeats``: where the repeated items are counted:
+    "ranked", among ranked's first positions (its ``repeated`` CTE); "lists", list_counts' (over
+    whole lists, or DuckDB's lists' own count); "none", nowhere (0)."""
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
-    if repeats_in_ranked:
+    if repeats != "lists":
         counted = _cte(query, "counted")
         kept = [p for p in counted.expressions if p.alias_or_name != "duplicate_rows"]
         counted.set("expressions", kept)
-    else:
+    if repeats != "ranked":
         _without_cte(query, "repeated", "duplicate_rows")
+    if repeats == "lists":
         for projection in _cte(query, "listed").expressions:
             if projection.alias_or_name == "duplicate_rows":
                 projection.set("this", exp.column("duplicate_rows", "counted"))

@@ -206,6 +206,9 @@ def bind_repeats(lists: exp.Select, depth: int | None) -> None:
     the whole list and sends a list with one to its window, which counts its first ``depth``
     ($again_if_repeated, $again_repeats)."""
     keeps_items = any(p.name == "listed_repeats" for p in lists.find_all(exp.Placeholder))
+    if depth == 0:  # none counted: the input's reader refused them (plan.repeats_depth)
+        _bind_no_repeats(lists)
+        return
     if depth is not None and keeps_items:
         for select in lists.find_all(exp.Select):
             kept = [p for p in select.expressions if p.alias_or_name != "listed_items"]
@@ -227,6 +230,18 @@ def bind_repeats(lists: exp.Select, depth: int | None) -> None:
     for placeholder in list(lists.find_all(exp.Placeholder)):
         if placeholder.name in bound:
             placeholder.replace(bound[placeholder.name].copy())
+
+
+def _bind_no_repeats(lists: exp.Select) -> None:
+    """The lists stages counting no repeated item: every count 0, no list of items."""
+    for select in lists.find_all(exp.Select):
+        kept = [p for p in select.expressions if p.alias_or_name != "listed_items"]
+        select.set("expressions", kept)
+    for placeholder in list(lists.find_all(exp.Placeholder)):
+        if placeholder.name == "again_if_repeated":
+            placeholder.replace(exp.false())
+        elif placeholder.name in ("repeats", "listed_repeats", "again_repeats"):
+            placeholder.replace(exp.Literal.number(0))
 
 
 def _filtered(aggregate: exp.Expr, condition: exp.Expr) -> exp.Filter:
@@ -282,3 +297,31 @@ def place_hits(judged: exp.Select, placed: exp.Select) -> None:
     items, so each recommended relevant item is placed by its score."""
     hits = next(cte for cte in judged.find_all(exp.CTE) if cte.alias == "hits")
     hits.set("this", placed)
+
+
+def next_score_in_ranked(ranked: exp.Select, diagnosis: list[tuple[str, exp.Expr]]) -> None:
+    """diagnostics.sql's ``tied`` reading each row's next score from ranked's own window
+    (``next_score``: a LEAD with the partition and order of its ROW_NUMBER, which shares its
+    sort) instead of a LEAD over ranked's rows, a second sort of every row when whole lists
+    are ranked. Nothing changes where ranked has no such window (a rank column, top-k lists)."""
+    tied = dict(diagnosis).get("tied")
+    numbered = next(
+        (
+            window
+            for window in ranked.find_all(exp.Window)
+            if isinstance(window.this, exp.RowNumber)
+            and window.parent is not None
+            and isinstance(window.parent, exp.Alias)
+            and window.parent.alias == "pos"
+        ),
+        None,
+    )
+    if tied is None or numbered is None:
+        return
+    lead = next((w for w in tied.find_all(exp.Window) if isinstance(w.this, exp.Lead)), None)
+    if lead is None:
+        raise ValueError("diagnostics.sql: tied reads the next score with a LEAD")
+    shared = numbered.copy()
+    shared.set("this", lead.this.copy())
+    ranked.select(exp.alias_(shared, "next_score"), copy=False)
+    lead.replace(exp.column("next_score"))

@@ -44,6 +44,9 @@ RANKS = ("consecutive", "literal")
 # requested metrics read (a deeper repeat cannot change a number; plan.repeats_depth); "full",
 # anywhere in each list (the whole-list audit, which gathers every list).
 CHECK_DEPTHS = ("read", "full")
+# Internal: the input's reader refused every repeat already (a TREC run's, while parsing), so
+# the query counts none.
+READ_CHECKED = "reader"
 
 
 COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
@@ -109,7 +112,7 @@ class Options:
         check_choice("ranks", self.ranks, RANKS)
         check_choice("population", self.population, POPULATIONS)
         check_choice("duplicates", self.duplicates, DUPLICATES)
-        check_choice("checks", self.checks, CHECK_DEPTHS)
+        check_choice("checks", self.checks, (*CHECK_DEPTHS, READ_CHECKED))
         threshold = self.threshold
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise SqlmetricsError(f"threshold must be a number >= 0, got {threshold!r}")

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose import curves, duckdb_plan
-from sqlmetrics.compose.inputs import ID_TIES, JUDGED_POPULATIONS, Inputs, Options
+from sqlmetrics.compose.inputs import ID_TIES, JUDGED_POPULATIONS, READ_CHECKED, Inputs, Options
 from sqlmetrics.compose.per_user import (
     deepest_cutoff,
     requested_cutoffs,
@@ -293,7 +293,10 @@ def repeats_depth(requests: Sequence[MetricRequest], options: Options) -> int | 
     number when the order of a tie is fixed: the best-placed copy is all the metrics read, and
     dropping a later one moves nothing above k. Anywhere: checks="full" (the audit), a metric
     reading whole lists, ties="average" (a gain averages its whole tie group, which may reach
-    past k), and duplicates="first" (its window reads every row already)."""
+    past k), and duplicates="first" (its window reads every row already). 0: none is counted,
+    the input's reader refused them (inputs.READ_CHECKED)."""
+    if options.checks == READ_CHECKED:
+        return 0  # its reader refused them
     if options.checks == "full" or options.duplicates == "first" or options.ties == "average":
         return None
     return deepest_cutoff(requests)
