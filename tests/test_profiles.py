@@ -105,7 +105,7 @@ def test_profile_refuses_a_metric_the_library_lacks(small: Any) -> None:
     with pytest.raises(sqlmetrics.SqlmetricsError, match="unknown profile 'sprak'"):
         sqlmetrics.to_sql(["map@10"], profile="sprak")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="sets ties='average'"):
-        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="id2")
+        sqlmetrics.evaluate(recs, truth, metrics=["ndcg@3"], profile="sklearn", ties="pessimistic")
 
 
 def test_profile_conflicting_option_is_refused(small: Any) -> None:
