@@ -558,11 +558,11 @@ def test_score_floor_is_guessed_from_the_first_lists_of_a_large_input(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """duckdb_passes.score_floor: about the 1% quantile of the 13th best score of the lists in
-    the first 250k rows (k = 10); none for an input below FLOOR_MIN_ROWS (here 300k) or not
-    grouped by list. The numbers do not depend on it."""
+    the first FLOOR_SAMPLED_ROWS rows (k = 10); none for an input below FLOOR_MIN_ROWS (here
+    300k) or not grouped by list. The numbers do not depend on it."""
     monkeypatch.setattr(duckdb_passes, "FLOOR_MIN_ROWS", 300_000)
     rng = np.random.default_rng(3)
-    # 600k rows; shuffled, the first 250k hold ~8 rows of each list, fewer than the 13 needed
+    # 600k rows; shuffled, the first 100k hold ~3 rows of each list, fewer than the 13 needed
     users, length = 30_000, 20
     recs = pd.DataFrame(
         {

@@ -195,7 +195,7 @@ def _user_quantiles(connection: duckdb.DuckDBPyConnection, inputs: Inputs) -> li
 
 
 FLOOR_MIN_ROWS = 5_000_000
-FLOOR_SAMPLED_ROWS = 250_000
+FLOOR_SAMPLED_ROWS = 100_000  # 1,000 lists of 100: a steady 1% quantile (docs/benchmark.md)
 FLOOR_MIN_LISTS = 100
 FLOOR_QUANTILE = 0.01
 
@@ -208,9 +208,9 @@ def score_floor(
     rows: int | None,
 ) -> float | None:
     """A score floor for top_lists.sql, or None: the 1% quantile, over the lists in the input's
-    first 250k rows, of the lowest score a list needs to pass to stay exact (its cutoff + 3rd
-    best, or its lowest when shorter). On bench/'s 1e8 rows the top-k aggregate then takes 23%
-    of the rows and ~1% of the users are ranked again (this query: 0.03 s).
+    first FLOOR_SAMPLED_ROWS rows, of the lowest score a list needs to pass to stay exact (its
+    cutoff + 3rd best, or its lowest when shorter). On bench/'s 1e8 rows the top-k aggregate
+    then takes 23% of the rows and ~1% of the users are ranked again.
 
     A guess from a prefix, so a poor one only costs time: a list is ranked again exactly when it
     falls short. None below 5M recommendation rows or when their number is not known (``rows``,
