@@ -5,8 +5,8 @@
 -- cutoff: required
 -- aggregate: mean
 -- ties_average: yes
--- aliases:
--- references: RecTools `NDCG` (its default divide_by_achievable=False)
+-- aliases: sdcg
+-- references: RecTools `NDCG` (its default divide_by_achievable=False); ir_measures `SDCG(max_rel=1)@k` (cwl_eval's scaled DCG, Moffat et al. 2015: gains scaled to 0..1 by max_rel, divided by the DCG of k items of the top grade; with max_rel=1 every relevant item gains 1); sdcg is its alias
 SELECT
   user_id,
   SUM(CASE WHEN pos <= $k THEN hit / LOG2(pos + 1) ELSE 0 END) / $ideal_dcg_of_k AS ndcg_ideal_k

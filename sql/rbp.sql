@@ -5,6 +5,7 @@
 -- cutoff: level
 -- default_level: 0.9
 -- level_below: 1
+-- level_name: p
 -- reads_whole_list: yes
 -- aggregate: mean
 -- ties_average: no

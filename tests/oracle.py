@@ -45,14 +45,14 @@ TREC_METRICS = frozenset(
         "utility",
     }
     | {"num_nonrel_judged_ret", "bin_g", "ndcg_rel", "normalized_gain", "rndcg", "infap"}
-    | {"rbp", "rbp_resid"}
+    | {"rbp", "rbp_resid", "rbp_graded", "rbp_scaled"}
 )
 ALL_METRICS = TREC_METRICS | frozenset(
     {"hits", "hit_rate", "precision", "recall", "f1", "r_precision", "mrr", "map", "cg", "dcg"}
     | {"ndcg", "dcg_exp", "ndcg_exp", "ndcg_scored", "ndcg_exp_scored", "recall_scored"}
     | {"r_precision_scored", "ndcg_ideal_k", "precision_listed", "recall_capped"}
     | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
-    | {"ideal_dcg", "unj", "judged_share"}
+    | {"ideal_dcg", "unj", "judged_share", "err", "nerr"}
 )
 
 
@@ -244,6 +244,8 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
 
     if metric == "ideal_dcg":
         return _ideal_dcg(list(ul.ideal), k, _linear), 1.0
+    if metric.partition("/")[0] in ("err", "nerr"):
+        return _cascade(metric, ul, k), 1.0
     if metric == "micro_hit_ratio":
         return float(hits), float(n_rel)
     if metric == "micro_mrr":
@@ -322,6 +324,35 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
     return value, 1.0
 
 
+def _err(rels: Sequence[float], gmax: float) -> float:
+    """Chapelle et al.'s cascade walked down the list: at each position the user stops with
+    probability (2^min(g, gmax) - 1) / 2^gmax and scores 1 / position."""
+    total, going_on = 0.0, 1.0
+    for position, rel in enumerate(rels, start=1):
+        stop = (2 ** min(rel, gmax) - 1) / 2**gmax if rel > 0 else 0.0
+        total += going_on * stop / position
+        going_on *= 1 - stop
+    return total
+
+
+def _cascade(metric: str, ul: UserList, k: int | None) -> float:
+    """err or nerr at k; ``err/gmax=3`` or ``err/gmax=query`` (the user's largest relevance)
+    for a gmax other than 4."""
+    name, _, parameter = metric.partition("/")
+    given = parameter.partition("=")[2] or "4"
+    gmax = max(ul.ideal, default=0.0) if given == "query" else float(given)
+    depth = max(ul.positions, default=0) if k is None else k
+    listed = [0.0] * depth
+    for position, rel in zip(ul.positions, ul.rels, strict=True):
+        if position <= depth:
+            listed[position - 1] = rel
+    value = _err(listed, gmax)
+    if name == "err":
+        return value
+    ideal = _err(list(ul.ideal)[:k], gmax)
+    return value / ideal if ideal > 0 else 0.0
+
+
 def _interpolated(rels: Sequence[float], n_rel: int, level: float, nine: bool = False) -> float:
     """trec_eval's interpolated precision at a recall level, by its own walk: from the list's
     end backwards, keeping the best precision seen, read when the relevant item that brings
@@ -382,6 +413,9 @@ def _trec(metric: str, ul: UserList, level: float | None) -> float:
     x = LEVEL_METRICS[metric] if level is None else float(level)
     if metric == "rbp":  # (1 - p) sum over relevant positions of p^(i - 1), the whole list
         return (1 - x) * sum(x ** (i - 1) for i, rel in enumerate(rels, start=1) if rel > 0)
+    if metric in ("rbp_graded", "rbp_scaled"):  # the grade as the gain (scaled: by the largest)
+        graded = (1 - x) * sum(rel * x ** (i - 1) for i, rel in enumerate(rels, start=1) if rel > 0)
+        return graded / max(max(ul.ideal, default=1.0), 1.0) if metric == "rbp_scaled" else graded
     if metric in ("iprec_at_recall", "iprec_at_recall_trec9"):
         return _interpolated(rels, n_rel, x, metric.endswith("_trec9"))
     if metric == "rprec_mult":  # precision at the first floor(x * |R| + 0.9) positions
@@ -599,7 +633,7 @@ def _enumerated_num_den(
 
 
 def _check_args(metric: str, k: int | None, ties: str, population: str) -> None:
-    if metric not in ALL_METRICS:
+    if metric.partition("/")[0] not in ALL_METRICS:
         raise NoFormula(metric)
     if metric in LEVEL_METRICS:
         if k is not None and not k >= 0:

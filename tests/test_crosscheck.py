@@ -740,6 +740,7 @@ def _ranx_expected(recs: Rows, inter: Rows, threshold: float) -> dict[str, dict[
     wanted = {f"{ranx}@{k}": f"{ours}@{k}" for ours, ranx in names.items() for k in LIB_KS}
     wanted.update({ranx: ours for ours, ranx in names.items()})  # no cutoff = whole list
     wanted["r-precision"] = "r_precision"
+    wanted["rbp.9"] = "rbp_graded"  # ranx's rbp.9: p = 0.9, the grade as the gain
     # Not compared: ranx has no cg, no map_min/map_hits denominators, no micro aggregates and
     # no scored-items ideal (ndcg_scored); its ties are broken arbitrarily (tie-free data only).
     run = Run(run_dict)

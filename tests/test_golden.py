@@ -164,6 +164,8 @@ def _oracle_value(case: dict[str, Any], expected: dict[str, Any], metric: str) -
     ]
     request = parse_request(metric)
     name = request.metric.name
+    # a parameter asked in parentheses (err(gmax=query)@10): the oracle's err/gmax=query
+    name += "".join(f"/{key}={value}" for key, value in request.parameters)
     if request.metric.reads == "lists":
         # The catalogue and the popularity are the same for every group.
         return list_metric(

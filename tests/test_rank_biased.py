@@ -96,9 +96,11 @@ def test_persistence_is_below_1(text: str) -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_rbp_matches_ranx_on_binary_relevance(seed: int) -> None:
-    """ranx multiplies p^(i - 1) by the grade: on 0/1 relevance it is rbp, per user to 1e-9,
-    tie-free scores (ranx orders ties arbitrarily)."""
+@pytest.mark.parametrize("graded", [False, True])
+def test_rbp_matches_ranx(seed: int, graded: bool) -> None:
+    """ranx multiplies p^(i - 1) by the grade: on 0/1 relevance it is rbp, on grades 1..3
+    rbp_graded, and rbp_scaled is that over the user's largest grade (trec_eval 10's
+    normalisation); per user to 1e-9, tie-free scores (ranx orders ties arbitrarily)."""
     import pandas as pd
     from ranx import Qrels, Run, evaluate
 
@@ -108,11 +110,16 @@ def test_rbp_matches_ranx_on_binary_relevance(seed: int) -> None:
         items = rng.sample(range(40), rng.randint(1, 25))
         scores = rng.sample(range(1000), len(items))
         recs += [(f"u{user}", f"i{item}", float(s)) for item, s in zip(items, scores, strict=True)]
-        inter += [(f"u{user}", f"i{item}", 1) for item in rng.sample(range(40), rng.randint(1, 8))]
+        inter += [
+            (f"u{user}", f"i{item}", rng.randint(1, 3) if graded else 1)
+            for item in rng.sample(range(40), rng.randint(1, 8))
+        ]
+    name = "rbp_graded" if graded else "rbp"
+    ours = [f"{name}@0.8", name, *(["rbp_scaled(p=0.8)"] if graded else [])]
     frame = sqlmetrics.evaluate(
         pd.DataFrame(recs, columns=["user_id", "item_id", "score"]),
         pd.DataFrame(inter, columns=["user_id", "item_id", "relevance"]),
-        ["rbp@0.8", "rbp"],
+        ours,
         per_user=True,
     )
     qrels = Qrels.from_dict(
@@ -120,8 +127,11 @@ def test_rbp_matches_ranx_on_binary_relevance(seed: int) -> None:
     )
     run = Run.from_dict({u: {i: s for v, i, s in recs if v == u} for u in {row[0] for row in recs}})
     theirs = evaluate(qrels, run, ["rbp.8", "rbp.9"], return_mean=False, make_comparable=True)
-    for ours, key in (("rbp@0.8", "rbp.8"), ("rbp", "rbp.9")):
-        got = dict(zip(frame["user_id"], frame[ours], strict=True))
+    largest = {u: max(r for v, _, r in inter if v == u) for u in qrels.get_query_ids()}
+    for label, key in zip(ours, ("rbp.8", "rbp.9", "rbp.8"), strict=False):
+        got = dict(zip(frame["user_id"], frame[label], strict=True))
         want = dict(zip(qrels.get_query_ids(), theirs[key], strict=True))
+        if label.startswith("rbp_scaled"):
+            want = {u: value / largest[u] for u, value in want.items()}
         assert got.keys() == want.keys()
-        assert all(abs(got[u] - want[u]) < 1e-9 for u in got), ours
+        assert all(abs(got[u] - want[u]) < 1e-9 for u in got), label

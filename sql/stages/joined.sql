@@ -10,6 +10,7 @@ SELECT
   COALESCE(truth.relevance, 0) AS relevance,
   truth.ideal_pos,
   truth.n_relevant,
+  truth.max_relevance,
   ranked.ideal_dcg_through,
   ranked.ideal_excess_through,
   ranked.level_weight_from

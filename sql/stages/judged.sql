@@ -14,6 +14,11 @@
 -- of positions 1..min(pos, |R_u|)), ideal_excess_at_pos (the sum over those positions of
 -- max(relevance, 1) - 1) and level_weight_at_pos (joined.sql's level_weight_from, 0 beyond
 -- |R_u|).
+-- For err and nerr (the cascade of Chapelle et al.: the user stops at an item of relevance g
+-- with probability R = (2^min(g, gmax) - 1) / 2^gmax, 0 for an item not relevant; $gmax is
+-- bound by the composer to the requests' number, or to max_relevance, the user's largest):
+-- err_stop, on a recommended row, the chance to stop there, R x the product over the positions
+-- above it of (1 - R); ideal_err_stop, on a relevant row, the same at its ideal position.
 -- Unused columns are pruned per query.
 SELECT
   user_id,
@@ -68,5 +73,35 @@ SELECT
         )
       )
   END AS ideal_excess_at_pos,
-  COALESCE(level_weight_from, 0) AS level_weight_at_pos
+  COALESCE(level_weight_from, 0) AS level_weight_at_pos,
+  CASE
+    WHEN pos IS NOT NULL AND relevance > 0
+      THEN (POWER(CAST(2 AS DOUBLE), CASE WHEN relevance < $gmax THEN CAST(relevance AS DOUBLE) ELSE CAST($gmax AS DOUBLE) END) - 1) / POWER(CAST(2 AS DOUBLE), $gmax)
+      * EXP(COALESCE(SUM(
+        CASE
+          WHEN pos IS NOT NULL AND relevance > 0
+            THEN LN(
+              (POWER(CAST(2 AS DOUBLE), $gmax) - POWER(CAST(2 AS DOUBLE), CASE WHEN relevance < $gmax THEN CAST(relevance AS DOUBLE) ELSE CAST($gmax AS DOUBLE) END) + 1)
+              / POWER(CAST(2 AS DOUBLE), $gmax)
+            )
+          ELSE 0
+        END
+      ) OVER (PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))
+    ELSE 0
+  END AS err_stop,
+  CASE
+    WHEN ideal_pos IS NOT NULL AND relevance > 0
+      THEN (POWER(CAST(2 AS DOUBLE), CASE WHEN relevance < $gmax THEN CAST(relevance AS DOUBLE) ELSE CAST($gmax AS DOUBLE) END) - 1) / POWER(CAST(2 AS DOUBLE), $gmax)
+      * EXP(COALESCE(SUM(
+        CASE
+          WHEN ideal_pos IS NOT NULL AND relevance > 0
+            THEN LN(
+              (POWER(CAST(2 AS DOUBLE), $gmax) - POWER(CAST(2 AS DOUBLE), CASE WHEN relevance < $gmax THEN CAST(relevance AS DOUBLE) ELSE CAST($gmax AS DOUBLE) END) + 1)
+              / POWER(CAST(2 AS DOUBLE), $gmax)
+            )
+          ELSE 0
+        END
+      ) OVER (PARTITION BY user_id ORDER BY ideal_pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0))
+    ELSE 0
+  END AS ideal_err_stop
 FROM joined

@@ -36,8 +36,24 @@ MAX_CUTOFF_RANGE = 1_000
 
 # judged.sql's columns that the user's list sets (the rest come from the interactions alone)
 LIST_COLUMNS = frozenset(
-    {"pos", "hit", "gain", "exp_gain", "list_length", "hits_so_far", "hits_through", "score"}
+    {
+        "pos",
+        "hit",
+        "gain",
+        "exp_gain",
+        "list_length",
+        "hits_so_far",
+        "hits_through",
+        "score",
+        "err_stop",
+    }
 )
+# A metric's named parameters (header ``parameters: gmax=4``, asked as ``err(gmax=3)@10``): each
+# name's values, read from the text given, and what the refusal says they may be.
+PARAMETER_VALUES = {
+    "gmax": "a number above 0 (the grade R = (2^g - 1) / 2^gmax reaches 1 at) or 'query' "
+    "(each user's largest relevance)",
+}
 
 
 @dataclass(frozen=True)
@@ -74,6 +90,10 @@ class Metric:
     default_level: float = 0.0
     # level_below: the level must be below this (rbp's persistence p < 1)
     level_below: float | None = None
+    # level_name: the level's name in a parenthesised spelling (rbp(p=0.8) is rbp@0.8)
+    level_name: str = ""
+    # parameters: (name, default text) of the named parameters it takes besides k
+    parameters: tuple[tuple[str, str], ...] = ()
     square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
     # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret,
     # num_nonrel_judged_ret)
@@ -190,6 +210,31 @@ def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
         )
 
 
+def _declared_parameters(file: str, text: str) -> tuple[tuple[str, str], ...]:
+    """The header's ``parameters: name=default, ...``, each name one of PARAMETER_VALUES."""
+    declared = []
+    for part in filter(None, (piece.strip() for piece in text.split(","))):
+        name, equals, default = (side.strip() for side in part.partition("="))
+        if not equals or name not in PARAMETER_VALUES:
+            raise SqlmetricsError(
+                f"{file}: parameters: {part!r} is not name=default with a name of "
+                f"{', '.join(PARAMETER_VALUES)}"
+            )
+        _parameter_value(file, name, default)
+        declared.append((name, default))
+    return tuple(declared)
+
+
+def _parameter_value(label: str, name: str, text: str) -> float | str:
+    """A parameter's value from its text: gmax a number above 0 or 'query'."""
+    if text.lower() == "query":
+        return "query"
+    number = re.fullmatch(r"\d+\.?\d*|\.\d+", text)
+    if number is None or float(text) <= 0:
+        raise SqlmetricsError(f"{name} in {label!r} must be {PARAMETER_VALUES[name]}, not {text!r}")
+    return float(text)
+
+
 def parse_metric_file(path: Path) -> Metric:
     header, body = _split_header(path)
     _check_header(path.name, path.stem, header)
@@ -220,6 +265,8 @@ def parse_metric_file(path: Path) -> Metric:
         takes_level=header["cutoff"] == "level",
         default_level=float(header.get("default_level", "0")),
         level_below=float(header["level_below"]) if "level_below" in header else None,
+        level_name=header.get("level_name", ""),
+        parameters=_declared_parameters(path.name, header.get("parameters", "")),
         square_root=header.get("finish") == "sqrt",
         summed=header["aggregate"] == "sum",
         exponential=header.get("finish") == "exp",
@@ -324,24 +371,94 @@ class MetricRequest:
     # Recommenders' ndcg_at_k counts every user, its other functions the common ones); None:
     # Options.population.
     population: str | None = None
+    # The named parameters asked in parentheses (err(gmax=3)@10); the others take the
+    # header's defaults (parameter()).
+    parameters: tuple[tuple[str, float | str], ...] = ()
+
+    def parameter(self, name: str) -> float | str:
+        """The value of one of the metric's parameters: as asked, else the header's default."""
+        given = dict(self.parameters)
+        if name in given:
+            return given[name]
+        default = dict(self.metric.parameters)[name]
+        return _parameter_value(self.metric.name, name, default)
 
 
 def parse_request(text: str) -> MetricRequest:
     """Parses ``name@k`` (or a trec_eval spelling) into a metric and its cutoff."""
     label = text.strip()
-    name, sep, cutoff = _spelled(label.lower())
+    bare, given = _parenthesised(label)
+    name, sep, cutoff = _spelled(bare.lower())
     metric = _names().get(name)
     if metric is None:
         raise _unknown(label, name)
+    parameters, level = _named_parameters(metric, label, given)
+    if level is not None:
+        if sep:
+            raise SqlmetricsError(
+                f"{label!r} gives {metric.name}'s {metric.level_name} twice: write "
+                f"{metric.name}({metric.level_name}={level}) or {metric.name}@{level}"
+            )
+        sep, cutoff = "@", level
     if metric.takes_score_threshold:
-        return MetricRequest(metric, None, label, _score_threshold(metric, label, cutoff, sep))
+        threshold = _score_threshold(metric, label, cutoff, sep)
+        return MetricRequest(metric, None, label, threshold, parameters=parameters)
     if not cutoff and not sep:
         if metric.requires_cutoff:
             raise SqlmetricsError(
                 f"metric {metric.name!r} needs a cutoff: write it like {metric.name}@10"
             )
-        return MetricRequest(metric, None, label)
-    return MetricRequest(metric, _cutoff(metric, label, cutoff), label)
+        return MetricRequest(metric, None, label, parameters=parameters)
+    return MetricRequest(metric, _cutoff(metric, label, cutoff), label, parameters=parameters)
+
+
+def _parenthesised(label: str) -> tuple[str, list[tuple[str, str]]]:
+    """``err(gmax=3)@10`` as ("err@10", [("gmax", "3")]), ir_measures' spelling of a
+    measure's parameters (RBP(p=0.8)); a label without parentheses as it is."""
+    match = re.fullmatch(r"(?P<name>[^()@]+)\((?P<given>[^()]*)\)(?P<rest>@.*)?", label)
+    if match is None:
+        if "(" in label or ")" in label:
+            raise SqlmetricsError(
+                f"{label!r}: write a metric's parameters in one pair of parentheses after its "
+                "name, like err(gmax=3)@10 or rbp(p=0.8)"
+            )
+        return label, []
+    given = []
+    for part in filter(None, (piece.strip() for piece in match.group("given").split(","))):
+        key, equals, value = (side.strip() for side in part.partition("="))
+        if not equals or not key or not value:
+            raise SqlmetricsError(
+                f"{label!r}: each parameter is name=value, like err(gmax=3)@10, not {part!r}"
+            )
+        given.append((key.lower(), value))
+    return match.group("name").strip() + (match.group("rest") or ""), given
+
+
+def _named_parameters(
+    metric: Metric, label: str, given: list[tuple[str, str]]
+) -> tuple[tuple[tuple[str, float | str], ...], str | None]:
+    """The parameters given in parentheses, checked against the metric's header, and the
+    level when one of them names it (rbp(p=0.8): "0.8")."""
+    known = dict(metric.parameters)
+    parameters: dict[str, float | str] = {}
+    level = None
+    for key, value in given:
+        if key in parameters or (key == metric.level_name and level is not None):
+            raise SqlmetricsError(f"{label!r} gives {key} twice")
+        if metric.level_name and key == metric.level_name:
+            level = value
+        elif key in known:
+            parameters[key] = _parameter_value(label, key, value)
+        else:
+            names = [*known, *([metric.level_name] if metric.level_name else [])]
+            takes = f"it takes {', '.join(names)}" if names else "it takes none"
+            raise SqlmetricsError(
+                f"{label!r}: {metric.name} has no parameter {key!r} ({takes}); what counts as "
+                "relevant is the threshold option (threshold=), not a parameter"
+                if key == "rel"
+                else f"{label!r}: {metric.name} has no parameter {key!r} ({takes})"
+            )
+    return tuple(parameters.items()), level
 
 
 def _spelled(lowered: str) -> tuple[str, str, str]:

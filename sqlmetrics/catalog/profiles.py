@@ -51,6 +51,7 @@ PROFILES: dict[str, Profile] = {
                     ("ndcg_exp", "ndcg_exp"),
                 ),
                 "r_precision": "r_precision",
+                "rbp": "rbp_graded",  # rbp.9 (p = 0.9; rbp@0.8 is rbp.8), the grade as gain
             },
             notes=(
                 "ranx breaks equal scores by the order the run was built in (numba argsort), "
@@ -60,6 +61,9 @@ PROFILES: dict[str, Profile] = {
                 "Users without a run score 0 with make_comparable=True (population all); "
                 "without it ranx refuses the run.",
                 "dcg_exp / ndcg_exp are ranx's dcg_burges / ndcg_burges (2^rel - 1).",
+                "rbp is ranx's rbp.p (written rbp.9 in ranx for p = 0.9; rbp@0.9 or rbp(p=0.9) "
+                "here): each relevant item's grade is its gain (rbp_graded); sqlmetrics' own rbp "
+                "is binary.",
             ),
             references=("AmenRa/ranx: ranx/metrics/*.py",),
         ),

@@ -78,7 +78,9 @@ TREC_EVAL = Profile(
         "rbp is binary (a relevant item gains 1), as trec_eval 10 on binary qrels, "
         "ir_measures, LensKit and ranx on binary relevance; trec_eval 10's m_rbp.c rescales "
         "graded rels by a minimum and maximum it never initialises, so its graded output "
-        "depends on the build; ranx multiplies by the raw grade. rbp_resid and unj count an "
+        "depends on the build; with them initialised it prints rbp_scaled (each rel over the "
+        "query's largest when that exceeds 1); ranx multiplies by the raw grade (rbp_graded). "
+        "rbp_resid and unj count an "
         "item the interactions lack (or a qrels rel < 0) as unjudged; rbp_resid is 0 when "
         "no listed item is unjudged, as trec_eval.",
         "TREC files: read_run / read_qrels (CLI --input-format trec) read them as "

@@ -44,6 +44,7 @@ from sqlmetrics.compose.inputs import (
 )
 from sqlmetrics.compose.per_user import (
     bound_source,
+    cascade_gmax,
     deepest_cutoff,
     lists_stages,
     per_user_stages,
@@ -127,6 +128,7 @@ def assemble(
         needed |= {column.name for column in per_source.find_all(exp.Column)}
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
+    judged = bind_placeholders(judged, gmax=cascade_gmax(requests))
     _hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
     lists = plan.lists
     top_k = lists is not None

@@ -53,6 +53,24 @@ class MetricColumn:
         return self.request.metric.reads == "lists"
 
 
+def cascade_gmax(requests: Sequence[MetricRequest]) -> exp.Expr:
+    """judged.sql's $gmax: the one gmax the requests taking it ask (err, nerr), a number or
+    each user's largest relevance (the column max_relevance); judged computes one cascade, so
+    two gmax in one call are refused. 4 (unread) when no request takes it."""
+    asked = {
+        request.parameter("gmax"): request.label
+        for request in requests
+        if "gmax" in dict(request.metric.parameters)
+    }
+    if len(asked) > 1:
+        raise SqlmetricsError(
+            f"{' and '.join(asked.values())} ask for different gmax; one call computes one "
+            "cascade: ask for them in separate calls"
+        )
+    gmax = next(iter(asked), 4.0)
+    return number(gmax) if isinstance(gmax, float) else exp.column("max_relevance")
+
+
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
     """How far down the lists the stages read: the deepest cutoff, or None for whole lists."""
     if any(r.k is None or r.metric.reads_whole_list for r in requests):

@@ -66,6 +66,9 @@
     {%- endif -%}
     {%- set label = text | trim -%}
     {%- set parts = label.lower().split('@', 1) -%}
+    {%- if '(' in parts[0] -%}
+      {{ sqlmetrics._sqlmetrics_fail("'" ~ label ~ "': a metric's parameters are not in the dbt package (its macros compute the defaults); write a plain model for it with: sqlmetrics dbt models") }}
+    {%- endif -%}
     {%- if parts[0] not in catalog -%}
       {{ sqlmetrics._sqlmetrics_fail("unknown metric '" ~ label ~ "'; the metrics are " ~ (catalog.keys() | sort | join(', '))) }}
     {%- endif -%}

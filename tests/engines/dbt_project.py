@@ -43,9 +43,14 @@ def jinja(value: Any) -> str:
 
 
 def packaged(labels: Sequence[str]) -> list[str]:
-    """The labels whose metric is in the package (the others are not the macro's)."""
+    """The labels whose metric is in the package (the others are not the macro's), without
+    parameters (err(gmax=3)@10: the macro takes none)."""
     names = {metric.name for metric in packaged_metrics()}
-    return [label for label in labels if parse_request(label).metric.name in names]
+    return [
+        label
+        for label in labels
+        if parse_request(label).metric.name in names and not parse_request(label).parameters
+    ]
 
 
 def dbt_cases() -> list[Case]:

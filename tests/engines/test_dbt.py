@@ -209,6 +209,7 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"metrics": ["ndcg@ten"]}, "cutoff in 'ndcg@ten' must be a whole number"),
     ({"metrics": ["ndgc@10"]}, "unknown metric 'ndgc@10'"),
     ({"metrics": ["coverage@10"]}, "metric 'coverage' is not in the dbt package"),
+    ({"metrics": ["err(gmax=3)@10"]}, "a metric's parameters are not in the dbt package"),
     ({"metrics": ["r_precision@5"]}, "metric 'r_precision' takes no cutoff"),
     ({"metrics": []}, "no metrics requested"),
     ({"metrics": ["mrr@5"], "ties": "average"}, "ties='average' has no exact closed form"),

@@ -1,0 +1,112 @@
+WITH input_recommendations AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id,
+    score AS score
+  FROM recommendations
+), input_interactions AS (
+  SELECT
+    interactions.user_id AS user_id,
+    interactions.item_id AS item_id,
+    interactions.relevance AS relevance
+  FROM interactions AS interactions
+), list_counts AS (
+  SELECT
+    user_id,
+    COUNT(*) AS list_length
+  FROM input_recommendations
+  GROUP BY
+    user_id
+), truth AS (
+  SELECT
+    user_id,
+    item_id,
+    MAX(relevance) AS relevance,
+    COUNT(*) OVER (PARTITION BY user_id) AS n_relevant
+  FROM input_interactions
+  GROUP BY
+    user_id,
+    item_id
+  HAVING
+    MAX(relevance) > 0.0
+), ranked AS (
+  SELECT
+    ranked_rows.user_id,
+    ranked_rows.item_id,
+    ranked_rows.pos,
+    list_counts.list_length
+  FROM (
+    SELECT
+      user_id,
+      item_id,
+      ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY score DESC, item_id DESC) AS pos
+    FROM input_recommendations
+  ) AS ranked_rows
+  LEFT JOIN list_counts
+    ON ranked_rows.user_id = list_counts.user_id
+), joined AS (
+  SELECT
+    COALESCE(ranked.user_id, truth.user_id) AS user_id,
+    ranked.pos,
+    ranked.list_length,
+    COALESCE(truth.relevance, 0) AS relevance,
+    truth.n_relevant
+  FROM ranked
+  FULL OUTER JOIN truth
+    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+), judged AS (
+  SELECT
+    user_id,
+    pos,
+    CASE WHEN relevance > 0 THEN 1 ELSE 0 END AS hit,
+    relevance AS gain,
+    relevance,
+    n_relevant,
+    list_length
+  FROM joined
+), per_user AS (
+  SELECT
+    user_id,
+    MAX(n_relevant) AS n_relevant,
+    COALESCE(MAX(list_length), 0) AS list_length,
+    COALESCE(
+      (
+        1 - CAST(0.9 AS DOUBLE)
+      ) * CASE
+        WHEN COUNT(
+          CASE WHEN ABS(gain * POWER(CAST(0.9 AS DOUBLE), pos - 1)) < POWER(2, 32) THEN 1 END
+        ) = COUNT(gain * POWER(CAST(0.9 AS DOUBLE), pos - 1))
+        THEN CAST(SUM(
+          CASE
+            WHEN (
+              NOT pos IS NULL AND hit = 1
+            )
+            AND ABS(gain * POWER(CAST(0.9 AS DOUBLE), pos - 1)) < POWER(2, 32)
+            THEN CAST(gain * POWER(CAST(0.9 AS DOUBLE), pos - 1) * POWER(2, 64) AS INT128)
+            ELSE 0
+          END
+        ) AS DOUBLE) / POWER(2, 64)
+        ELSE SUM(
+          CASE
+            WHEN NOT pos IS NULL AND hit = 1
+            THEN gain * POWER(CAST(0.9 AS DOUBLE), pos - 1)
+            ELSE 0
+          END
+        )
+      END / GREATEST(MAX(relevance), 1),
+      0
+    ) AS m1
+  FROM judged
+  GROUP BY
+    user_id
+  HAVING
+    MAX(n_relevant) > 0
+)
+SELECT
+  COUNT(*) AS users,
+  CASE
+    WHEN COUNT(CASE WHEN ABS(m1) < POWER(2, 32) THEN CAST(m1 * POWER(2, 64) AS INT128) END) = COUNT(m1)
+    THEN CAST(SUM(CASE WHEN ABS(m1) < POWER(2, 32) THEN CAST(m1 * POWER(2, 64) AS INT128) END) AS DOUBLE) / POWER(2, 64)
+    ELSE SUM(m1)
+  END / COUNT(m1) AS "rbp_scaled"
+FROM per_user;
