@@ -97,6 +97,7 @@ class _Setting:
     complete: bool
     level: int
     version: int
+    num_docs: int = 0  # trec_eval -N
 
     @property
     def population(self) -> str:
@@ -111,15 +112,19 @@ class _Setting:
 def _setting(
     run: TrecFile | str | os.PathLike[str],
     qrels: TrecFile | str | os.PathLike[str],
-    options: tuple[bool, int | None, int, int],
+    options: tuple[bool, int | None, int, int, int],
 ) -> _Setting:
     """The files (parsed once: every evaluate of the report reads the same tables) and the
     options, refused when they are not trec_eval's."""
-    complete, max_per_query, level, version = options
+    complete, max_per_query, level, version, num_docs = options
     if isinstance(level, bool) or not isinstance(level, int) or level < 1:
         # -l 0 would make rel 0 relevant, a threshold of -1, which evaluate refuses
         raise SqlmetricsError(
             f"level must be a whole number of at least 1 (trec_eval -l), not {level!r}"
+        )
+    if isinstance(num_docs, bool) or not isinstance(num_docs, int) or num_docs < 0:
+        raise SqlmetricsError(
+            f"num_docs must be a whole number of at least 0 (trec_eval -N), not {num_docs!r}"
         )
     if isinstance(version, bool) or version not in VERSIONS:
         raise SqlmetricsError(
@@ -133,13 +138,23 @@ def _setting(
         raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
     # trec_eval 9 keeps scores as 32-bit floats: scores equal as floats tie
     run_file = dataclasses.replace(run_file, single_precision=version == 9)
-    return _Setting(load(run_file), load(qrels_file), complete, level, version)
+    run_file, qrels_file = (_read_as(file, version) for file in (run_file, qrels_file))
+    return _Setting(load(run_file), load(qrels_file), complete, level, version, num_docs)
+
+
+def _read_as(trec: TrecFile, version: int) -> TrecFile:
+    """The file read by ``version``'s rules (its comments), parsed again if it was not."""
+    if trec.version == version:
+        return trec
+    return dataclasses.replace(trec, version=version, parsed=None)
 
 
 def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[str, float]]:
     """Every wanted line's per-query values, from evaluate (a parameterized line from the
     requests its recipe names)."""
-    recipes = {label: recipe(name, label) or ((label,), _first) for name, label in wanted}
+    recipes = {
+        label: recipe(name, label, setting.num_docs) or ((label,), _first) for name, label in wanted
+    }
     values: dict[str, dict[str, float]] = {}
     # The graded measures read every positive rel (threshold 0); the others rel >= level: one
     # evaluate (one query) per threshold, so one for the whole report at -l 1.
@@ -203,6 +218,7 @@ def trec_eval(
     max_per_query: int | None = None,
     level: int = 1,
     version: int = 10,
+    num_docs: int = 0,
 ) -> pd.DataFrame:
     """trec_eval's report on a run and qrels, as rows (measure, qid, value), 'all' last.
 
@@ -214,10 +230,13 @@ def trec_eval(
     ndcg and ndcg_cut read every positive rel as its gain whatever the level, as trec_eval.
     ``version``: 10 (trec_eval 10.0) or 9 (9.0.8: the recall cutoffs of iprec_at_recall
     and 11pt_avg, scores as 32-bit floats, no -c -q line for a query without a run).
+    ``num_docs``: -N, the documents in the collection, which ``utility.a,b,c,d``'s d weighs
+    (the non-relevant documents not retrieved: num_docs - retrieved - relevant + relevant
+    retrieved); 0 as trec_eval's default.
     """
     import pandas as pd
 
-    setting = _setting(run, qrels, (complete, max_per_query, level, version))
+    setting = _setting(run, qrels, (complete, max_per_query, level, version, num_docs))
     wanted = expand_measures(measures, version)
     connection = local_database().cursor()
     try:

@@ -154,8 +154,9 @@ def _parameterized(text: str, measure: Measure, parameter: str) -> list[tuple[st
     raise SqlmetricsError(f"{text!r}: {measure.name} takes no parameter")
 
 
-def recipe(name: str, label: str) -> Recipe | None:
-    """How a parameterized line is computed (None: the label is itself an evaluate request)."""
+def recipe(name: str, label: str, num_docs: int = 0) -> Recipe | None:
+    """How a parameterized line is computed (None: the label is itself an evaluate request);
+    ``num_docs``: trec_eval -N, the documents in the collection (utility's fourth term)."""
     if name == "11pt_avg" and label != name:
         levels = label.removeprefix("11pt_avg_").split(",")
         requests = tuple(f"iprec_at_recall@{float(x)!r}" for x in levels)
@@ -167,12 +168,12 @@ def recipe(name: str, label: str) -> Recipe | None:
             hits, listed, relevant = values
             if not listed:  # a query without a run (-c): trec_eval's 0
                 return 0.0
-            # m_utility.c, with no -N (0 documents in the collection)
+            # m_utility.c: the non-relevant documents not retrieved, of -N's collection
             return (
                 a * hits
                 + b * (listed - hits)
                 + c * (relevant - hits)
-                + d * (hits - listed - relevant)
+                + d * (num_docs + hits - listed - relevant)
             )
 
         return ("num_rel_ret", "num_ret", "num_rel"), utility

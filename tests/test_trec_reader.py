@@ -165,6 +165,43 @@ def test_a_document_listed_twice_for_a_query_is_refused_with_both_lines(tmp_path
     ), error.value
 
 
+@pytest.mark.parametrize(
+    ("qrels", "line"),
+    [
+        ("1 0 a 1\n  # indented\n1 0 b 0\n", 2),  # 10: Malformed line (or a query '#')
+        ("# one\n# two\n1 0 a 1\n", 2),  # 10 skips one comment, then parses the next
+        ("1 0 a 1\n# the end\n", 2),  # 10 reads past the end of its buffer (a crash)
+    ],
+)
+def test_a_qrels_comment_trec_eval_10_does_not_skip_is_refused(
+    tmp_path: Path, qrels: str, line: int
+) -> None:
+    """trec_eval 10's get_qrels.c skips a # line only in the first column, one at a time, and
+    not as the last line; the run's reader skips any (indented too: the test above)."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n")
+    (tmp_path / "qrels").write_text(qrels)
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=rf"line {line} starts with #, which"):
+        trec_eval(tmp_path / "run", tmp_path / "qrels")
+    (tmp_path / "fine").write_text("# one\n1 0 a 1\n# two\n1 0 b 0\n")
+    assert as_dict(trec_eval(tmp_path / "run", tmp_path / "fine", ["map"]))[("map", "all")] == 1
+
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+def test_trec_eval_9_reads_no_comments(tmp_path: Path, which: str) -> None:
+    """9.0.8 reads a # line as data of a query '#...' (or stops at it as malformed): under
+    version 9 a comment is refused, naming the line, rather than skipped as 10 skips it."""
+    (tmp_path / "run").write_text(
+        "1 Q0 a 1 2.0 t\n" + ("# made by hand\n" if which == "run" else "")
+    )
+    (tmp_path / "qrels").write_text(
+        "1 0 a 1\n" + ("# judged\n1 0 b 0\n" if which == "qrels" else "")
+    )
+    assert as_dict(trec_eval(tmp_path / "run", tmp_path / "qrels", ["map"]))[("map", "all")] == 1
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=rf"TREC {which} file .*: line 2 starts "
+                       r"with #, but trec_eval 9\.0\.8 has no comments"):  # fmt: skip
+        trec_eval(tmp_path / "run", tmp_path / "qrels", ["map"], version=9)
+
+
 def test_a_gzip_file_is_read_whatever_its_name(tmp_path: Path) -> None:
     with gzip.open(tmp_path / "run.txt", "wt") as handle:
         handle.write("1 Q0 a 1 2.0 t\n")
@@ -333,6 +370,33 @@ def test_measure_parameters_as_trec_eval_s_minus_m(tmp_path: Path) -> None:
         "utility_2,-1,0,0      \tall\t1.0000\n11pt_avg_.5,1         \tall\t0.3333\n"
         "ndcg_cut_2            \tall\t0.6131\nrbp_p=0.5             \tall\t0.6250\n"
     )
+
+
+def test_measure_parameters_on_the_command_line_and_minus_n(tmp_path: Path) -> None:
+    """The CLI's -m splits at a comma only before a name: P.3,1 and utility.2,-1,0,1 stay whole
+    (they were read as P.3 and a metric '1'). --trec-num-docs is trec_eval -N: utility's fourth
+    term counts the collection's non-relevant documents not retrieved. Run a..e, relevant a, c,
+    f: P_1 1, P_3 2/3; utility.2,-1,0,1 with N = 100: 2 x 2 - 1 x 3 + 0 x 1 + 1 x (100 + 2 - 5
+    - 3) = 95, as trec_eval 10.0 -N 100 prints it; without -N, 1 + (2 - 5 - 3) = -5."""
+    from tests.test_trec import cli
+
+    (tmp_path / "run").write_text(
+        "".join(f"1 Q0 {d} {i} {6 - i} t\n" for i, d in enumerate("abcde", 1))
+    )
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n1 0 c 1\n1 0 f 1\n")
+    files = [str(tmp_path / "run"), str(tmp_path / "qrels"), "--input-format", "trec"]
+    asked = ["--format", "trec", "-m", "P.3,1,utility.2,-1,0,1"]
+    code, out, err = cli("evaluate", *files, *asked, "--trec-num-docs", "100")
+    assert (code, err) == (0, "")
+    assert out == (
+        "P_1                   \tall\t1.0000\nP_3                   \tall\t0.6667\n"
+        "utility_2,-1,0,1      \tall\t95.0000\n"
+    )
+    assert cli("evaluate", *files, *asked)[1].endswith("utility_2,-1,0,1      \tall\t-5.0000\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match=r"num_docs must be a whole number"):
+        trec_eval(tmp_path / "run", tmp_path / "qrels", ["utility"], num_docs=-1)
+    code, _, err = cli("evaluate", *files, "-m", "map", "--trec-num-docs", "100")
+    assert code == 2 and "--trec-num-docs applies to --format trec" in err
 
 
 @pytest.mark.parametrize(

@@ -88,7 +88,8 @@ TREC_EVAL = Profile(
         "rel by atol, a blank or duplicate qrels line refused); sqlmetrics.trec_eval() "
         "(CLI --format trec) prints trec_eval's report with its query conventions: the "
         "queries of the run with judgements (-c: of the qrels, --trec-complete), judged "
-        "queries with nothing relevant as 0, num_* summed, -M (--trec-max), -l "
+        "queries with nothing relevant as 0, num_* summed, -M (--trec-max), -N "
+        "(--trec-num-docs), -l "
         "(--trec-level; ndcg keeps every positive rel as its gain; -c -q prints a line "
         "for each qrels query without a run, as 10 does). trec_eval 10.0 without -c "
         "stops when a qrels query has no run ('result qid not found in qrels', exit 4): "
@@ -170,7 +171,8 @@ def _nine(profile: Profile) -> Profile:
             "0.9) (iprec_at_recall_trec9, iprec_11pt_avg_trec9) where 10 rounds x * |R|. "
             "trec_eval 9 reads scores as 32-bit floats: read_run(..., single_precision=True) "
             "and trec_eval(..., version=9) (CLI --trec-version 9) compare them so; scores "
-            "given in a table are compared as given.",
+            "given in a table are compared as given. 9.0.8 has no comments: under version 9 "
+            "a line starting with # is refused (9.0.8 reads it as data or stops at it).",
             *profile.notes,
         ),
     )

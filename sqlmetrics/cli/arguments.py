@@ -4,6 +4,7 @@ keyword arguments the commands share."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,8 +13,25 @@ from sqlmetrics.options import declared
 
 
 def metric_list(values: Sequence[str] | None) -> list[str]:
-    """``-m a -m b`` and ``-m a,b`` both work."""
-    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
+    """``-m a -m b`` and ``-m a,b`` both work. A comma inside parentheses (``err(gmax=3,
+    ...)``) or before a number (trec_eval's ``P.5,7,3``, ``utility.2,-1,0,0``) continues the
+    metric before it; a name starts with a letter (or is 11pt_avg)."""
+    metrics: list[str] = []
+    for value in values or []:
+        for part in value.split(","):
+            continues = bool(metrics) and (
+                metrics[-1].count("(") > metrics[-1].count(")")
+                or _PARAMETER_CONTINUES.match(part.strip()) is not None
+            )
+            if continues and part.strip():
+                metrics[-1] += "," + part.strip()
+            elif part.strip():
+                metrics.append(part.strip())
+    return metrics
+
+
+# What follows a comma inside one metric: a number or trec_eval's level (.25, -1, 2=9).
+_PARAMETER_CONTINUES = re.compile(r"(?!\d+pt_avg)[-+.0-9]")
 
 
 def requested_metrics(args: argparse.Namespace) -> list[str]:

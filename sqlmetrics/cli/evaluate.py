@@ -94,6 +94,7 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
         "--trec-level": args.trec_level is not None,
         "--trec-version": args.trec_version is not None,
         "--trec-max": args.trec_max is not None,
+        "--trec-num-docs": args.trec_num_docs is not None,
     }
     given = [option for option, used in trec_only.items() if used]
     if args.input_format != "trec":
@@ -111,6 +112,7 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
         "--trec-complete": "--population all_judged",
         "--trec-level": "--threshold N-1",
         "--trec-version": "--profile trec_eval_9",
+        "--trec-num-docs": "utility's coefficients through --format trec",
     }
     for option, other in instead.items():
         if trec_only[option] and args.format != "trec":
@@ -164,6 +166,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.Dat
         complete=args.trec_complete,
         level=1 if args.trec_level is None else args.trec_level,
         version=10 if args.trec_version is None else args.trec_version,
+        num_docs=0 if args.trec_num_docs is None else args.trec_num_docs,
     )
     return frame
 

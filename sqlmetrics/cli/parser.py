@@ -157,6 +157,13 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="trec_eval -M: only the first N docs of each query of the run",
     )
     trec.add_argument(
+        "--trec-num-docs",
+        type=int,
+        metavar="N",
+        help="trec_eval -N: the documents in the collection, which utility's fourth "
+        "coefficient weighs (non-relevant ones not retrieved; default 0); --format trec",
+    )
+    trec.add_argument(
         "--trec-level",
         type=int,
         metavar="N",

@@ -116,6 +116,8 @@ class TrecFile:
     unjudged: bool = False
     # run only: compare scores as 32-bit floats, as trec_eval 9 reads them
     single_precision: bool = False
+    # the trec_eval whose comment rules apply: 10 skips a line starting with #, 9 reads none
+    version: int = 10
     parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -213,9 +215,10 @@ def _width() -> exp.Expr:
     return exp.ArraySize(this=exp.column("fields"))
 
 
-def _numbered(path: str, read: Prepass) -> exp.Select:
+def _numbered(path: str, read: Prepass, indents: bool = False) -> exp.Select:
     """Every line's fields, in the file's order (DuckDB keeps it, so the table's rowid + 1 is
-    the line's number)."""
+    the line's number); with ``indents``, whether the line starts with whitespace (a qrels
+    comment of trec_eval 10's has its # in the first column)."""
     line = exp.func("COALESCE", exp.column("line"), exp.Literal.string(""))
     # A line without a tab, \v, \f or \r is split at its spaces, the empty parts dropped: the
     # same fields as the regular expression gives, at a fraction of its cost.
@@ -230,9 +233,11 @@ def _numbered(path: str, read: Prepass) -> exp.Select:
         .when(odd, exp.func("regexp_extract_all", line.copy(), exp.Literal.string(_FIELD)))
         .else_(exp.func("list_filter", parts, lambda_))
     )
-    return exp.select(exp.alias_(fields, "fields")).from_(
-        exp.alias_(_lines(path, read.compression, read.crlf), "lines")
-    )
+    first = exp.func("ascii", line.copy())  # 0 for an empty line
+    indented = exp.In(this=first, expressions=[exp.Literal.number(c) for c in (9, 11, 12, 13, 32)])
+    return exp.select(
+        exp.alias_(fields, "fields"), *([exp.alias_(indented, "indented")] if indents else [])
+    ).from_(exp.alias_(_lines(path, read.compression, read.crlf), "lines"))
 
 
 def _comment() -> exp.Expr:
@@ -351,6 +356,49 @@ def _may_repeat(cursor: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(np.any(found[1:] == found[:-1]))
 
 
+def _refuse_comments(
+    cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile, first: int
+) -> None:
+    """A # line the chosen trec_eval would read as data (or stop at) is refused, not skipped:
+    under 9.0.8 every one (``first``, the first comment's rowid: it has no comments); in 10's
+    qrels one indented before its #, one right after another comment (its get_qrels.c skips
+    one comment line, then parses the next as data), or the last line (read past the end)."""
+    where = f"TREC {trec.kind} file {trec.path!r}: line {{}} starts with #"
+    if trec.version == 9:
+        raise SqlmetricsError(
+            f"{where.format(first + 1)}, but trec_eval 9.0.8 has no comments (it reads such a "
+            "line as data of a query named '#...', or stops at it): remove the line, or "
+            "evaluate as trec_eval 10 does (version=10, --trec-version 10)"
+        )
+    if trec.kind == "run":
+        return
+    order = exp.Order(expressions=[exp.Ordered(this=exp.column("rowid"))])
+    marked = exp.select(
+        "rowid",
+        "comment",
+        "indented",
+        exp.alias_(exp.Window(this=exp.func("LAG", exp.column("comment")), order=order), "after"),
+        exp.alias_(exp.Window(this=exp.func("LEAD", exp.column("rowid")), order=order), "next"),
+    ).from_(table)
+    misread = exp.or_(
+        exp.column("indented"), exp.column("after"), exp.column("next").is_(exp.null())
+    )
+    found = (
+        exp.select("rowid")
+        .from_(marked.subquery("marked"))
+        .where(exp.and_(exp.column("comment"), misread))
+        .order_by("rowid")
+        .limit(1)
+    )
+    rows = _execute(cursor, found)
+    if rows:
+        raise SqlmetricsError(
+            f"{where.format(rows[0][0] + 1)}, which trec_eval 10 does not skip in qrels (only a "
+            "# in the first column of a line that follows a data line, and not on the last "
+            "line: it reads the line as data or stops at it): move the comment or remove it"
+        )
+
+
 def _refuse_duplicates(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> None:
     """trec_eval stops at a qrels judging a document twice for one query, and at a run
     listing a document twice for one query (form_res_rels.c): the first such pair, by line."""
@@ -387,11 +435,14 @@ def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> Prep
     read = prepass(trec.path, trec.kind)
     columns, bad = _columns(trec.kind)
     kept = _kept(trec.kind)
+    indents = trec.kind == "qrels" and trec.version == 10
     lines = exp.select(
         *columns,
         exp.alias_(kept, "kept"),
         exp.alias_(exp.and_(kept.copy(), bad), "malformed"),
-    ).from_(_numbered(trec.path, read).subquery("numbered"))
+        exp.alias_(_comment(), "comment"),
+        *(["indented"] if indents else []),
+    ).from_(_numbered(trec.path, read, indents).subquery("numbered"))
     try:
         cursor.execute(_create(table, lines))
     except Exception as error:  # duckdb raises several types (IO, invalid input)
@@ -407,8 +458,8 @@ def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> Prep
 
 def _counts(kind: str) -> exp.Select:
     """One scan of the table for what the checks and the summary need: its data lines, every
-    line, the first malformed one (a rowid), then a run's tag of its last line or the qrels'
-    rels with a fraction and the first of them."""
+    line, the first malformed one and the first comment (rowids), then a run's tag of its last
+    line or the qrels' rels with a fraction and the first of them."""
     kept = exp.column("kept")
     counts: list[exp.Expr] = [
         exp.func("COUNT_IF", kept.copy()),
@@ -416,6 +467,10 @@ def _counts(kind: str) -> exp.Select:
         exp.Filter(
             this=exp.func("MIN", exp.column("rowid")),
             expression=exp.Where(this=exp.column("malformed")),
+        ),
+        exp.Filter(
+            this=exp.func("MIN", exp.column("rowid")),
+            expression=exp.Where(this=exp.column("comment")),
         ),
     ]
     if kind == "run":
@@ -443,14 +498,16 @@ def load(trec: TrecFile) -> TrecFile:
     try:
         read = _read(cursor, table.name, trec)
         counted = _execute(cursor, _counts(trec.kind).from_(table.name))[0]
-        data, every, malformed = counted[:3]
+        data, every, malformed, comment = counted[:4]
+        if comment is not None:
+            _refuse_comments(cursor, table.name, trec, int(comment))
         if not data:
             _refuse_empty(trec, read, every)
         if malformed is not None:
             _refuse_malformed(cursor, int(malformed), read, trec)
         if _may_repeat(cursor, table.name):
             _refuse_duplicates(cursor, table.name, trec)
-        parsed = _summary(cursor, table, trec, counted[3:])
+        parsed = _summary(cursor, table, trec, counted[4:])
     finally:
         cursor.close()
     return dataclasses.replace(trec, parsed=parsed)
