@@ -10,7 +10,7 @@
 -- aggregate: mean
 -- ties_average: no
 -- aliases: rank_biased_precision
--- references: Moffat and Zobel (2008), Rank-Biased Precision for Measurement of Retrieval Effectiveness, ACM TOIS 27(1); trec_eval 10 `rbp` (m_rbp.c, p = 0.9; on graded qrels it rescales the grades by reading two uninitialised variables, binary qrels give this value); ir_measures `RBP(p=...)`; LensKit `RBP`; ranx `rbp` (binary relevance)
+-- references: Moffat and Zobel (2008), Rank-Biased Precision for Measurement of Retrieval Effectiveness, ACM TOIS 27(1); trec_eval 10 `rbp` on binary qrels (m_rbp.c, p = 0.9; on graded ones it is rbp_scaled); ir_measures `RBP(p=...)`; LensKit `RBP`; ranx `rbp` (binary relevance)
 SELECT
   user_id,
   (1 - CAST($score_threshold AS DOUBLE)) * SUM(

@@ -344,7 +344,13 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("relstring", "relstring", None, "not supported: a string of relevance values"),
     ("recall", "recall_10", "recall", "@k"),
     ("unj", "unj_10", "unj", "@k (trec_eval 10): not judged in the first k, over k"),
-    ("rbp", "rbp", "rbp", "trec_eval 10; p = 0.9 (`rbp@0.8` for p = 0.8); binary gain"),
+    (
+        "rbp",
+        "rbp",
+        "rbp_scaled",
+        "trec_eval 10; p = 0.9 (`rbp.p=0.8` for p = 0.8); gain rel / the query's largest "
+        "rel when above 1 (binary qrels: `rbp`)",
+    ),
     ("rbp_resid", "rbp_resid", "rbp_resid", "trec_eval 10; 0 when every listed item is judged"),
     (
         "infAP",

@@ -50,7 +50,7 @@ TREC_EVAL = Profile(
         # trec_eval 10's additions
         "dcg": "dcg",  # dcg (whole list, gain = rel)
         "ideal_dcg": "ideal_dcg",  # ideal_dcg
-        "rbp": "rbp",  # rbp (p = 0.9; rbp@0.8 is rbp.p=0.8)
+        "rbp": "rbp_scaled",  # rbp (p = 0.9; rbp@0.8 is rbp.p=0.8)
         "rbp_resid": "rbp_resid",  # rbp_resid
         "unj@k": "unj",  # unj_5, unj_10, unj_20
     },
@@ -75,12 +75,12 @@ TREC_EVAL = Profile(
         "trec_eval_9); every other definition is the same in both and checked against "
         "pytrec_eval (9.0.8), the two cutoffs against hand-derived fixtures. 10 adds rbp, "
         "rbp_resid, unj (unj_5, unj_10, unj_20), dcg and ideal_dcg.",
-        "rbp is binary (a relevant item gains 1), as trec_eval 10 on binary qrels, "
-        "ir_measures, LensKit and ranx on binary relevance; trec_eval 10's m_rbp.c rescales "
-        "graded rels by a minimum and maximum it never initialises, so its graded output "
-        "depends on the build; with them initialised it prints rbp_scaled (each rel over the "
-        "query's largest when that exceeds 1); ranx multiplies by the raw grade (rbp_graded). "
-        "rbp_resid and unj count an "
+        "rbp is rbp_scaled: each rel over the query's largest when that exceeds 1, what "
+        "trec_eval's own test output holds (out.test.aql, graded qrels.rel_level) and what "
+        "its m_rbp.c means (it reads the minimum and maximum it rescales by uninitialised, "
+        "so a build may print other values on graded qrels); on binary qrels it is "
+        "sqlmetrics' rbp, as in ir_measures, LensKit and ranx; ranx multiplies by the raw "
+        "grade (rbp_graded). rbp_resid and unj count an "
         "item the interactions lack (or a qrels rel < 0) as unjudged; rbp_resid is 0 when "
         "no listed item is unjudged, as trec_eval.",
         "TREC files: read_run / read_qrels (CLI --input-format trec) read them as "

@@ -1,0 +1,106 @@
+"""trec_eval's own test files (tests/trec_eval_files, copied from its repository with NIST's
+notice): each command of its `make quicktest` that sqlmetrics covers, run through
+sqlmetrics.trec_eval(), must print trec_eval's output line for line, per-query lines included.
+
+Why: the report promises trec_eval 10.0's lines in every mode (-q, -c, -M, -l, -m all_trec,
+measure parameters) and 9.0.8's with version=9; these are the outputs trec_eval itself is
+tested against, so a difference is a difference with trec_eval, not with a reading of its code.
+Only the lines sqlmetrics refuses with a reason are left out of the comparison: relstring (a
+string, not a number) and ndcg's custom gains (ndcg.1=3,2=9,4=4.5).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sqlmetrics.trec import trec_eval, trec_text
+
+FILES = Path(__file__).parent / "trec_eval_files"
+
+# -m all_trec (measures.c, trec_names) without relstring: 10.0's, and 9.0.8's (without unj,
+# rbp and rbp_resid)
+ALL_TREC = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "recall", "unj", "rbp", "rbp_resid", "infAP",
+    "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+    "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
+    "set_map", "set_F", "num_nonrel_judged_ret",
+]  # fmt: skip
+ALL_TREC_9 = [name for name in ALL_TREC if name not in ("unj", "rbp", "rbp_resid")]
+# the Makefile's meas_params command, without -mndcg.1=3,2=9,4=4.5 (refused: custom gains)
+MEAS_PARAMS = [
+    "iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000",
+    "Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75",
+    "ndcg_cut.10,20,23.4", "success.2,5,20",
+]  # fmt: skip
+REFUSED = ("relstring ", "relstring_", "ndcg_1=3,2=9,4=4.5 ")
+
+# (output, run, qrels, measures, trec_eval()'s options), as trec_eval's Makefile runs them
+CASES: list[tuple[str, str, str, list[str] | None, dict[str, Any]]] = [
+    ("out.test", "results.test", "qrels.test", None, {}),
+    ("out.test", "results.test", "qrels.test.with-comments", None, {}),
+    ("out.test.a", "results.test", "qrels.test", ALL_TREC, {}),
+    ("out.test.aq", "results.test", "qrels.test", ALL_TREC, {"per_query": True}),
+    (
+        "out.test.aqc",
+        "results.trunc",
+        "qrels.test",
+        ALL_TREC,
+        {"per_query": True, "complete": True},
+    ),
+    (
+        "out.test.aqcM",
+        "results.trunc",
+        "qrels.test",
+        ALL_TREC,
+        {"per_query": True, "complete": True, "max_per_query": 100},
+    ),
+    ("out.test.aql", "results.test", "qrels.rel_level", ALL_TREC, {"per_query": True, "level": 2}),
+    ("out.test.meas_params", "results.test", "qrels.test", MEAS_PARAMS, {"per_query": True}),
+    ("9.out.test.aq", "results.test", "qrels.test", ALL_TREC_9, {"per_query": True}),
+    (
+        "9.out.test.aqc",
+        "results.trunc",
+        "qrels.test",
+        ALL_TREC_9,
+        {"per_query": True, "complete": True},
+    ),
+    (
+        "9.out.test.aqcM",
+        "results.trunc",
+        "qrels.test",
+        ALL_TREC_9,
+        {"per_query": True, "complete": True, "max_per_query": 100},
+    ),
+    (
+        "9.out.test.aql",
+        "results.test",
+        "qrels.rel_level",
+        ALL_TREC_9,
+        {"per_query": True, "level": 2},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("output", "run", "qrels", "measures", "options"),
+    CASES,
+    ids=[f"{case[0]}-{case[2]}" for case in CASES],
+)
+def test_trec_eval_s_own_outputs_line_for_line(
+    output: str, run: str, qrels: str, measures: list[str] | None, options: dict[str, Any]
+) -> None:
+    version = 9 if output.startswith("9.") else 10
+    expected = [
+        line
+        for line in (FILES / output).read_text().splitlines(keepends=True)
+        if not line.startswith(REFUSED)
+    ]
+    report = trec_eval(FILES / run, FILES / qrels, measures, version=version, **options)
+    got = trec_text(report).splitlines(keepends=True)
+    assert len(got) == len(expected)
+    differing = [(want, have) for want, have in zip(expected, got, strict=True) if want != have]
+    assert not differing, differing[:5]
