@@ -17,6 +17,25 @@ def resampled(
     metric i (sum of weight x bucket sum / sum of weight x bucket count) and, with ``flips``,
     f{i} the sign-flipped sum of the buckets' sums. ``source`` has g0.., u and d0.. values."""
     keys = nodes.keys(groups)
+    # The buckets in use: fewer than `buckets` when no group has that many users.
+    used = exp.select(
+        exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
+    ).from_("stats_buckets")
+    return [
+        nodes.cte("stats_units", _units(source, keys, metrics, resampling.buckets)),
+        nodes.cte("stats_buckets", _bucket_sums(keys, metrics)),
+        nodes.cte("stats_digits", _digits()),
+        nodes.cte("stats_replicate_numbers", _numbers("replicate", resampling.replicates)),
+        nodes.cte("stats_bucket_numbers", _numbers("bucket", resampling.buckets, used.subquery())),
+        nodes.cte("stats_draws", _draws(resampling.seed)),
+        nodes.cte("stats_weights", _weights()),
+        nodes.cte("stats_weighed", _weighed(groups, metrics)),
+        nodes.cte("stats_replicates", _replicated(keys, metrics, flips)),
+    ]
+
+
+def _units(source: str, keys: list[exp.Expr], metrics: int, buckets: int) -> exp.Select:
+    """Each user's values with its bucket: its rank within its group, modulo ``buckets``."""
     in_order = exp.Window(
         this=exp.RowNumber(),
         partition_by=[key.copy() for key in keys] or None,
@@ -26,18 +45,22 @@ def resampled(
             expressions=[exp.Ordered(this=exp.cast(exp.column("u"), exp.DataType.build("varchar")))]
         ),
     )
-    units = exp.select(
+    return exp.select(
         *(key.copy() for key in keys),
         exp.alias_(
             exp.Mod(
                 this=exp.paren(exp.Sub(this=in_order, expression=exp.Literal.number(1))),
-                expression=exp.Literal.number(resampling.buckets),
+                expression=exp.Literal.number(buckets),
             ),
             "bucket",
         ),
         *(exp.column(f"d{i}") for i in range(metrics)),
     ).from_(source)
-    buckets = nodes.grouped(
+
+
+def _bucket_sums(keys: list[exp.Expr], metrics: int) -> exp.Select:
+    """Per group and bucket, bn{i} the count and bs{i} the sum of metric i's values."""
+    return nodes.grouped(
         exp.select(
             *(key.copy() for key in keys),
             exp.column("bucket"),
@@ -46,40 +69,42 @@ def resampled(
         ).from_("stats_units"),
         [*keys, exp.column("bucket")],
     )
+
+
+def _digits() -> exp.Query:
+    """0..9 as column ``digit``."""
     # 0..n-1 from a cross join of digits: no generate_series (MySQL, SQLite and
     # ClickHouse spell it differently or not at all), no recursive CTE (Spark before 4).
-    digits = exp.union(
+    return exp.union(
         *(exp.select(exp.alias_(exp.Literal.number(d), "digit")) for d in range(10)),
         distinct=False,
     )
 
-    def numbers(name: str, below: int, limit: exp.Expr | None = None) -> exp.Select:
-        """0..below-1 (and below ``limit``) as column ``name``."""
-        places = len(str(below - 1))
-        number: exp.Expr = exp.Literal.number(0)
-        for place in range(places):
-            term = exp.Mul(
-                this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
-            )
-            number = term if place == 0 else exp.Add(this=number, expression=term)
-        listed = exp.select(exp.alias_(number, name)).from_(
-            exp.alias_(exp.to_table("stats_digits"), "p0")
-        )
-        for place in range(1, places):
-            listed = listed.join(
-                exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
-            )
-        condition: exp.Expr = exp.LT(this=exp.column(name), expression=exp.Literal.number(below))
-        if limit is not None:
-            condition = exp.and_(condition, exp.LT(this=exp.column(name), expression=limit))
-        return exp.select(name).from_(listed.subquery("numbers")).where(condition)
 
-    replicates = numbers("replicate", resampling.replicates)
-    # The buckets in use: fewer than `buckets` when no group has that many users.
-    used = exp.select(
-        exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
-    ).from_("stats_buckets")
-    bucket_numbers = numbers("bucket", resampling.buckets, used.subquery())
+def _numbers(name: str, below: int, limit: exp.Expr | None = None) -> exp.Select:
+    """0..below-1 (and below ``limit``) as column ``name``."""
+    places = len(str(below - 1))
+    number: exp.Expr = exp.Literal.number(0)
+    for place in range(places):
+        term = exp.Mul(
+            this=exp.column("digit", f"p{place}"), expression=exp.Literal.number(10**place)
+        )
+        number = term if place == 0 else exp.Add(this=number, expression=term)
+    listed = exp.select(exp.alias_(number, name)).from_(
+        exp.alias_(exp.to_table("stats_digits"), "p0")
+    )
+    for place in range(1, places):
+        listed = listed.join(
+            exp.alias_(exp.to_table("stats_digits"), f"p{place}"), join_type="cross"
+        )
+    condition: exp.Expr = exp.LT(this=exp.column(name), expression=exp.Literal.number(below))
+    if limit is not None:
+        condition = exp.and_(condition, exp.LT(this=exp.column(name), expression=limit))
+    return exp.select(name).from_(listed.subquery("numbers")).where(condition)
+
+
+def _draws(seed: int) -> exp.Select:
+    """A uniform draw per (bucket, replicate)."""
     # The draws depend on (bucket, replicate) alone, so they are computed once, not per group.
     draws = exp.select(
         exp.column("bucket", "stats_bucket_numbers"),
@@ -88,12 +113,16 @@ def resampled(
             uniform_draw(
                 exp.column("bucket", "stats_bucket_numbers"),
                 exp.column("replicate", "stats_replicate_numbers"),
-                resampling.seed,
+                seed,
             ),
             "draw",
         ),
     ).from_("stats_bucket_numbers")
-    draws = draws.join("stats_replicate_numbers", join_type="cross")
+    return draws.join("stats_replicate_numbers", join_type="cross")
+
+
+def _weights() -> exp.Select:
+    """Per (bucket, replicate), the bootstrap weight w and the randomization sign."""
     # Poisson(1) by inversion: the weight is the number of CDF values at or below the draw.
     weight = exp.Case(
         ifs=[
@@ -114,12 +143,16 @@ def resampled(
         ],
         default=exp.Literal.number(1),
     )
-    weights = exp.select(
+    return exp.select(
         exp.column("bucket"),
         exp.column("replicate"),
         exp.alias_(weight, "w"),
         exp.alias_(sign, "sign"),
     ).from_("stats_draws")
+
+
+def _weighed(groups: int, metrics: int) -> exp.Select:
+    """Each group's bucket sums beside the weight and sign of each replicate."""
     weighed = exp.select(
         *(exp.column(f"g{i}", "stats_buckets") for i in range(groups)),
         exp.column("replicate", "stats_weights"),
@@ -128,7 +161,7 @@ def resampled(
         *(exp.column(f"bn{i}", "stats_buckets") for i in range(metrics)),
         *(exp.column(f"bs{i}", "stats_buckets") for i in range(metrics)),
     ).from_("stats_buckets")
-    weighed = weighed.join(
+    return weighed.join(
         "stats_weights",
         on=exp.EQ(
             this=exp.column("bucket", "stats_buckets"),
@@ -136,11 +169,15 @@ def resampled(
         ),
     )
 
-    def weighted(value: str) -> exp.Expr:
-        return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
 
+def _weighted(value: str) -> exp.Expr:
+    return exp.func("SUM", exp.Mul(this=exp.column("w"), expression=exp.column(value)))
+
+
+def _replicated(keys: list[exp.Expr], metrics: int, flips: bool) -> exp.Select:
+    """Per group and replicate, the bootstrap means b{i} and (with ``flips``) the sums f{i}."""
     statistics = [
-        exp.alias_(exp.Div(this=weighted(f"bs{i}"), expression=weighted(f"bn{i}")), f"b{i}")
+        exp.alias_(exp.Div(this=_weighted(f"bs{i}"), expression=_weighted(f"bn{i}")), f"b{i}")
         for i in range(metrics)
     ]
     if flips:
@@ -151,20 +188,9 @@ def resampled(
             )
             for i in range(metrics)
         ]
-    replicated = nodes.grouped(
+    return nodes.grouped(
         exp.select(*(key.copy() for key in keys), exp.column("replicate"), *statistics).from_(
             "stats_weighed"
         ),
         [*keys, exp.column("replicate")],
     )
-    return [
-        nodes.cte("stats_units", units),
-        nodes.cte("stats_buckets", buckets),
-        nodes.cte("stats_digits", digits),
-        nodes.cte("stats_replicate_numbers", replicates),
-        nodes.cte("stats_bucket_numbers", bucket_numbers),
-        nodes.cte("stats_draws", draws),
-        nodes.cte("stats_weights", weights),
-        nodes.cte("stats_weighed", weighed),
-        nodes.cte("stats_replicates", replicated),
-    ]
