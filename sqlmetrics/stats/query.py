@@ -232,47 +232,40 @@ def _distribution_rows(
     return nodes.cte("stats_quantile_rows", at_level), rows
 
 
-@gc_paused
-def compose_ci(
+def _curve_ci(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
     options: Options,
-    resampling: Resampling,
-    dialect: str = "duckdb",
-    diagnostics: bool = False,
-    score_floor: float | None = None,
-    distributions: Sequence[int] = (),
-) -> exp.Query:
-    """The query of ``evaluate(..., ci=...)``: rows ``moments`` (per group: users, and per
-    metric n (users with a value), s (their sum), q (their sum of squares)), with the
-    bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), with
-    ``diagnostics`` evaluate's diagnostics rows, and with ``distributions`` (indexes of
-    requests, DuckDB) their rows ``quantiles`` (_distribution_rows)."""
-    if resampling.method == "t":
-        curve = _curve_moments(
-            requests, inputs, options, dialect, diagnostics, score_floor, distributions
-        )
-        if curve is not None:
-            ctes, groups = curve
-            layout = Layout(tuple(groups), len(requests), ("n", "s", "q"), diagnostics)
-            slots: dict[tuple[int, str], exp.Expr] = {
-                (i, slot): exp.column(f"{slot}{i}")
-                for i in range(len(requests))
-                for slot in ("n", "s", "q")
-            }
-            moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
-            quantile_rows = None
-            if distributions:  # curve_sums.moments' stats_moments has their columns too
-                at_level, quantile_rows = _distribution_rows(layout, "stats_moments", distributions)
-                ctes.append(at_level)
-            return _result(layout, moment_rows, None, None, ctes, quantile_rows)
-    ctes, groups, labels = _per_user_values(
-        requests, inputs, options, dialect, diagnostics, score_floor
+    dialect: str,
+    diagnostics: bool,
+    score_floor: float | None,
+    distributions: Sequence[int],
+) -> exp.Query | None:
+    """compose_ci's t-interval query over the curve plan's moments, or None without one."""
+    curve = _curve_moments(
+        requests, inputs, options, dialect, diagnostics, score_floor, distributions
     )
-    layout = Layout(tuple(groups), len(labels), ("n", "s", "q"), diagnostics)
-    keys = nodes.keys(len(groups))
-    metrics = range(len(labels))
-    moments = nodes.grouped(
+    if curve is None:
+        return None
+    ctes, groups = curve
+    layout = Layout(tuple(groups), len(requests), ("n", "s", "q"), diagnostics)
+    slots: dict[tuple[int, str], exp.Expr] = {
+        (i, slot): exp.column(f"{slot}{i}")
+        for i in range(len(requests))
+        for slot in ("n", "s", "q")
+    }
+    moment_rows = _row(layout, "moments", "stats_moments", None, exp.column("users"), slots)
+    quantile_rows = None
+    if distributions:  # curve_sums.moments' stats_moments has their columns too
+        at_level, quantile_rows = _distribution_rows(layout, "stats_moments", distributions)
+        ctes.append(at_level)
+    return _result(layout, moment_rows, None, None, ctes, quantile_rows)
+
+
+def _value_moments(keys: list[exp.Expr], metrics: range, dialect: str) -> exp.Select:
+    """Per group: users, and per metric n{i}, s{i}, q{i}: the count, sum and sum of squares of
+    the per-user values."""
+    return nodes.grouped(
         exp.select(
             *(key.copy() for key in keys),
             exp.alias_(exp.func("COUNT", exp.Star()), "users"),
@@ -294,7 +287,75 @@ def compose_ci(
         ).from_("stats_values"),
         keys,
     )
-    ctes.append(nodes.cte("stats_moments", moments))
+
+
+def _bootstrap(
+    layout: Layout, keys: list[exp.Expr], metrics: range, resampling: Resampling
+) -> tuple[list[exp.CTE], exp.Select]:
+    """The bootstrap's CTEs over the per-user values and its rows ``replicates``."""
+    values = nodes.cte(
+        "stats_resampled_values",
+        exp.select(
+            *(key.copy() for key in keys),
+            exp.column("u"),
+            *(exp.alias_(exp.column(f"v{i}"), f"d{i}") for i in metrics),
+        ).from_("stats_values"),
+    )
+    ctes = [values]
+    ctes += replicates.resampled(
+        "stats_resampled_values", len(keys), len(metrics), resampling, False
+    )
+    replicate_rows = _row(
+        layout,
+        "replicates",
+        "stats_replicates",
+        exp.column("replicate"),
+        None,
+        {(i, "n"): exp.column(f"b{i}") for i in metrics},
+    )
+    return ctes, replicate_rows
+
+
+def _value_quantiles(
+    layout: Layout, keys: list[exp.Expr], distributions: Sequence[int]
+) -> tuple[list[exp.CTE], exp.Select]:
+    """The quantiles of the per-user values of ``distributions``' metrics: CTEs and rows."""
+    spread = exp.select(*(key.copy() for key in keys)).from_("stats_values")
+    for i in distributions:
+        spread.select(*spread_aggregates(i, exp.column(f"v{i}")), copy=False)
+    at_level, quantile_rows = _distribution_rows(layout, "stats_quantiles", distributions)
+    return [nodes.cte("stats_quantiles", nodes.grouped(spread, keys)), at_level], quantile_rows
+
+
+@gc_paused
+def compose_ci(
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    resampling: Resampling,
+    dialect: str = "duckdb",
+    diagnostics: bool = False,
+    score_floor: float | None = None,
+    distributions: Sequence[int] = (),
+) -> exp.Query:
+    """The query of ``evaluate(..., ci=...)``: rows ``moments`` (per group: users, and per
+    metric n (users with a value), s (their sum), q (their sum of squares)), with the
+    bootstrap rows ``replicates`` (per group and replicate: n = the replicate's mean), with
+    ``diagnostics`` evaluate's diagnostics rows, and with ``distributions`` (indexes of
+    requests, DuckDB) their rows ``quantiles`` (_distribution_rows)."""
+    if resampling.method == "t":
+        curve = _curve_ci(
+            requests, inputs, options, dialect, diagnostics, score_floor, distributions
+        )
+        if curve is not None:
+            return curve
+    ctes, groups, labels = _per_user_values(
+        requests, inputs, options, dialect, diagnostics, score_floor
+    )
+    layout = Layout(tuple(groups), len(labels), ("n", "s", "q"), diagnostics)
+    keys = nodes.keys(len(groups))
+    metrics = range(len(labels))
+    ctes.append(nodes.cte("stats_moments", _value_moments(keys, metrics, dialect)))
     moment_rows = _row(
         layout,
         "moments",
@@ -305,36 +366,92 @@ def compose_ci(
     )
     replicate_rows = None
     if resampling.method == "bootstrap":
-        ctes.append(
-            nodes.cte(
-                "stats_resampled_values",
-                exp.select(
-                    *(key.copy() for key in keys),
-                    exp.column("u"),
-                    *(exp.alias_(exp.column(f"v{i}"), f"d{i}") for i in metrics),
-                ).from_("stats_values"),
-            )
-        )
-        ctes += replicates.resampled(
-            "stats_resampled_values", len(groups), len(labels), resampling, False
-        )
-        replicate_rows = _row(
-            layout,
-            "replicates",
-            "stats_replicates",
-            exp.column("replicate"),
-            None,
-            {(i, "n"): exp.column(f"b{i}") for i in metrics},
-        )
+        bootstrap_ctes, replicate_rows = _bootstrap(layout, keys, metrics, resampling)
+        ctes += bootstrap_ctes
     quantile_rows = None
     if distributions:
-        spread = exp.select(*(key.copy() for key in keys)).from_("stats_values")
-        for i in distributions:
-            spread.select(*spread_aggregates(i, exp.column(f"v{i}")), copy=False)
-        ctes.append(nodes.cte("stats_quantiles", nodes.grouped(spread, keys)))
-        at_level, quantile_rows = _distribution_rows(layout, "stats_quantiles", distributions)
-        ctes.append(at_level)
+        quantile_ctes, quantile_rows = _value_quantiles(layout, keys, distributions)
+        ctes += quantile_ctes
     return _result(layout, moment_rows, replicate_rows, None, ctes, quantile_rows)
+
+
+def _as_text(node: exp.Expr) -> exp.Expr:
+    return exp.cast(node, "VARCHAR")
+
+
+def _present_where(value: str, other: str, i: int) -> exp.Expr:
+    """Side ``value``'s value of metric i where side ``other`` has one too, else NULL."""
+    return exp.alias_(
+        exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.not_(exp.column(f"v{i}", other).is_(exp.Null())),
+                    true=exp.column(f"v{i}", value),
+                )
+            ]
+        ),
+        f"{'x' if value == 'm' else 'y'}{i}",
+    )
+
+
+def _pairs(groups: int, metrics: range, model: int, baseline: str) -> exp.Select:
+    """Each model's users (m) joined with the baseline's (b) on the user and the other groups:
+    d{i} the difference, x{i} and y{i} the model's and baseline's values where both have one."""
+    model_key = f"g{model}"
+    named = exp.Literal.string(baseline)
+    on: list[exp.Expr] = [exp.column("u", "m").eq(exp.column("u", "b"))]
+    on += [
+        nodes.same(exp.column(f"g{i}", "m"), exp.column(f"g{i}", "b"))
+        for i in range(groups)
+        if i != model
+    ]
+    on.append(exp.EQ(this=_as_text(exp.column(model_key, "b")), expression=named.copy()))
+    return (
+        exp.select(
+            *(exp.alias_(exp.column(f"g{i}", "m"), f"g{i}") for i in range(groups)),
+            exp.alias_(exp.column("u", "m"), "u"),
+            *(
+                exp.alias_(
+                    exp.Sub(this=exp.column(f"v{i}", "m"), expression=exp.column(f"v{i}", "b")),
+                    f"d{i}",
+                )
+                for i in metrics
+            ),
+            *(_present_where("m", "b", i) for i in metrics),
+            *(_present_where("b", "m", i) for i in metrics),
+        )
+        .from_(exp.alias_(exp.to_table("stats_values"), "m"))
+        .join(exp.alias_(exp.to_table("stats_values"), "b"), on=exp.and_(*on))
+        .where(exp.not_(exp.EQ(this=_as_text(exp.column(model_key, "m")), expression=named)))
+    )
+
+
+def _summed(name: str) -> exp.Expr:
+    return exp.func("SUM", exp.column(name))
+
+
+def _pair_moments(keys: list[exp.Expr], metrics: range) -> exp.Select:
+    """Per group: paired users, and per metric n, s, q of the differences and x, y sums."""
+    return nodes.grouped(
+        exp.select(
+            *(key.copy() for key in keys),
+            exp.alias_(exp.func("COUNT", exp.Star()), "users"),
+            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"n{i}") for i in metrics),
+            *(exp.alias_(_summed(f"d{i}"), f"s{i}") for i in metrics),
+            *(
+                exp.alias_(
+                    exp.func(
+                        "SUM", exp.Mul(this=exp.column(f"d{i}"), expression=exp.column(f"d{i}"))
+                    ),
+                    f"q{i}",
+                )
+                for i in metrics
+            ),
+            *(exp.alias_(_summed(f"x{i}"), f"x{i}") for i in metrics),
+            *(exp.alias_(_summed(f"y{i}"), f"y{i}") for i in metrics),
+        ).from_("stats_pairs"),
+        keys,
+    )
 
 
 @gc_paused
@@ -363,95 +480,17 @@ def compose_compare(
     layout = Layout(tuple(groups), len(labels), ("n", "s", "q", "x", "y"), diagnostics)
     keys = nodes.keys(len(groups))
     metrics = range(len(labels))
-    model_key = f"g{model}"
-
-    def as_text(node: exp.Expr) -> exp.Expr:
-        return exp.cast(node, "VARCHAR")
-
-    named = exp.Literal.string(baseline)
-    on: list[exp.Expr] = [exp.column("u", "m").eq(exp.column("u", "b"))]
-    on += [
-        nodes.same(exp.column(f"g{i}", "m"), exp.column(f"g{i}", "b"))
-        for i in range(len(groups))
-        if i != model
-    ]
-    on.append(exp.EQ(this=as_text(exp.column(model_key, "b")), expression=named.copy()))
-    pairs = (
-        exp.select(
-            *(exp.alias_(exp.column(f"g{i}", "m"), f"g{i}") for i in range(len(groups))),
-            exp.alias_(exp.column("u", "m"), "u"),
-            *(
-                exp.alias_(
-                    exp.Sub(this=exp.column(f"v{i}", "m"), expression=exp.column(f"v{i}", "b")),
-                    f"d{i}",
-                )
-                for i in metrics
-            ),
-            *(
-                exp.alias_(
-                    exp.Case(
-                        ifs=[
-                            exp.If(
-                                this=exp.not_(exp.column(f"v{i}", "b").is_(exp.Null())),
-                                true=exp.column(f"v{i}", "m"),
-                            )
-                        ]
-                    ),
-                    f"x{i}",
-                )
-                for i in metrics
-            ),
-            *(
-                exp.alias_(
-                    exp.Case(
-                        ifs=[
-                            exp.If(
-                                this=exp.not_(exp.column(f"v{i}", "m").is_(exp.Null())),
-                                true=exp.column(f"v{i}", "b"),
-                            )
-                        ]
-                    ),
-                    f"y{i}",
-                )
-                for i in metrics
-            ),
-        )
-        .from_(exp.alias_(exp.to_table("stats_values"), "m"))
-        .join(exp.alias_(exp.to_table("stats_values"), "b"), on=exp.and_(*on))
-        .where(exp.not_(exp.EQ(this=as_text(exp.column(model_key, "m")), expression=named)))
-    )
-    ctes.append(nodes.cte("stats_pairs", pairs))
-
-    def summed(name: str) -> exp.Expr:
-        return exp.func("SUM", exp.column(name))
-
-    moments = nodes.grouped(
-        exp.select(
-            *(key.copy() for key in keys),
-            exp.alias_(exp.func("COUNT", exp.Star()), "users"),
-            *(exp.alias_(exp.func("COUNT", exp.column(f"d{i}")), f"n{i}") for i in metrics),
-            *(exp.alias_(summed(f"d{i}"), f"s{i}") for i in metrics),
-            *(
-                exp.alias_(
-                    exp.func(
-                        "SUM", exp.Mul(this=exp.column(f"d{i}"), expression=exp.column(f"d{i}"))
-                    ),
-                    f"q{i}",
-                )
-                for i in metrics
-            ),
-            *(exp.alias_(summed(f"x{i}"), f"x{i}") for i in metrics),
-            *(exp.alias_(summed(f"y{i}"), f"y{i}") for i in metrics),
-        ).from_("stats_pairs"),
-        keys,
-    )
+    ctes.append(nodes.cte("stats_pairs", _pairs(len(groups), metrics, model, baseline)))
     counted = nodes.grouped(
         exp.select(
             *(key.copy() for key in keys), exp.alias_(exp.func("COUNT", exp.Star()), "users")
         ).from_("stats_values"),
         keys,
     )
-    ctes += [nodes.cte("stats_moments", moments), nodes.cte("stats_counts", counted)]
+    ctes += [
+        nodes.cte("stats_moments", _pair_moments(keys, metrics)),
+        nodes.cte("stats_counts", counted),
+    ]
     ctes += replicates.resampled("stats_pairs", len(groups), len(labels), resampling, True)
     moment_rows = _row(
         layout,
