@@ -28,6 +28,9 @@ from sqlmetrics.stats.resampling import Resampling, has_interval
 if TYPE_CHECKING:
     import pandas as pd
 
+# per group, per metric, the replicates' values of one slot
+Replicates = dict[tuple[Any, ...], list[list[float]]]
+
 # against_stored's notes for a (group, metric) on one side only
 ONLY_TODAY = "not in the earlier run"
 ONLY_BEFORE = "not in this evaluation"
@@ -173,6 +176,21 @@ def _problem_notes(unknown: dict[str, list[str]], what: str) -> list[str]:
     return notes
 
 
+# compare's columns before p_holm and significant
+COMPARE_COLUMNS = (
+    "metric",
+    "baseline",
+    "value",
+    "difference",
+    "relative_difference",
+    "difference_lo",
+    "difference_hi",
+    "p_t",
+    "p_randomization",
+    "users",
+)
+
+
 def finish_compare(
     frame: pd.DataFrame,
     requests: Sequence[MetricRequest],
@@ -187,8 +205,10 @@ def finish_compare(
     and the notes to tell the user (users left out by the pairing)."""
     import pandas as pd
 
-    boot = replicate_values(frame, groups, len(requests), "n")
-    flips = replicate_values(frame, groups, len(requests), "s")
+    replicates = (
+        replicate_values(frame, groups, len(requests), "n"),
+        replicate_values(frame, groups, len(requests), "s"),
+    )
     counts = {
         group_key(row, groups): int(float_or_nan(row["users"]))
         for _, row in split(frame, "users").iterrows()
@@ -199,55 +219,17 @@ def finish_compare(
     unknown: dict[str, list[str]] = {}
     for _, row in split(frame, "moments").iterrows():
         key = group_key(row, groups)
-        paired = int(float_or_nan(row["users"]))
-        own = counts.get(key, 0)
-        base = next(
-            (n for k, n in counts.items() if _is_baseline(k, key, groups, model, baseline)),
-            None,
-        )
-        if base is not None and (paired < own or paired < base):
-            where = ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
-            notes.append(
-                f"{where}: compared on the {paired} users both it and {baseline} were evaluated "
-                f"on ({own} and {base} users)"
-            )
-        for i, request in enumerate(requests):
-            if has_interval(request):
-                differences = Moments(
-                    float_or_nan(row[f"m{i}_n"]),
-                    float_or_nan(row[f"m{i}_s"]),
-                    float_or_nan(row[f"m{i}_q"]),
-                )
-                _note_problem(unknown, differences, request.label, groups, key)
-                replicates = (boot.get(key, []), flips.get(key, []))
-                compared = _compared(row, i, differences, replicates, resampling)
-                rows.append({**{name: row[name] for name in groups}, "metric": request.label})
-                rows[-1].update(compared)
+        note = _pairing_note(key, int(float_or_nan(row["users"])), counts, groups, model, baseline)
+        if note is not None:
+            notes.append(note)
+        rows += _metric_rows(row, key, requests, groups, replicates, resampling, unknown)
     compared_keys = {group_key(row, groups) for row in rows}
     unpaired = _unpaired(counts, compared_keys, requests, groups, (model, baseline))
     rows += unpaired
     notes += _unpaired_notes(unpaired, groups, baseline)
-    result = pd.DataFrame(
-        rows,
-        columns=[
-            *groups,
-            "metric",
-            "baseline",
-            "value",
-            "difference",
-            "relative_difference",
-            "difference_lo",
-            "difference_hi",
-            "p_t",
-            "p_randomization",
-            "users",
-        ],
+    result = _with_decisions(
+        pd.DataFrame(rows, columns=[*groups, *COMPARE_COLUMNS]), resampling, test, alpha
     )
-    chosen = "p_t" if test == "t" else "p_randomization"
-    if test == "randomization":
-        _check_reachable(result[chosen], resampling.replicates, alpha)
-    result["p_holm"] = holm([float(p) for p in result[chosen]])
-    result["significant"] = [bool(p < alpha) for p in result["p_holm"]]
     order = [model, *others, "metric"]
     metric_order = {request.label: i for i, request in enumerate(requests)}
     result = result.sort_values(
@@ -257,6 +239,73 @@ def finish_compare(
         kind="stable",
     )
     return result.reset_index(drop=True), notes + _problem_notes(unknown, "no t-test")
+
+
+def _pairing_note(
+    key: tuple[Any, ...],
+    paired: int,
+    counts: dict[tuple[Any, ...], int],
+    groups: Sequence[str],
+    model: str,
+    baseline: str,
+) -> str | None:
+    """The note telling that a model was compared on fewer users than it or the baseline has,
+    or None when none was left out."""
+    own = counts.get(key, 0)
+    base = next(
+        (n for k, n in counts.items() if _is_baseline(k, key, groups, model, baseline)),
+        None,
+    )
+    if base is None or (paired >= own and paired >= base):
+        return None
+    where = ", ".join(f"{name}={value}" for name, value in zip(groups, key, strict=True))
+    return (
+        f"{where}: compared on the {paired} users both it and {baseline} were evaluated "
+        f"on ({own} and {base} users)"
+    )
+
+
+def _metric_rows(
+    row: Any,
+    key: tuple[Any, ...],
+    requests: Sequence[MetricRequest],
+    groups: Sequence[str],
+    replicates: tuple[Replicates, Replicates],
+    resampling: Resampling,
+    unknown: dict[str, list[str]],
+) -> list[dict[str, Any]]:
+    """compare's rows of one moments row: one per metric with an interval (``unknown``
+    collects where a variance is not finite)."""
+    boot, flips = replicates
+    rows: list[dict[str, Any]] = []
+    for i, request in enumerate(requests):
+        if not has_interval(request):
+            continue
+        differences = Moments(
+            float_or_nan(row[f"m{i}_n"]),
+            float_or_nan(row[f"m{i}_s"]),
+            float_or_nan(row[f"m{i}_q"]),
+        )
+        _note_problem(unknown, differences, request.label, groups, key)
+        compared = _compared(
+            row, i, differences, (boot.get(key, []), flips.get(key, [])), resampling
+        )
+        rows.append({**{name: row[name] for name in groups}, "metric": request.label})
+        rows[-1].update(compared)
+    return rows
+
+
+def _with_decisions(
+    result: pd.DataFrame, resampling: Resampling, test: str, alpha: float
+) -> pd.DataFrame:
+    """``result`` with p_holm (Holm's correction of the chosen test's p-values) and
+    significant."""
+    chosen = "p_t" if test == "t" else "p_randomization"
+    if test == "randomization":
+        _check_reachable(result[chosen], resampling.replicates, alpha)
+    result["p_holm"] = holm([float(p) for p in result[chosen]])
+    result["significant"] = [bool(p < alpha) for p in result["p_holm"]]
+    return result
 
 
 def _compared(
