@@ -151,27 +151,8 @@ def resolve_inputs(
     user = _column(recommendations, str(names["user"]), "user")
     item = _column(recommendations, str(names["item"]), "item")
     for role, column in (("user", user), ("item", item)):
-        counterpart = _column(interactions, column.name, role)
-        rec_kind = recommendations.columns[column.name]
-        truth_kind = interactions.columns[counterpart.name]
-        for role_of, kind in (("recommendations", rec_kind), ("interactions", truth_kind)):
-            _check_id(f"{role_of}.{column.name}", role, kind)
-        if not _same_family(rec_kind, truth_kind):
-            raise SqlmetricsError(
-                f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
-                f"{_cast_hint(rec_kind, truth_kind)}"
-            )
-    rank = score = None
-    if names["rank"] is not None or (
-        "score" not in given
-        and names["score"] not in recommendations.columns
-        and "rank" in recommendations.columns
-    ):
-        rank = _column(recommendations, str(names["rank"] or "rank"), "rank")
-        _check_numeric(recommendations, rank, "rank")
-    else:
-        score = _column(recommendations, str(names["score"]), "score")
-        _check_numeric(recommendations, score, "score")
+        _check_id_pair(recommendations, interactions, role, column)
+    rank, score = _order_column(recommendations, names, given)
     relevance = None
     if names["relevance"] is not None and (
         "relevance" in given or names["relevance"] in interactions.columns
@@ -182,51 +163,13 @@ def resolve_inputs(
     if rating and names["rating"] is not None:
         rated = _column(interactions, str(names["rating"]), "rating")
         _check_numeric(interactions, rated, "rating")
-    groups = []
-    for name in group_by:
-        if name not in recommendations.columns:
-            raise SqlmetricsError(
-                f"group_by column {name!r} is not in recommendations."
-                f"{_suggest(name, list(recommendations.columns))} "
-                f"Its columns: {', '.join(recommendations.columns)}"
-            )
-        if name in ("users",):
-            raise SqlmetricsError(
-                f"group_by column {name!r} clashes with the output column 'users'"
-            )
-        if name in interactions.columns:
-            rec_kind, truth_kind = recommendations.columns[name], interactions.columns[name]
-            if not _same_family(rec_kind, truth_kind):
-                raise SqlmetricsError(
-                    f"group_by column {name!r} is {rec_kind} in recommendations but "
-                    f"{truth_kind} in interactions; {_cast_hint(rec_kind, truth_kind)}"
-                )
-        groups.append(
-            Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
-        )
-    for role, column in (("user", user), ("item", item)):
-        if history is not None:
-            counterpart = _column(history, column.name, role)
-            if not _same_family(
-                history.columns[counterpart.name], recommendations.columns[column.name]
-            ):
-                raise SqlmetricsError(
-                    f"{column.name} is {recommendations.columns[column.name]} in recommendations "
-                    f"but {history.columns[counterpart.name]} in history; cast one so both have "
-                    "the same type"
-                )
+    groups = [_group(recommendations, interactions, name) for name in group_by]
+    if history is not None:
+        for role, column in (("user", user), ("item", item)):
+            _check_history_id(recommendations, history, role, column)
     category = None
     if items is not None:
-        counterpart = _column(items, item.name, "item")
-        if not _same_family(items.columns[counterpart.name], recommendations.columns[item.name]):
-            raise SqlmetricsError(
-                f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
-                f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
-            )
-        if names["category"] is not None and (
-            "category" in given or names["category"] in items.columns
-        ):
-            category = _column(items, str(names["category"]), "category")
+        category = _item_category(recommendations, items, item, names, given)
     return Inputs(
         recommendations=recommendations.relation,
         interactions=interactions.relation,
@@ -241,6 +184,95 @@ def resolve_inputs(
         groups=tuple(groups),
         rating=rated,
     )
+
+
+def _check_id_pair(
+    recommendations: Source, interactions: Source, role: str, column: exp.Identifier
+) -> None:
+    """The user or item column is in the interactions too, an id on both sides, of one family."""
+    counterpart = _column(interactions, column.name, role)
+    rec_kind = recommendations.columns[column.name]
+    truth_kind = interactions.columns[counterpart.name]
+    for role_of, kind in (("recommendations", rec_kind), ("interactions", truth_kind)):
+        _check_id(f"{role_of}.{column.name}", role, kind)
+    if not _same_family(rec_kind, truth_kind):
+        raise SqlmetricsError(
+            f"{column.name} is {rec_kind} in recommendations but {truth_kind} in interactions; "
+            f"{_cast_hint(rec_kind, truth_kind)}"
+        )
+
+
+def _order_column(
+    recommendations: Source, names: Mapping[str, str | None], given: Mapping[str, str | None]
+) -> tuple[exp.Identifier | None, exp.Identifier | None]:
+    """The rank column (when named, or when there is no score column but a ``rank``) or else
+    the score column, checked numeric: (rank, score), one of them None."""
+    if names["rank"] is not None or (
+        "score" not in given
+        and names["score"] not in recommendations.columns
+        and "rank" in recommendations.columns
+    ):
+        rank = _column(recommendations, str(names["rank"] or "rank"), "rank")
+        _check_numeric(recommendations, rank, "rank")
+        return rank, None
+    score = _column(recommendations, str(names["score"]), "score")
+    _check_numeric(recommendations, score, "score")
+    return None, score
+
+
+def _group(recommendations: Source, interactions: Source, name: str) -> Group:
+    """A group_by column, checked: in the recommendations, not named like an output column,
+    and of the same family in the interactions when they have it."""
+    if name not in recommendations.columns:
+        raise SqlmetricsError(
+            f"group_by column {name!r} is not in recommendations."
+            f"{_suggest(name, list(recommendations.columns))} "
+            f"Its columns: {', '.join(recommendations.columns)}"
+        )
+    if name in ("users",):
+        raise SqlmetricsError(f"group_by column {name!r} clashes with the output column 'users'")
+    if name in interactions.columns:
+        rec_kind, truth_kind = recommendations.columns[name], interactions.columns[name]
+        if not _same_family(rec_kind, truth_kind):
+            raise SqlmetricsError(
+                f"group_by column {name!r} is {rec_kind} in recommendations but "
+                f"{truth_kind} in interactions; {_cast_hint(rec_kind, truth_kind)}"
+            )
+    return Group(name, exp.to_identifier(name, quoted=True), name in interactions.columns)
+
+
+def _check_history_id(
+    recommendations: Source, history: Source, role: str, column: exp.Identifier
+) -> None:
+    """The user or item column is in the history too, of the same family."""
+    counterpart = _column(history, column.name, role)
+    if not _same_family(history.columns[counterpart.name], recommendations.columns[column.name]):
+        raise SqlmetricsError(
+            f"{column.name} is {recommendations.columns[column.name]} in recommendations "
+            f"but {history.columns[counterpart.name]} in history; cast one so both have "
+            "the same type"
+        )
+
+
+def _item_category(
+    recommendations: Source,
+    items: Source,
+    item: exp.Identifier,
+    names: Mapping[str, str | None],
+    given: Mapping[str, str | None],
+) -> exp.Identifier | None:
+    """Checks the items table's item column; its category column, when named or present."""
+    counterpart = _column(items, item.name, "item")
+    if not _same_family(items.columns[counterpart.name], recommendations.columns[item.name]):
+        raise SqlmetricsError(
+            f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
+            f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
+        )
+    if names["category"] is not None and (
+        "category" in given or names["category"] in items.columns
+    ):
+        return _column(items, str(names["category"]), "category")
+    return None
 
 
 def _example(
