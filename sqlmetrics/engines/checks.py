@@ -302,12 +302,25 @@ def refuse_bad_rows(
     """Raises on the first kind of bad row the query counted, saying where and what to do;
     ``ranks`` is how the rank column is read (Options.ranks)."""
     total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
-    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    _refuse_null_recommendation_ids(engine, inputs, total)
+    _refuse_bad_order(engine, inputs, total, ranks)
+    _refuse_bad_interactions(engine, inputs, total)
+    _refuse_out_of_range(engine, inputs, total, requests)
+    if not total["users_with_recommendations"]:
+        raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
+    if not total["users_in_interactions"]:
+        raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
+
+
+def _recommendation_columns(inputs: Inputs) -> tuple[exp.Identifier | None, ...]:
+    """The columns of a recommendations row shown in a message: user, item and its order."""
     order = inputs.rank if inputs.rank is not None else inputs.score
-    ordering = "rank" if inputs.rank is not None else "score"
-    recs, truth = inputs.recommendations, inputs.interactions
-    rec_columns = (inputs.user, inputs.item, order)
-    truth_columns = (inputs.user, inputs.item, inputs.relevance)
+    return (inputs.user, inputs.item, order)
+
+
+def _refuse_null_recommendation_ids(engine: Engine, inputs: Inputs, total: dict[str, int]) -> None:
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    recs, rec_columns = inputs.recommendations, _recommendation_columns(inputs)
     if total["bad_recommendation_user_ids"]:
         raise SqlmetricsError(
             f"recommendations: {total['bad_recommendation_user_ids']} row(s) have a NULL "
@@ -320,11 +333,19 @@ def refuse_bad_rows(
             f"{inputs.item.name}"
             f"{_example(engine, recs, rec_columns, item.is_(exp.Null()))}; drop them"
         )
+
+
+def _refuse_bad_order(engine: Engine, inputs: Inputs, total: dict[str, int], ranks: str) -> None:
+    """NaN scores or ranks, and rank lists that the ``ranks`` reading cannot take."""
+    order = inputs.rank if inputs.rank is not None else inputs.score
+    ordering = "rank" if inputs.rank is not None else "score"
+    rec_columns = _recommendation_columns(inputs)
     if total["bad_scores"] and order is not None:
         nan = engine.is_nan(exp.column(order))
         raise SqlmetricsError(
             f"recommendations.{order.name} (the {ordering} column) is NaN in "
-            f"{total['bad_scores']} row(s){_example(engine, recs, rec_columns, nan)}; NaN "
+            f"{total['bad_scores']} row(s)"
+            f"{_example(engine, inputs.recommendations, rec_columns, nan)}; NaN "
             "has no place in an order: use NULL (ranked last) or a number"
         )
     if total["bad_rank_lists"] and inputs.rank is not None and ranks == "literal":
@@ -341,6 +362,13 @@ def refuse_bad_rows(
             'renumber them, read them as positions with ranks="literal" (CLI: --ranks '
             "literal), or leave the rank column out to rank by score"
         )
+
+
+def _refuse_bad_interactions(engine: Engine, inputs: Inputs, total: dict[str, int]) -> None:
+    """NULL ids, and relevance that is NULL, negative, NaN or infinite."""
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    truth = inputs.interactions
+    truth_columns = (inputs.user, inputs.item, inputs.relevance)
     if total["bad_interaction_user_ids"]:
         raise SqlmetricsError(
             f"interactions: {total['bad_interaction_user_ids']} row(s) have a NULL "
@@ -369,10 +397,20 @@ def refuse_bad_rows(
             "infAP reads it as a document of the pool left unjudged; with infap asked every "
             "other metric leaves such rows out)"
         )
+
+
+def _refuse_out_of_range(
+    engine: Engine, inputs: Inputs, total: dict[str, int], requests: Sequence[MetricRequest]
+) -> None:
+    """Values some requested metrics cannot read: grades too high for an exponential gain,
+    scores outside [0, 1] for logloss."""
+    truth_columns = (inputs.user, inputs.item, inputs.relevance)
     exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
         relevance = exp.column(inputs.relevance)
-        example = _example(engine, truth, truth_columns, relevance > EXPONENTIAL_GAIN_BOUND)
+        example = _example(
+            engine, inputs.interactions, truth_columns, relevance > EXPONENTIAL_GAIN_BOUND
+        )
         raise SqlmetricsError(
             f"interactions.{inputs.relevance.name} (the relevance column) is above "
             f"{EXPONENTIAL_GAIN_BOUND} in {total['relevance_over_1000']} row(s){example}; "
@@ -382,16 +420,17 @@ def refuse_bad_rows(
     logloss = [r.label for r in requests if r.metric.name == "logloss"]
     if total["scores_outside_0_1"] and logloss and inputs.score is not None:
         score = exp.column(inputs.score)
-        example = _example(engine, recs, rec_columns, exp.or_(score < 0, score > 1))
+        example = _example(
+            engine,
+            inputs.recommendations,
+            _recommendation_columns(inputs),
+            exp.or_(score < 0, score > 1),
+        )
         raise SqlmetricsError(
             f"recommendations.{inputs.score.name} (the score column) is outside [0, 1] in "
             f"{total['scores_outside_0_1']} row(s){example}; {', '.join(logloss)} reads scores "
             "as probabilities: calibrate them (e.g. a sigmoid) or leave logloss out"
         )
-    if not total["users_with_recommendations"]:
-        raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
-    if not total["users_in_interactions"]:
-        raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
 
 
 def _not_finite(column: exp.Expr) -> exp.Expr:
