@@ -13,7 +13,7 @@ failure to a minimal case.
   rows changes nothing; adding users with a list but nothing relevant changes no summary number.
 
 Examples per property: ``SQLMETRICS_HYPOTHESIS_EXAMPLES`` (default 30, a quick run for
-developers; .ci/run sets 2,000) for the family properties; the invariants take
+developers; .ci/run sets 1,000) for the family properties; the invariants take
 ``SQLMETRICS_HYPOTHESIS_INVARIANT_EXAMPLES`` (default: the same, at most 200). Examples are
 derandomized, so every run draws the same ones.
 """
