@@ -1,8 +1,8 @@
 -- Counts reported beside the metrics (evaluate runs them in the same query), and the counts of
 -- bad rows it refuses. Lengths, NULL scores, NULL items and NaN scores count whole lists
 -- (list_counts.sql). Repeated items count where the metrics read, the first $max_k positions
--- (repeated; plan.repeats_depth says when), or anywhere in the list (list_counts.sql's, when
--- the composer drops repeated: checks="full", metrics reading whole lists). Tied scores count where they can change a number: a tie group
+-- (ranked_counts; plan.repeats_depth says when), or anywhere in the list (list_counts.sql's,
+-- when the composer drops ranked_counts' count: checks="full", metrics reading whole lists). Tied scores count where they can change a number: a tie group
 -- (a list's items with one score) holding the positions k and k + 1 of a requested cutoff k,
 -- counted once however many cutoffs it straddles ($cutoffs; with no cutoff, every tie group of
 -- the list). With a rank column, "scores" are the ranks.
@@ -21,29 +21,25 @@ WITH counted AS (
   FROM list_counts
 ),
 
-tied AS (
+-- One pass over ranked's rows for both counts ranked gives, so that an engine inlining a CTE at
+-- each reference (Spark) ranks the lists once for them: the tie groups straddling a requested
+-- cutoff, and the rows repeating an item found earlier among the first $max_k of the list.
+ranked_counts AS (
   SELECT
     user_id,
-    COUNT(DISTINCT score) AS tie_groups
+    COUNT(DISTINCT CASE WHEN score = next_score AND pos IN ($cutoffs) THEN score END)
+      AS tie_groups,
+    COUNT(CASE WHEN pos <= $max_k THEN item_id END)
+      - COUNT(DISTINCT CASE WHEN pos <= $max_k THEN item_id END) AS duplicate_rows
   FROM (
     SELECT
       user_id,
+      item_id,
       pos,
       score,
       LEAD(score) OVER (PARTITION BY user_id ORDER BY pos) AS next_score
     FROM ranked
   ) AS neighbours
-  WHERE score = next_score AND pos IN ($cutoffs)
-  GROUP BY user_id
-),
-
--- the rows repeating an item found earlier among the first $max_k of the list
-repeated AS (
-  SELECT
-    user_id,
-    COUNT(item_id) - COUNT(DISTINCT item_id) AS duplicate_rows
-  FROM ranked
-  WHERE pos <= $max_k
   GROUP BY user_id
 ),
 
@@ -62,16 +58,15 @@ listed AS (
     counted.user_id,
     counted.list_length,
     counted.null_scores,
-    COALESCE(repeated.duplicate_rows, 0) AS duplicate_rows,
+    COALESCE(ranked_counts.duplicate_rows, 0) AS duplicate_rows,
     counted.null_items,
     counted.nan_scores,
     counted.broken_ranks,
     counted.outside_unit_scores,
-    COALESCE(tied.tie_groups, 0) AS tie_groups,
+    COALESCE(ranked_counts.tie_groups, 0) AS tie_groups,
     COALESCE(single_class.skipped, 0) AS single_class
   FROM counted
-  LEFT JOIN tied ON counted.user_id = tied.user_id
-  LEFT JOIN repeated ON counted.user_id = repeated.user_id
+  LEFT JOIN ranked_counts ON counted.user_id = ranked_counts.user_id
   LEFT JOIN single_class ON counted.user_id = single_class.user_id
 ),
 

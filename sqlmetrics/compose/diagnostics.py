@@ -57,10 +57,12 @@ def diagnostics_stages(
     repeats: str = "lists",
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
-    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
-    without a cutoff, its ``tied`` CTE. ``repeats``: where the repeated items are counted:
-    "ranked", among ranked's first positions (its ``repeated`` CTE); "lists", list_counts' (over
-    whole lists, or DuckDB's lists' own count); "none", nowhere (0)."""
+    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0.
+    ``ranked_counts`` counts, in one pass over ranked's rows, the tie groups (0 without a
+    cutoff) and the repeated items. ``repeats``: where those are counted: "ranked", among
+    ranked's first positions (ranked_counts); "lists", list_counts' (over whole lists, or
+    DuckDB's lists' own count); "none", nowhere (0). Without either count ranked_counts is
+    dropped."""
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
@@ -68,19 +70,17 @@ def diagnostics_stages(
         counted = _cte(query, "counted")
         kept = [p for p in counted.expressions if p.alias_or_name != "duplicate_rows"]
         counted.set("expressions", kept)
-    if repeats != "ranked":
-        _without_cte(query, "repeated", "duplicate_rows")
     if repeats == "lists":
-        for projection in _cte(query, "listed").expressions:
-            if projection.alias_or_name == "duplicate_rows":
-                projection.set("this", exp.column("duplicate_rows", "counted"))
+        _without_count(query, "duplicate_rows", exp.column("duplicate_rows", "counted"))
+    elif repeats == "none":
+        _without_count(query, "duplicate_rows", exp.Literal.number(0))
     cutoffs = requested_cutoffs(requests)
     if cutoffs:
         for placeholder in list(query.find_all(exp.Placeholder)):
             if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
                 placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
     else:  # no cutoff for a tie group to straddle
-        _without_cte(query, "tied", "tie_groups")
+        _without_count(query, "tie_groups", exp.Literal.number(0))
     max_k = max(cutoffs, default=None)
     query = bind_placeholders(
         query,
@@ -100,6 +100,25 @@ def diagnostics_stages(
 def _cte(query: exp.Select, name: str) -> exp.Select:
     found = next(cte.this for cte in query.args["with_"].expressions if cte.alias == name)
     return cast(exp.Select, found)
+
+
+def _without_count(query: exp.Select, count: str, instead: exp.Expr) -> None:
+    """diagnostics.sql without ranked_counts' ``count``: listed reads ``instead``; the CTE
+    goes when it has no count left, and the item ids when no count reads them."""
+    ranked_counts = _cte(query, "ranked_counts")
+    kept = [p for p in ranked_counts.expressions if p.alias_or_name != count]
+    ranked_counts.set("expressions", kept)
+    for projection in _cte(query, "listed").expressions:
+        if projection.alias_or_name == count:
+            projection.set("this", instead.copy())
+    if len(kept) == 1:  # user_id alone
+        _without_cte(query, "ranked_counts", count)
+        return
+    neighbours = ranked_counts.args["from_"].this.this
+    if not any(c.name == "item_id" for p in kept for c in p.find_all(exp.Column)):
+        neighbours.set(
+            "expressions", [p for p in neighbours.expressions if p.alias_or_name != "item_id"]
+        )
 
 
 def _without_cte(query: exp.Select, name: str, count: str) -> None:

@@ -105,11 +105,12 @@ def judged_at_hit_rows_only(requests: Sequence[MetricRequest]) -> bool:
 def diagnose_lists(
     diagnosis: list[tuple[str, exp.Expr]], listed: exp.Select
 ) -> list[tuple[str, exp.Expr]]:
-    """diagnostics.sql's CTEs with tied taken per list of top_lists.sql (``listed``:
-    listed_top_k.sql) and interacted per user of truth_lists.sql, instead of group-bys over
-    ranked's rows and the interactions."""
+    """diagnostics.sql's CTEs with ranked_counts' tie groups (its one count: the lists count
+    their own repeats) taken per list of top_lists.sql (``listed``: listed_top_k.sql) and
+    interacted per user of truth_lists.sql, instead of group-bys over ranked's rows and the
+    interactions."""
     ctes = dict(diagnosis)
-    ctes["tied"] = (
+    ctes["ranked_counts"] = (
         exp.select("user_id", "tie_groups")
         .from_(exp.alias_(exp.paren(listed), "listed"))
         .where(exp.column("tie_groups") > 0)
@@ -300,11 +301,11 @@ def place_hits(judged: exp.Select, placed: exp.Select) -> None:
 
 
 def next_score_in_ranked(ranked: exp.Select, diagnosis: list[tuple[str, exp.Expr]]) -> None:
-    """diagnostics.sql's ``tied`` reading each row's next score from ranked's own window
-    (``next_score``: a LEAD with the partition and order of its ROW_NUMBER, which shares its
-    sort) instead of a LEAD over ranked's rows, a second sort of every row when whole lists
+    """diagnostics.sql's ``ranked_counts`` reading each row's next score from ranked's own
+    window (``next_score``: a LEAD with the partition and order of its ROW_NUMBER, which shares
+    its sort) instead of a LEAD over ranked's rows, a second sort of every row when whole lists
     are ranked. Nothing changes where ranked has no such window (a rank column, top-k lists)."""
-    tied = dict(diagnosis).get("tied")
+    tied = dict(diagnosis).get("ranked_counts")
     numbered = next(
         (
             window
@@ -320,7 +321,7 @@ def next_score_in_ranked(ranked: exp.Select, diagnosis: list[tuple[str, exp.Expr
         return
     lead = next((w for w in tied.find_all(exp.Window) if isinstance(w.this, exp.Lead)), None)
     if lead is None:
-        raise ValueError("diagnostics.sql: tied reads the next score with a LEAD")
+        raise ValueError("diagnostics.sql: ranked_counts reads the next score with a LEAD")
     shared = numbered.copy()
     shared.set("this", lead.this.copy())
     ranked.select(exp.alias_(shared, "next_score"), copy=False)
