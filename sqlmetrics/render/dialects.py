@@ -28,6 +28,11 @@ into a form that means the same everywhere:
   bytes or code points (the same order for UTF-8) by default.
 - ``MAX(x) AS x ... HAVING MAX(x) > 0`` reads the inner ``x`` as the alias in Spark and
   ClickHouse: such a column is qualified with its table.
+- Spark shuffles the interactions once, by user (``DISTRIBUTE BY``): truth's grouping by
+  (user, item), its windows and the diagnostics' counts by user all read that partitioning;
+  a full outer join on user_id and item_id joins on user_id alone, the item's equality a
+  condition Spark cannot take as a key (``(a = b) IS TRUE``), so that the sides partitioned by
+  user are joined as they are.
 - A CTE named like one of the user's tables is renamed (SQLite calls it a circular
   reference, MariaDB crashes).
 - ClickHouse names an unaliased ``t.col`` projection ``t.col``, fills the unmatched side of an
@@ -64,6 +69,8 @@ from sqlmetrics.render.rules import (
     null_order,
     qualify,
     reserved,
+    spark_interactions,
+    spark_join_keys,
     text_order,
     values,
 )
@@ -124,10 +131,12 @@ Rule = Callable[[exp.Expr, Dialect], exp.Expr]
 # The rewrites of render/rules/, in the order they run: each takes the tree and the target
 # dialect and returns the tree (most rewrite it in place).
 RULES: tuple[Rule, ...] = (
+    spark_interactions.distribute_interactions,  # before the composer's names may change
     cte_names.distinct_cte_names,
     qualify.qualify_clause,
     full_join.full_outer_join,
     distinct.distinct_per_user,
+    spark_join_keys.user_join_keys,
     functions.functions,
     null_order.null_order,
     values.values_tables,

@@ -10,6 +10,8 @@ WITH input_recommendations AS (
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
+  DISTRIBUTE BY
+    interactions.user_id
 ), list_counts AS (
   SELECT
     user_id AS user_id,
@@ -61,7 +63,9 @@ WITH input_recommendations AS (
     truth.n_relevant AS n_relevant
   FROM ranked
   FULL OUTER JOIN truth
-    ON ranked.user_id = truth.user_id AND ranked.item_id = truth.item_id
+    ON ranked.user_id = truth.user_id AND (
+      ranked.item_id = truth.item_id
+    ) IS TRUE
   WHERE
     NOT truth.user_id IS NULL OR ranked.pos = 1
 ), judged AS (

@@ -22,6 +22,8 @@ WITH input_recommendations AS (
       THEN 1
       ELSE 0
     END = 0
+  DISTRIBUTE BY
+    interactions.user_id
 ), ranked AS (
   SELECT
     user_id AS user_id,
@@ -79,7 +81,10 @@ WITH input_recommendations AS (
           input_pool.relevance AS relevance
         FROM ranked
         FULL OUTER JOIN input_pool
-          ON ranked.user_id = input_pool.user_id AND ranked.item_id = input_pool.item_id
+          ON ranked.user_id = input_pool.user_id
+          AND (
+            ranked.item_id = input_pool.item_id
+          ) IS TRUE
       ) AS listed_or_pooled
       GROUP BY
         user_id,

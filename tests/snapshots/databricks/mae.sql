@@ -11,6 +11,8 @@ WITH input_recommendations AS (
     interactions.relevance AS relevance,
     interactions.rating AS rating
   FROM interactions AS interactions
+  DISTRIBUTE BY
+    interactions.user_id
 ), rated AS (
   SELECT
     user_id AS user_id,

@@ -10,6 +10,8 @@ WITH input_recommendations AS (
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
+  DISTRIBUTE BY
+    interactions.user_id
 ), ranked AS (
   SELECT
     user_id AS user_id,
@@ -48,7 +50,9 @@ WITH input_recommendations AS (
         FROM ranked
         FULL OUTER JOIN input_interactions
           ON ranked.user_id = input_interactions.user_id
-          AND ranked.item_id = input_interactions.item_id
+          AND (
+            ranked.item_id = input_interactions.item_id
+          ) IS TRUE
       ) AS listed_or_judged
       GROUP BY
         user_id,

@@ -10,6 +10,8 @@ WITH input_recommendations AS (
     interactions.item_id AS item_id,
     interactions.relevance AS relevance
   FROM interactions AS interactions
+  DISTRIBUTE BY
+    interactions.user_id
 ), truth AS (
   SELECT
     user_id AS user_id,
