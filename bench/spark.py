@@ -76,6 +76,7 @@ EVERY_K = [f"{m}@{k}" for m in ("ndcg", "map_min", "mrr", "precision", "recall",
            for k in range(1, 101)]  # fmt: skip
 TOOLS = (
     "sqlmetrics7",
+    "bare7",
     "sqlmetrics4_profile",
     "ranking_evaluator",
     "recommenders",
@@ -83,9 +84,10 @@ TOOLS = (
     "top_k_window",
     "hit_positions",
 )
-DEFAULT_TOOLS = TOOLS[:3]
+DEFAULT_TOOLS = ("sqlmetrics7", "sqlmetrics4_profile", "ranking_evaluator")
 LABELS = {
     "sqlmetrics7": "sqlmetrics, 7 metrics",
+    "bare7": "to_sql's query alone, 7",
     "sqlmetrics4_profile": "sqlmetrics, 4 (profile=spark)",
     "ranking_evaluator": "RankingEvaluator, 4",
     "recommenders": "MS Recommenders Spark, 4",
@@ -225,6 +227,18 @@ def run_sqlmetrics_every_k(spark: Any, recs: str, truth: str) -> dict[str, float
     return {name: float(frame.iloc[0][name]) for name in SEVEN}
 
 
+def run_bare(spark: Any, recs: str, truth: str) -> dict[str, float]:
+    """The bare query of ``to_sql`` for the seven metrics (no checks, no diagnostics) on
+    temporary views of the two files: what the metrics alone cost."""
+    import sqlmetrics
+
+    sql = sqlmetrics.to_sql(SEVEN, "recs", "truth", dialect="spark", columns={"relevance": None})
+    spark.read.parquet(recs).createOrReplaceTempView("recs")
+    spark.read.parquet(truth).createOrReplaceTempView("truth")
+    row = spark.sql(sql).collect()[0].asDict()
+    return {str(c): float(v) for c, v in row.items() if "@" in str(c)}
+
+
 def run_ranking_plan(spark: Any, recs: str, truth: str, sql: str) -> dict[str, float]:
     spark.read.parquet(recs).createOrReplaceTempView("recs")
     spark.read.parquet(truth).createOrReplaceTempView("truth")
@@ -341,7 +355,12 @@ def plan(spark: Any, recs: str, truth: str, label: str) -> dict[str, Any]:
 
     def catching(self: Any, text: str) -> Any:
         caught.setdefault("sql", text)
-        caught.setdefault("plan", _explain(self.spark.sql(text)))
+        # planned under the settings the engine runs its query with
+        settings = self._set(spark_engine._QUERY_SETTINGS)
+        try:
+            caught.setdefault("plan", _explain(self.spark.sql(text)))
+        finally:
+            self._set(settings)
         return fetch(self, text)
 
     spark_engine.SparkEngine.fetch = catching  # type: ignore[method-assign]
@@ -592,6 +611,9 @@ def agreement(
         for name, value in runs["sqlmetrics4_profile"][0]["values"].items():
             column = PROFILE_NAMES.get(name, name)
             check(f"{name} (profile=spark) vs {column} (7-metric call)", value, seven[column])
+    if runs.get("bare7"):
+        for name, value in runs["bare7"][0]["values"].items():
+            check(f"{name}: to_sql's query vs the 7-metric call", value, seven[name])
     if runs.get("sqlmetrics7_every_k"):
         for name, value in runs["sqlmetrics7_every_k"][0]["values"].items():
             check(f"{name}: every k vs the 7-metric call", value, seven[name])
@@ -683,6 +705,7 @@ def main(argv: list[str] | None = None) -> int:
     works = {
         "sqlmetrics7": lambda r, t: run_sqlmetrics(spark, r, t, profile=False),
         "sqlmetrics4_profile": lambda r, t: run_sqlmetrics(spark, r, t, profile=True),
+        "bare7": lambda r, t: run_bare(spark, r, t),
         "ranking_evaluator": lambda r, t: run_ranking_evaluator(spark, r, t),
         "recommenders": lambda r, t: run_recommenders(spark, r, t),
         "sqlmetrics7_every_k": lambda r, t: run_sqlmetrics_every_k(spark, r, t),
@@ -753,9 +776,18 @@ def main(argv: list[str] | None = None) -> int:
             )
         for tool in tools:
             s = summary[tool]
+            versus = ""
+            if "ranking_evaluator" in summary and tool != "ranking_evaluator":
+                theirs = summary["ranking_evaluator"]
+                s["ratio_ranking_evaluator_wall"] = theirs["median_wall_s"] / s["median_wall_s"]
+                s["ratio_ranking_evaluator_cpu"] = theirs["median_cpu_s"] / s["median_cpu_s"]
+                versus = (
+                    f"  RankingEvaluator / this {s['ratio_ranking_evaluator_wall']:.2f}x wall, "
+                    f"{s['ratio_ranking_evaluator_cpu']:.2f}x CPU"
+                )
             print(
                 f"{label} median {LABELS[tool]:<30} {s['median_wall_s']:7.2f} s "
-                f"(min {s['min_wall_s']:.2f})  CPU {s['median_cpu_s']:6.1f} s"
+                f"(min {s['min_wall_s']:.2f})  CPU {s['median_cpu_s']:6.1f} s{versus}"
             )
         result: dict[str, Any] = {
             "rows": rows,
