@@ -435,7 +435,9 @@ def _refused(bound: Bound, diagnostics: pd.DataFrame) -> pd.DataFrame:
 def _refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None) -> None:
     """The message refusing ``rows`` repeated recommendations, with an example, found among
     the first ``depth`` positions of each list (or anywhere)."""
-    example = duplicate_example(engine, inputs, depth)
+    # an example among the first positions as ranked by score and item id (the tie policy
+    # may order a tie otherwise: then one from anywhere)
+    example = duplicate_example(engine, inputs, depth) or duplicate_example(engine, inputs)
     where = "" if depth is None else f" among the first {depth} positions of their lists"
     shown = f"{example[:2]} appears {example[2]} times" if example else "?"
     raise SqlmetricsError(
