@@ -24,9 +24,8 @@ from sqlglot import exp
 
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.database import local_database
+from sqlmetrics.io.trec_lines import QRELS_LAYOUT, RUN_LAYOUT
 from sqlmetrics.io.trec_reader import (
-    QRELS_LAYOUT,
-    RUN_LAYOUT,
     TrecFile,
     load,
     looks_like,
