@@ -33,7 +33,7 @@ from sqlmetrics.io.trec_reader import (
     read_run,
     relation,
 )
-from sqlmetrics.trec_measures import MEASURES, MIN_GEO_MEAN, expand_measures, recipe
+from sqlmetrics.trec_measures import MEASURES, MIN_GEO_MEAN, Recipe, expand_measures, recipe
 
 if TYPE_CHECKING:
     import duckdb
@@ -155,14 +155,7 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
         label: recipe(name, label, setting.num_docs) or ((label,), _first) for name, label in wanted
     }
     values: dict[str, dict[str, float]] = {}
-    # The graded measures read every positive rel (threshold 0); the others rel >= level: one
-    # evaluate (one query) per threshold, so one for the whole report at -l 1.
-    by_threshold: dict[float, list[str]] = {}
-    for name, label in wanted:
-        if name not in SPECIAL:
-            threshold = 0.0 if MEASURES[name].graded else setting.level - 1.0
-            by_threshold.setdefault(threshold, []).extend(recipes[label][0])
-    for threshold, labels in by_threshold.items():
+    for threshold, labels in _by_threshold(setting, wanted, recipes).items():
         if "set_F" in labels:  # recomputed below from its counts, in trec_eval's arithmetic
             labels += SET_F_COUNTS
         values |= setting.per_query(list(dict.fromkeys(labels)), threshold)
@@ -176,15 +169,37 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
                 qid: combine([values[request].get(qid, 0.0) for request in requests])
                 for qid in queries
             }
-    guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
-    if guarded and setting.level > 1:  # Rndcg: 0 without a rel >= level, whatever its gains say
-        relevant = setting.per_query(["num_rel"], setting.level - 1.0)
-        for label in guarded:
-            values[label] = {
-                qid: value if relevant["num_rel"].get(qid, 0.0) > 0 else 0.0
-                for qid, value in values[label].items()
-            }
+    _guard(setting, wanted, values)
     return values
+
+
+def _by_threshold(
+    setting: _Setting, wanted: list[tuple[str, str]], recipes: dict[str, Recipe]
+) -> dict[float, list[str]]:
+    """The requests of each threshold: the graded measures read every positive rel
+    (threshold 0), the others rel >= level; one evaluate (one query) per threshold, so one for
+    the whole report at -l 1."""
+    by_threshold: dict[float, list[str]] = {}
+    for name, label in wanted:
+        if name not in SPECIAL:
+            threshold = 0.0 if MEASURES[name].graded else setting.level - 1.0
+            by_threshold.setdefault(threshold, []).extend(recipes[label][0])
+    return by_threshold
+
+
+def _guard(
+    setting: _Setting, wanted: list[tuple[str, str]], values: dict[str, dict[str, float]]
+) -> None:
+    """Rndcg is 0 for a query without a rel >= level, whatever its gains say."""
+    guarded = [label for name, label in wanted if MEASURES[name].needs_relevant]
+    if not guarded or setting.level <= 1:
+        return
+    relevant = setting.per_query(["num_rel"], setting.level - 1.0)
+    for label in guarded:
+        values[label] = {
+            qid: value if relevant["num_rel"].get(qid, 0.0) > 0 else 0.0
+            for qid, value in values[label].items()
+        }
 
 
 def _first(values: Sequence[float]) -> float:
