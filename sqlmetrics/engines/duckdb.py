@@ -319,30 +319,42 @@ def _folder(text: str, escaped: str, role: str) -> exp.Expr:
 
 
 def _path_or_table(text: str, role: str, own_connection: bool) -> exp.Expr:
-    lowered = text.lower()
+    """``text`` as DuckDB reads it: a folder's files, a Parquet or CSV file or glob, or a table
+    of the connection (refused on sqlmetrics' own connection, which has none)."""
     # An existing path is a path, brackets and all: escaped, as DuckDB globs every path it reads.
     literal = glob.escape(text) if os.path.exists(text) else None
     is_glob = literal is None and any(char in text for char in "*?[")
-    is_remote = "://" in text
     if os.path.isdir(text):
         return _folder(text, literal or text, role)
-    if lowered.endswith(PARQUET_SUFFIXES) or lowered.endswith(CSV_SUFFIXES) or is_glob:
-        if not is_remote and not glob.glob(literal or text, recursive=True):
-            what = "no file matches" if is_glob else "no such file"
-            raise SqlmetricsError(f"{role}: {what} {text!r}")
-        reader = "read_csv" if lowered.endswith(CSV_SUFFIXES) else "read_parquet"
-        if not lowered.endswith(PARQUET_SUFFIXES + CSV_SUFFIXES):
-            raise SqlmetricsError(
-                f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
-                f"nor CSV ({', '.join(CSV_SUFFIXES)})"
-            )
-        return exp.func(reader, exp.Literal.string(literal or text))
-    if os.path.exists(text):
-        raise SqlmetricsError(
-            f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
-            f"nor CSV ({', '.join(CSV_SUFFIXES)})"
-        )
-    # Not a file: a table or view in the connection, parsed strictly so junk is refused.
+    if text.lower().endswith(PARQUET_SUFFIXES + CSV_SUFFIXES) or is_glob:
+        return _files(text, literal, is_glob, role)
+    if literal is not None:
+        raise _neither(text, role)
+    return _table(text, role, own_connection)
+
+
+def _files(text: str, literal: str | None, is_glob: bool, role: str) -> exp.Expr:
+    """A Parquet or CSV file, or a glob of them, read by its reader; a local one must exist
+    (``literal``: the existing path, escaped)."""
+    lowered = text.lower()
+    if "://" not in text and not glob.glob(literal or text, recursive=True):
+        what = "no file matches" if is_glob else "no such file"
+        raise SqlmetricsError(f"{role}: {what} {text!r}")
+    if not lowered.endswith(PARQUET_SUFFIXES + CSV_SUFFIXES):
+        raise _neither(text, role)
+    reader = "read_csv" if lowered.endswith(CSV_SUFFIXES) else "read_parquet"
+    return exp.func(reader, exp.Literal.string(literal or text))
+
+
+def _neither(text: str, role: str) -> SqlmetricsError:
+    return SqlmetricsError(
+        f"{role}: {text!r} is neither Parquet ({', '.join(PARQUET_SUFFIXES)}) "
+        f"nor CSV ({', '.join(CSV_SUFFIXES)})"
+    )
+
+
+def _table(text: str, role: str, own_connection: bool) -> exp.Table:
+    """Not a file: a table or view in the connection, parsed strictly so junk is refused."""
     try:
         table = exp.maybe_parse(text, into=exp.Table, dialect="duckdb")
     except ParseError:
