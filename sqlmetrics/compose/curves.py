@@ -22,7 +22,7 @@ aggregates have the shape the plan can split (``_split``): the others keep the w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlglot import exp
 
@@ -213,10 +213,7 @@ def split(
     row with a position is a hit (judged_hits.sql), so ``pos <= k AND hit = 1`` lists the
     same positions as ``pos <= k`` and shares its list (map's and mrr's with ndcg's)."""
     grouped = families(requests)
-    positions: dict[tuple[str, str], Positions] = {}
-    terms: dict[tuple[str, str], Terms] = {}
-    running: dict[tuple[str, str], Running] = {}
-    free: dict[str, tuple[str, exp.Expr]] = {}
+    gathered = _Gathered(hit_rows)
     values: list[tuple[str, exp.Expr]] = []
     for family in grouped:
         first = family.indexes[0]
@@ -224,72 +221,111 @@ def split(
         if request.metric.reads != "judged" or request.k is None:
             return None
         for alias, template in prepared[first].items():
-            expression = template.copy()
-            if any(p.name != "k" for p in expression.find_all(exp.Placeholder)):
-                return None  # a constant of the cutoff ($ideal_dcg_of_k): the window plan
-            for aggregate in list(expression.find_all(exp.AggFunc)):
-                if aggregate.parent and aggregate.parent.find_ancestor(exp.AggFunc):
-                    continue
-                key = aggregate.sql("duckdb")
-                if any(True for _ in aggregate.find_all(exp.Placeholder)):
-                    parts = _split(aggregate)
-                    if parts is None:
-                        return None
-                    function, position, condition, term = parts
-                    if hit_rows and position == "pos":
-                        condition = _without_hit_test(condition)
-                    where = (position, condition.sql("duckdb") if condition else "")
-                    at = positions.setdefault(
-                        where, Positions(f"at{len(positions) + 1}", position, condition)
-                    )
-                    within = f"within{at.name[2:]}"
-                    hits = isinstance(term, exp.Column) and term.name == "hit"
-                    if hit_rows and hits and position == "pos":
-                        # every listed position is a hit: the running sum of its hits is
-                        # the count of positions within the cutoff, no list needed
-                        replacement = renamed(_AT_CUTOFF_OF_HITS[function], {"within": within})
-                    else:
-                        listed = terms.setdefault(
-                            (term.sql("duckdb"), at.name),
-                            Terms(f"terms{len(terms) + 1}", term, at),
-                        )
-                        # sums of hits are whole numbers: exact as they are
-                        # (per_user._is_sum_of_hits)
-                        exact = function == "SUM" and not hits and is_fractional(term)
-                        summed = running.setdefault(
-                            (function, listed.name),
-                            Running(f"running{len(running) + 1}", function, listed, exact),
-                        )
-                        names = {"running": summed.name, "within": within}
-                        replacement = renamed(_AT_CUTOFF[function], names)
-                else:
-                    name, _ = free.setdefault(key, (f"a{len(free) + 1}", aggregate.copy()))
-                    replacement = exp.column(name)
-                if aggregate is expression:
-                    expression = replacement
-                else:
-                    aggregate.replace(replacement)
-            for placeholder in list(expression.find_all(exp.Placeholder)):
-                placeholder.replace(exp.column(CUTOFF))
-            if request.metric.micro:
-                name = f"{family.name}_{alias}"
-            else:
-                if alias != request.metric.name:
-                    continue
-                name = family.name
-                # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0, as in the window plan
-                expression = exp.func("COALESCE", expression, exp.Literal.number(0))
-            if narrowed[first]:
-                expression = exp.Case().when(exp.column("list_length") > 0, expression)
-            values.append((name, expression))
+            expression = gathered.at_cutoff(template.copy())
+            if expression is None:
+                return None
+            value = _value(family.name, alias, request, expression, narrowed[first])
+            if value is not None:
+                values.append(value)
     return Split(
         grouped,
-        list(positions.values()),
-        list(terms.values()),
-        list(running.values()),
-        list(free.values()),
+        list(gathered.positions.values()),
+        list(gathered.terms.values()),
+        list(gathered.running.values()),
+        list(gathered.free.values()),
         values,
     )
+
+
+@dataclass
+class _Gathered:
+    """What split gathers per user, each once however many expressions read it: the lists of
+    positions and of terms, their running sums, the aggregates free of the cutoff."""
+
+    hit_rows: bool
+    positions: dict[tuple[str, str], Positions] = field(default_factory=dict)
+    terms: dict[tuple[str, str], Terms] = field(default_factory=dict)
+    running: dict[tuple[str, str], Running] = field(default_factory=dict)
+    free: dict[str, tuple[str, exp.Expr]] = field(default_factory=dict)
+
+    def at_cutoff(self, expression: exp.Expr) -> exp.Expr | None:
+        """``expression`` at the cutoff in column k: each aggregate replaced by its value
+        there from the lists, or by its column when free of the cutoff; None when one has
+        another shape."""
+        if any(p.name != "k" for p in expression.find_all(exp.Placeholder)):
+            return None  # a constant of the cutoff ($ideal_dcg_of_k): the window plan
+        for aggregate in list(expression.find_all(exp.AggFunc)):
+            if aggregate.parent and aggregate.parent.find_ancestor(exp.AggFunc):
+                continue
+            replacement: exp.Expr | None
+            if any(True for _ in aggregate.find_all(exp.Placeholder)):
+                replacement = self._listed(aggregate)
+                if replacement is None:
+                    return None
+            else:
+                replacement = self._free(aggregate)
+            if aggregate is expression:
+                expression = replacement
+            else:
+                aggregate.replace(replacement)
+        for placeholder in list(expression.find_all(exp.Placeholder)):
+            placeholder.replace(exp.column(CUTOFF))
+        return expression
+
+    def _listed(self, aggregate: exp.AggFunc) -> exp.Expr | None:
+        """An aggregate of the cutoff at the cutoff, from the running list of its terms at its
+        positions (or, for hits where every position is one, from their count); None for
+        another shape."""
+        parts = _split(aggregate)
+        if parts is None:
+            return None
+        function, position, condition, term = parts
+        if self.hit_rows and position == "pos":
+            condition = _without_hit_test(condition)
+        where = (position, condition.sql("duckdb") if condition else "")
+        at = self.positions.setdefault(
+            where, Positions(f"at{len(self.positions) + 1}", position, condition)
+        )
+        within = f"within{at.name[2:]}"
+        hits = isinstance(term, exp.Column) and term.name == "hit"
+        if self.hit_rows and hits and position == "pos":
+            # every listed position is a hit: the running sum of its hits is the count of
+            # positions within the cutoff, no list needed
+            return renamed(_AT_CUTOFF_OF_HITS[function], {"within": within})
+        listed = self.terms.setdefault(
+            (term.sql("duckdb"), at.name), Terms(f"terms{len(self.terms) + 1}", term, at)
+        )
+        # sums of hits are whole numbers: exact as they are (per_user._is_sum_of_hits)
+        exact = function == "SUM" and not hits and is_fractional(term)
+        summed = self.running.setdefault(
+            (function, listed.name),
+            Running(f"running{len(self.running) + 1}", function, listed, exact),
+        )
+        return renamed(_AT_CUTOFF[function], {"running": summed.name, "within": within})
+
+    def _free(self, aggregate: exp.AggFunc) -> exp.Column:
+        """An aggregate free of the cutoff: a column of per_user_lists, one per distinct one."""
+        key = aggregate.sql("duckdb")
+        name, _ = self.free.setdefault(key, (f"a{len(self.free) + 1}", aggregate.copy()))
+        return exp.column(name)
+
+
+def _value(
+    family: str, alias: str, request: MetricRequest, expression: exp.Expr, narrowed: bool
+) -> tuple[str, exp.Expr] | None:
+    """A family's column of per_user at each cutoff: a micro metric's numerator or denominator,
+    a mean's value; None for a mean's other expressions."""
+    if request.metric.micro:
+        name = f"{family}_{alias}"
+    else:
+        if alias != request.metric.name:
+            return None
+        name = family
+        # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0, as in the window plan
+        expression = exp.func("COALESCE", expression, exp.Literal.number(0))
+    if narrowed:
+        expression = exp.Case().when(exp.column("list_length") > 0, expression)
+    return name, expression
 
 
 def lists_stage(per_user: exp.Select, parts: Split, deepest: int, lists: bool = True) -> exp.Select:
