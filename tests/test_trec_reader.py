@@ -416,3 +416,71 @@ def test_measure_parameters_refused_with_the_reason(
     (tmp_path / "qrels").write_text("1 0 a 1\n")
     with pytest.raises(sqlmetrics.SqlmetricsError, match=re.escape(message)):
         trec_eval(tmp_path / "run", tmp_path / "qrels", [measure])
+
+
+def _outcome(path: Path, kind: str) -> tuple[object, ...]:
+    """What reading the file gives: its rows, runid and notes, or the refusal."""
+    from sqlmetrics.io.trec_reader import frame, load
+
+    trec = read_run(path) if kind == "run" else read_qrels(path)
+    try:
+        parsed = load(trec)
+    except sqlmetrics.SqlmetricsError as error:
+        return ("refused", str(error))
+    assert parsed.parsed is not None
+    rows = sorted(frame(parsed).itertuples(index=False, name=None))
+    return ("read", rows, parsed.parsed.runid, parsed.parsed.notes(str(path)))
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "split"),
+    [
+        ("run", PLAIN_RUN, True),
+        ("run", PLAIN_RUN.rstrip("\n"), True),  # no line end after the last line
+        ("run", PLAIN_RUN.replace("1.5 t", "1.5 t more"), False),  # fields after the tag
+        ("run", PLAIN_RUN.replace("Q0 b", " b"), False),  # 5 fields, an empty one between
+        ("run", PLAIN_RUN.replace("1.5 t", "1.5 "), False),  # 5 fields and a trailing space
+        ("run", "#c Q0 a 1 2.0 t\n" + PLAIN_RUN, False),  # a comment, 6 fields
+        ("run", PLAIN_RUN.replace("1.5", "1_5"), False),
+        ("run", PLAIN_RUN.replace("1.5", "nan"), False),
+        ("run", PLAIN_RUN.replace("1.5", "1e999"), False),
+        ("run", PLAIN_RUN + "1 Q0 a 9 0.1 t\n", False),  # a repeated document
+        ("run", PLAIN_RUN.replace("\n", "\n\n", 1), False),  # a blank line
+        ("qrels", PLAIN_QRELS, True),
+        ("qrels", PLAIN_QRELS.replace("c 2", "c +2"), True),
+        ("qrels", PLAIN_QRELS.replace("c 2", "c 0.5"), False),  # a fraction, noted
+        ("qrels", PLAIN_QRELS.replace("c 2", "c 2.0"), False),
+        ("qrels", PLAIN_QRELS.replace("c 2", "c 1_0"), False),
+        ("qrels", PLAIN_QRELS.replace("0 c", " c"), False),  # 3 fields, an empty one
+        ("qrels", PLAIN_QRELS + "1 0 a 0\n", False),  # a repeated judgement
+        ("qrels", PLAIN_QRELS.replace("\n", "\n\n", 1), False),  # a blank line
+    ],
+)
+def test_a_plain_file_split_at_its_spaces_reads_as_the_general_reader_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, text: str, split: bool
+) -> None:
+    """A file of single spaces is read by read_csv split at them (Prepass.plain); a line
+    that is not a well-formed data line sends the file to the general reader, so the rows,
+    the runid, the notes and every refusal are the general reader's."""
+    from sqlmetrics.io import trec_reader
+
+    path = tmp_path / kind
+    path.write_text(text)
+    plain = trec_reader._plain
+    found: list[object] = []
+    monkeypatch.setattr(
+        trec_reader, "_plain", lambda *args: found.append(plain(*args)) or found[-1]
+    )
+    split_read = _outcome(path, kind)
+    assert [parsed is not None for parsed in found] == [split]
+    monkeypatch.setattr(trec_reader, "_plain", lambda *_: None)
+    assert split_read == _outcome(path, kind)
+
+
+def test_a_plain_gzip_file_is_split_at_its_spaces(tmp_path: Path) -> None:
+    from sqlmetrics.io.trec_reader import load
+
+    with gzip.open(tmp_path / "run.gz", "wt") as handle:
+        handle.write(PLAIN_RUN)
+    parsed = load(read_run(tmp_path / "run.gz")).parsed
+    assert parsed is not None and parsed.every_line and parsed.runid == "t"

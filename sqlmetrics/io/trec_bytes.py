@@ -108,11 +108,20 @@ def _refuse_bytes(data: bytes, lines: int, where: str) -> None:
 @dataclass(frozen=True)
 class Prepass:
     """What the pass over the bytes found: the compression DuckDB is to read, how many bytes
-    the file gave (a /proc file says size 0) and whether a line ends in \\r\\n."""
+    the file gave (a /proc file says size 0), whether a line ends in \\r\\n, and, for a
+    file whose only whitespace is spaces and line ends (``plain``), its lines and the last
+    one's bytes."""
 
     compression: str
     size: int
     crlf: bool
+    plain: bool = False
+    lines: int = 0
+    last_line: bytes = b""
+
+
+# Whitespace that a plain file has none of: its fields can then only be separated by spaces.
+_NOT_PLAIN = (b"\t", b"\v", b"\f", b"\r")
 
 
 def prepass(path: str, kind: str) -> Prepass:
@@ -125,16 +134,23 @@ def prepass(path: str, kind: str) -> Prepass:
         return Prepass(compression, os.path.getsize(path), crlf=True)
     size = lines = 0
     crlf = False
+    plain = True
     previous = b"\n"  # the byte before the block (a line starts the file)
+    tail = (b"", b"")  # the last two blocks: a line is shorter than one
     with handle:
         for block in _blocks(handle, where):
             data = previous + block
             _refuse_bytes(data, lines - previous.count(b"\n"), where)
             crlf = crlf or (b"\r" in data and b"\r\n" in data)
+            plain = plain and not any(byte in block for byte in _NOT_PLAIN)
             lines += block.count(b"\n")
             size += len(block)
             previous = block[-1:]
-    return Prepass(compression, size, crlf)
+            tail = (tail[1], block)
+    if not plain or not size:
+        return Prepass(compression, size, crlf)
+    last = (tail[0] + tail[1]).removesuffix(b"\n").rsplit(b"\n", 1)[-1]
+    return Prepass(compression, size, crlf, True, lines + (previous != b"\n"), last)
 
 
 def diagnosis(path: str, kind: str) -> str | None:

@@ -29,20 +29,25 @@ def _named(name: str, value: exp.Expr) -> exp.EQ:
     return exp.EQ(this=exp.column(name), expression=value)
 
 
-def _lines(path: str, compression: str, crlf: bool) -> exp.Expr:
-    """read_csv over the file, one VARCHAR column ``line`` per line."""
+def _lines(
+    path: str, compression: str, crlf: bool, fields: tuple[str, ...] = ("line",)
+) -> exp.Expr:
+    """read_csv over the file: one VARCHAR column ``line`` per line, or with ``fields`` the
+    line's fields between single spaces (a line of another width is an error)."""
     columns = exp.Struct(
         expressions=[
-            exp.PropertyEQ(this=exp.to_identifier("line"), expression=exp.Literal.string("VARCHAR"))
+            exp.PropertyEQ(this=exp.to_identifier(name), expression=exp.Literal.string("VARCHAR"))
+            for name in fields
         ]
     )
+    split = len(fields) > 1
     return exp.func(
         "read_csv",
         # DuckDB globs every path it reads: the name is escaped.
         exp.Literal.string(glob.escape(path)),
         _named("columns", columns),
         _named("header", exp.false()),
-        _named("delim", exp.Literal.string(NO_DELIMITER)),
+        _named("delim", exp.Literal.string(" " if split else NO_DELIMITER)),
         _named("quote", exp.Literal.string("")),
         _named("escape", exp.Literal.string("")),
         _named("auto_detect", exp.false()),
@@ -55,9 +60,47 @@ def _lines(path: str, compression: str, crlf: bool) -> exp.Expr:
             else [_named("new_line", exp.Literal.string("\\n"))]
         ),
         _named("max_line_size", exp.Literal.number(MAX_LINE)),
-        # Lines are not CSV records: a stray quote must not stop the reader.
-        _named("strict_mode", exp.false()),
+        # Lines are not CSV records: a stray quote must not stop the reader. Split into
+        # fields, a line of another width must.
+        _named("strict_mode", exp.true() if split else exp.false()),
     )
+
+
+RUN_FIELDS = ("qid", "q0", "docno", "rank", "score", "tag")
+QRELS_FIELDS = ("qid", "iter", "docno", "rel")
+
+
+def plain_lines(path: str, read: Prepass, kind: str) -> exp.Select:
+    """A plain file's lines (trec_bytes.Prepass.plain) split at their spaces: (user_id,
+    item_id, score or relevance), the score or relevance NULL where the line is not a data
+    line of ``kind`` as written (an empty field, left by a space too many, a # starting it, a
+    score the general reader would refuse, a rel that is not a whole number); such a line
+    is left to the general reader (``numbered``), which says what is wrong with it."""
+    names = RUN_FIELDS if kind == "run" else QRELS_FIELDS
+    whole = exp.and_(
+        *(exp.column(name).is_(exp.null()).not_() for name in names),
+        exp.not_(exp.func("starts_with", exp.column("qid"), exp.Literal.string("#"))),
+    )
+    if kind == "run":
+        value = exp.and_(
+            whole,
+            exp.EQ(
+                this=exp.func("strpos", exp.column("score"), exp.Literal.string("_")),
+                expression=exp.Literal.number(0),
+            ),
+        )
+        read_as = exp.TryCast(this=exp.column("score"), to=exp.DataType.build("DOUBLE"))
+    else:
+        integer = exp.func(
+            "regexp_full_match", exp.column("rel"), exp.Literal.string(r"[+-]?[0-9]+")
+        )
+        value = exp.and_(whole, integer)
+        read_as = exp.TryCast(this=exp.column("rel"), to=exp.DataType.build("BIGINT"))
+    return exp.select(
+        exp.alias_(exp.column("qid"), "user_id"),
+        exp.alias_(exp.column("docno"), "item_id"),
+        exp.alias_(exp.case().when(value, read_as), "score" if kind == "run" else "relevance"),
+    ).from_(exp.alias_(_lines(path, read.compression, read.crlf, names), "lines"))
 
 
 def _field(index: int) -> exp.Expr:

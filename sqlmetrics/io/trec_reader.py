@@ -44,6 +44,7 @@ from sqlmetrics.io.trec_lines import (
     kept_line,
     line_columns,
     numbered,
+    plain_lines,
 )
 from sqlmetrics.io.trec_refusals import (
     may_repeat,
@@ -89,6 +90,7 @@ class Parsed:
     runid: str = ""  # a run's: the tag of its last line, as trec_eval's runid
     fractional: int = 0  # qrels: the rels that had a fraction (read as their whole part)
     fraction_example: tuple[int, str] | None = None  # (line, rel as written)
+    every_line: bool = False  # every row is a data line (a plain file's: no ``kept`` column)
 
     @property
     def name(self) -> str:
@@ -169,11 +171,10 @@ def _create(name: str, query: exp.Query) -> str:
     return exp.Create(this=exp.to_table(name), kind="TABLE", expression=query).sql("duckdb")
 
 
-def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> Prepass:
+def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile, read: Prepass) -> None:
     """Every line into ``table``, in the file's order: its columns, whether it is data
     (``kept``) and whether it is data but malformed; DuckDB's failure becomes a message about
     the file."""
-    read = prepass(trec.path, trec.kind)
     columns, bad = line_columns(trec.kind)
     kept = kept_line(trec.kind)
     indents = trec.kind == "qrels" and trec.version == 10
@@ -194,7 +195,32 @@ def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile) -> Prep
         raise SqlmetricsError(
             f"cannot read TREC {trec.kind} file {trec.path!r}: {text[0] if text else error!r}"
         ) from None
-    return read
+
+
+def _plain(
+    cursor: duckdb.DuckDBPyConnection, table: _Table, trec: TrecFile, read: Prepass
+) -> Parsed | None:
+    """A plain file (Prepass.plain) read into ``table`` split at its spaces, its data lines
+    only, when every line is a well-formed data line and no (qid, docno) may repeat; None
+    (and no table) otherwise, for the general reader to read it again and say why."""
+    try:
+        cursor.execute(_create(table.name, plain_lines(trec.path, read, trec.kind)))
+    except Exception:  # duckdb raises several types; the general reader says what is wrong
+        return None
+    value = exp.column("score" if trec.kind == "run" else "relevance")
+    bad: exp.Expr = value.is_(exp.null())
+    if trec.kind == "run":
+        bad = exp.or_(bad, exp.not_(exp.func("isfinite", value.copy())))
+    counts = exp.select(exp.func("COUNT", exp.Star()), exp.func("COUNT_IF", bad))
+    lines, malformed = execute(cursor, counts.from_(table.name))[0]
+    # a blank line is not read at all: it shows in the count
+    if lines != read.lines or malformed or may_repeat(cursor, table.name, every_line=True):
+        cursor.execute(_dropping(table.name))
+        return None
+    if trec.kind == "qrels":
+        return Parsed(table, every_line=True)
+    runid = read.last_line.split(b" ")[-1].decode("utf-8", errors="replace")
+    return Parsed(table, runid=runid, every_line=True)
 
 
 def _counts(kind: str) -> exp.Select:
@@ -237,7 +263,11 @@ def load(trec: TrecFile) -> TrecFile:
     table = _Table(f"sqlmetrics_trec_{next(_names)}")
     cursor = local_database().cursor()
     try:
-        read = _read(cursor, table.name, trec)
+        read = prepass(trec.path, trec.kind)
+        found = _plain(cursor, table, trec, read) if read.plain else None
+        if found is not None:
+            return dataclasses.replace(trec, parsed=found)
+        _read(cursor, table.name, trec, read)
         counted = execute(cursor, _counts(trec.kind).from_(table.name))[0]
         data, every, malformed, comment = counted[:4]
         if comment is not None:
@@ -284,7 +314,8 @@ def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = Fa
         raise SqlmetricsError(f"TREC {trec.kind} file {trec.path!r} was not read (load it)")
     table = source if source is not None else exp.to_table(trec.parsed.name)
     user, item = exp.column("user_id"), exp.column("item_id")
-    kept = exp.column("kept")  # the table holds every line: its comments and blank ones too
+    # the general reader's table holds every line: its comments and blank ones too
+    kept = exp.true() if trec.parsed.every_line else exp.column("kept")
     if trec.kind == "qrels":
         select = exp.select(user, item, exp.column("relevance")).from_(table).where(kept)
         if not (unjudged or trec.unjudged):
