@@ -20,10 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlglot import exp
-
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.io.database import local_database
 from sqlmetrics.io.trec_lines import QRELS_LAYOUT, RUN_LAYOUT
 from sqlmetrics.io.trec_reader import (
     TrecFile,
@@ -36,21 +33,22 @@ from sqlmetrics.io.trec_reader import (
 from sqlmetrics.trec_measures import MEASURES, MIN_GEO_MEAN, Recipe, expand_measures, recipe
 
 if TYPE_CHECKING:
-    import duckdb
     import pandas as pd
 
 # --- trec_eval's report ------------------------------------------------------------------------
 
 
-def _queries(connection: duckdb.DuckDBPyConnection, trec: TrecFile) -> dict[str, int]:
+def _queries(trec: TrecFile) -> dict[str, int]:
     """Each query of the file and its number of lines (a run's: num_ret, after -M; a query of
-    the qrels counts with only negative rels, as trec_eval counts it)."""
-    query = (
-        exp.select("user_id", exp.func("COUNT", exp.Star()))
-        .from_(relation(trec, unjudged=True))
-        .group_by("user_id")
-    )
-    return {str(row[0]): int(row[1]) for row in connection.execute(query.sql("duckdb")).fetchall()}
+    the qrels counts with only negative rels, as trec_eval counts it), as the reader counted
+    them."""
+    if trec.parsed is None:
+        raise SqlmetricsError(f"TREC {trec.kind} file {trec.path!r} was not read (load it)")
+    most = trec.max_per_query
+    return {
+        qid: lines if most is None else min(lines, most)
+        for qid, lines in trec.parsed.queries.items()
+    }
 
 
 def _per_query(
@@ -252,12 +250,8 @@ def trec_eval(
 
     setting = _setting(run, qrels, (complete, max_per_query, level, version, num_docs))
     wanted = expand_measures(measures, version)
-    connection = local_database().cursor()
-    try:
-        judged = set(_queries(connection, setting.qrels))
-        retrieved = _queries(connection, setting.run)
-    finally:
-        connection.close()
+    judged = set(_queries(setting.qrels))
+    retrieved = _queries(setting.run)
     counted = judged if complete else judged & set(retrieved)
     if not counted:
         raise SqlmetricsError(

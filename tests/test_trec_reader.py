@@ -419,7 +419,8 @@ def test_measure_parameters_refused_with_the_reason(
 
 
 def _outcome(path: Path, kind: str) -> tuple[object, ...]:
-    """What reading the file gives: its rows, runid and notes, or the refusal."""
+    """What reading the file gives: its rows, runid, notes and lines per query, or the
+    refusal."""
     from sqlmetrics.io.trec_reader import frame, load
 
     trec = read_run(path) if kind == "run" else read_qrels(path)
@@ -429,7 +430,8 @@ def _outcome(path: Path, kind: str) -> tuple[object, ...]:
         return ("refused", str(error))
     assert parsed.parsed is not None
     rows = sorted(frame(parsed).itertuples(index=False, name=None))
-    return ("read", rows, parsed.parsed.runid, parsed.parsed.notes(str(path)))
+    found = parsed.parsed
+    return ("read", rows, found.runid, found.notes(str(path)), dict(found.queries))
 
 
 @pytest.mark.parametrize(

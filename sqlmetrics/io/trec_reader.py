@@ -26,6 +26,7 @@ import os
 import re
 import weakref
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,8 @@ class Parsed:
     fractional: int = 0  # qrels: the rels that had a fraction (read as their whole part)
     fraction_example: tuple[int, str] | None = None  # (line, rel as written)
     every_line: bool = False  # every row is a data line (a plain file's: no ``kept`` column)
+    # each query's data lines (a qrels' negative rels too), counted while the file is read
+    queries: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -211,16 +214,32 @@ def _plain(
     bad: exp.Expr = value.is_(exp.null())
     if trec.kind == "run":
         bad = exp.or_(bad, exp.not_(exp.func("isfinite", value.copy())))
-    counts = exp.select(exp.func("COUNT", exp.Star()), exp.func("COUNT_IF", bad))
-    lines, malformed = execute(cursor, counts.from_(table.name))[0]
+    counts = exp.select(
+        "user_id", exp.func("COUNT", exp.Star()), exp.func("COUNT_IF", bad)
+    ).group_by("user_id")
+    counted = execute(cursor, counts.from_(table.name))
+    lines = sum(row[1] for row in counted)
+    malformed = any(row[2] for row in counted)
     # a blank line is not read at all: it shows in the count
     if lines != read.lines or malformed or may_repeat(cursor, table.name, every_line=True):
         cursor.execute(_dropping(table.name))
         return None
+    queries = {str(row[0]): int(row[1]) for row in counted}
     if trec.kind == "qrels":
-        return Parsed(table, every_line=True)
+        return Parsed(table, every_line=True, queries=queries)
     runid = read.last_line.split(b" ")[-1].decode("utf-8", errors="replace")
-    return Parsed(table, runid=runid, every_line=True)
+    return Parsed(table, runid=runid, every_line=True, queries=queries)
+
+
+def _queries(cursor: duckdb.DuckDBPyConnection, table: str) -> dict[str, int]:
+    """Each query's data lines."""
+    lines = (
+        exp.select("user_id", exp.func("COUNT", exp.Star()))
+        .from_(table)
+        .where(exp.column("kept"))
+        .group_by("user_id")
+    )
+    return {str(user): int(count) for user, count in execute(cursor, lines)}
 
 
 def _counts(kind: str) -> exp.Select:
@@ -287,9 +306,11 @@ def load(trec: TrecFile) -> TrecFile:
 def _summary(
     cursor: duckdb.DuckDBPyConnection, table: _Table, trec: TrecFile, counted: tuple[Any, ...]
 ) -> Parsed:
-    """The run's runid (its last line's tag), or the qrels' fractions and their first."""
+    """The run's runid (its last line's tag), or the qrels' fractions and their first; and
+    each query's lines."""
+    queries = _queries(cursor, table.name)
     if trec.kind == "run":
-        return Parsed(table, runid=str(counted[0]))
+        return Parsed(table, runid=str(counted[0]), queries=queries)
     fractional, first = int(counted[0] or 0), counted[1]
     example = None
     if fractional:
@@ -299,7 +320,7 @@ def _summary(
             .where(exp.EQ(this=exp.column("rowid"), expression=exp.Literal.number(int(first))))
         )
         example = (int(first) + 1, str(execute(cursor, text)[0][0]))
-    return Parsed(table, fractional=fractional, fraction_example=example)
+    return Parsed(table, fractional=fractional, fraction_example=example, queries=queries)
 
 
 # --- the file as a relation --------------------------------------------------------------------
