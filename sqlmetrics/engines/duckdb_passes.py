@@ -16,6 +16,7 @@ from sqlglot import exp
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose import plan
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.compose.duckdb_plan import read_inputs_again
 from sqlmetrics.compose.inputs import Inputs, Options, bind_recommendations
 from sqlmetrics.compose.per_user import deepest_cutoff
 from sqlmetrics.compose.plan import lists_stage
@@ -31,6 +32,7 @@ from sqlmetrics.engines.base import INTEGER_TYPES
 from sqlmetrics.engines.duckdb_limits import refuse_too_wide
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
+from sqlmetrics.io.trec_reader import scans_parsed_tables
 
 if TYPE_CHECKING:
     import duckdb
@@ -382,6 +384,11 @@ def _query_sql(
         user_pass=user_pass,
         score_floor=floor,
     )
+    # a TREC file's table: each reader scans it again where DuckDB would store a copy
+    recommendations = options.duplicates != "first" and scans_parsed_tables(inputs.recommendations)
+    interactions = scans_parsed_tables(inputs.interactions)
+    if recommendations or interactions:
+        read_inputs_again(query, interactions, recommendations)
     refuse_too_wide(query)
     return query.sql("duckdb")
 

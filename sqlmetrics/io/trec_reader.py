@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _names = itertools.count(1)
+TABLE_PREFIX = "sqlmetrics_trec_"  # the tables of parsed files, in sqlmetrics' own database
 
 
 class _Table:
@@ -279,7 +280,7 @@ def load(trec: TrecFile) -> TrecFile:
     if trec.parsed is not None:
         return trec
     existing(trec.path, trec.kind)
-    table = _Table(f"sqlmetrics_trec_{next(_names)}")
+    table = _Table(f"{TABLE_PREFIX}{next(_names)}")
     cursor = local_database().cursor()
     try:
         read = prepass(trec.path, trec.kind)
@@ -367,6 +368,17 @@ def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = Fa
             ),
         )
     return select.subquery("run")
+
+
+def scans_parsed_tables(relation: exp.Expr) -> bool:
+    """Whether a relation is a plain scan of parsed files' tables (no window: not -M's), which
+    are in memory: a query reading it twice costs less reading it again than storing it."""
+    tables = list(relation.find_all(exp.Table))
+    return (
+        bool(tables)
+        and all(table.name.startswith(TABLE_PREFIX) for table in tables)
+        and relation.find(exp.Window) is None
+    )
 
 
 def frame(trec: TrecFile) -> pd.DataFrame:
