@@ -1,5 +1,5 @@
 """The curve plan's per_user on DuckDB: from a user's lists (curves.py's per_user_lists) to a
-row per user and *step*, which curve_sums.py adds up over the users.
+row per user and *step*, which curve_cutoffs.py adds up over the users.
 
 A user's values change only at the cutoffs where one of its lists of positions gains a
 position: its *steps* (~12 a user for k = 1..100 at bench/data/1e7, against 100 cutoffs).
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import parsed
-from sqlmetrics.compose.curve_sums import BEFORE, split_values
+from sqlmetrics.compose.curve_cutoffs import BEFORE, split_values
 from sqlmetrics.compose.curves import CUTOFF, Split, renamed
 from sqlmetrics.compose.sums import BOUND_BITS, SCALE_BITS
 

@@ -7,7 +7,7 @@ position. Per user and step, the events' counts and terms are added up (a GROUP 
 SUMs and MAXes over the user's steps (windows ordered by the cutoff) give its counts of
 positions within the cutoff (``within{j}``) and the sums of their terms (``running{j}``),
 which are what curves.Split's values read at ``running{j}[within{j}]``. The values there and,
-by LAG, at the step before make curve_steps.py's per_user rows, which curve_sums.py adds up
+by LAG, at the step before make curve_steps.py's per_user rows, which curve_cutoffs.py adds up
 over the users.
 
 judged is read once, as one chain of selects: Spark computes a CTE again for each of its
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 from sqlglot import exp
 
-from sqlmetrics.compose.curve_sums import BEFORE, first_step, next_step, split_values
+from sqlmetrics.compose.curve_cutoffs import BEFORE, first_step, next_step, split_values
 from sqlmetrics.compose.curves import CUTOFF, Positions, Running, Split
 from sqlmetrics.compose.stages import numbers_table
 

@@ -9,7 +9,7 @@ from sqlmetrics.render.rules.common import is_dialect
 
 
 def values_tables(tree: exp.Expr, target: Dialect) -> exp.Expr:
-    """A VALUES table naming its columns (curve_sums' cutoffs) as a UNION ALL of one-row
+    """A VALUES table naming its columns (curve_cutoffs' cutoffs) as a UNION ALL of one-row
     selects where VALUES cannot name them: SQLite drops the names, Oracle has no VALUES."""
     if not is_dialect(target, "sqlite", "oracle"):
         return tree
