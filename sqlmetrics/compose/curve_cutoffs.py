@@ -224,22 +224,43 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     keys = [exp.column(group_key(i)) for i in range(groups)]
     values = split_values(parts)
     moments = _moments(exact)
-    states = [name for name, _ in values.states]
     names = [name for name, _ in [*values.steady, *values.stated]]
     moment_columns = [f"{name}_{moment}" for name in names for moment in moments]
-    steady = [f"{name}_{moment}" for name, _ in values.steady for moment in moments]
+    running = _running(_moved(keys, values, cutoffs, exact), keys, values, cutoffs, exact)
+    columns = _cutoff_columns(keys, values, moment_columns, exact)
+    rows = _at_cutoffs(running, cutoffs, columns, exact)
+    if values.stated:  # a state no user is in at the cutoff adds nothing
+        stated_row = exp.column("stated", "running").eq(exp.Literal.number(1))
+        in_state = exp.column("moved", "running").neq(exp.Literal.number(0))
+        rows = rows.where(exp.or_(exp.Not(this=stated_row), in_state))
+    return (
+        exp.select(
+            *(key.copy() for key in keys),
+            CUTOFF,
+            exp.alias_(exp.func("SUM", exp.column("users")), "users"),
+            *(exp.alias_(exp.func("SUM", exp.column(c)), c) for c in moment_columns),
+        )
+        .from_(exp.alias_(exp.paren(rows), "at_cutoffs"))
+        .group_by(*(key.copy() for key in keys), CUTOFF)
+    )
+
+
+def _moved(
+    keys: Sequence[exp.Column], values: Values, cutoffs: Sequence[int], exact: bool
+) -> exp.Select:
+    """per_cutoff's rows per user, step and move: the steady values' changes (move 0,
+    ``stated`` 0), or the state entered (1) or left (-1) there; ``users`` 1 at a user's
+    first step, ``moved`` the move."""
     zero, one = exp.Literal.number(0), exp.Literal.number(1)
     # without values reading k, every row is a steady one (move 0)
     move: exp.Expr = exp.column("move") if values.stated else zero.copy()
     is_steady = move.copy().eq(zero)
-
-    # per user, step and move: the steady changes (move 0), or the state entered or left
     moved = exp.select(
         *(key.copy() for key in keys),
         CUTOFF,
         exp.alias_(exp.Case().when(is_steady.copy(), zero.copy()).else_(one.copy()), "stated"),
     )
-    for name in states:
+    for name, _ in values.states:
         state = (
             exp.Case()
             .when(move.copy().eq(one), exp.column(name))
@@ -255,7 +276,7 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     for name, _ in values.steady:
         now = _contributions(exp.column(name), exact=exact)
         before = _contributions(exp.column(name + BEFORE), exact=exact)
-        for moment in moments:
+        for moment in _moments(exact):
             change = exp.Sub(this=now[moment], expression=before[moment])
             steady_change = exp.Case().when(is_steady.copy(), change).else_(zero.copy())
             moved.select(exp.alias_(steady_change, f"{name}_{moment}"), copy=False)
@@ -263,7 +284,20 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     if values.stated:
         moves, taken = _moves(cutoffs, values)
         moved = moved.join(moves, join_type="cross").where(taken)
+    return moved
 
+
+def _running(
+    moved: exp.Select,
+    keys: Sequence[exp.Column],
+    values: Values,
+    cutoffs: Sequence[int],
+    exact: bool,
+) -> exp.Select:
+    """The ``moved`` rows summed per group, state and step, then accumulated in cutoff order
+    (a step's running sums hold ``until`` the next step's cutoff)."""
+    states = [name for name, _ in values.states]
+    steady = [f"{name}_{moment}" for name, _ in values.steady for moment in _moments(exact)]
     partition = [*keys, exp.column("stated"), *map(exp.column, states)]
     summed = ["users", "moved", *steady]
     steps = (
@@ -275,16 +309,21 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
         .from_(exp.alias_(exp.paren(moved), "moved"))
         .group_by(*(column.copy() for column in partition), CUTOFF)
     )
-    running = exp.select(
+    return exp.select(
         *(column.copy() for column in partition),
         CUTOFF,
         exp.alias_(next_step(partition, cutoffs, exact), "until"),
         *(exp.alias_(_cumulative("SUM", name, partition), name) for name in summed),
     ).from_(exp.alias_(exp.paren(steps), "steps"))
 
-    # at each requested cutoff: a steady row's running sums; a state's users times its value
+
+def _cutoff_columns(
+    keys: Sequence[exp.Column], values: Values, moment_columns: Sequence[str], exact: bool
+) -> list[exp.Expr]:
+    """The running rows' columns at each requested cutoff: a steady row's running sums; a
+    state's users times its value at the cutoff (on the state rows only)."""
     in_state = exp.column("moved", "running")
-    stated_row = exp.column("stated", "running").eq(one.copy())
+    stated_row = exp.column("stated", "running").eq(exp.Literal.number(1))
     contributions: dict[str, exp.Expr] = {}
     for name, value in values.stated:
         at_cutoff = with_cutoff(value, exp.column("cutoff"))
@@ -304,16 +343,4 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
             columns.append(exp.alias_(contributions[moment_column], moment_column))
         else:
             columns.append(exp.column(moment_column, "running"))
-    rows = _at_cutoffs(running, cutoffs, columns, exact)
-    if values.stated:  # a state no user is in at the cutoff adds nothing
-        rows = rows.where(exp.or_(exp.Not(this=stated_row.copy()), in_state.copy().neq(zero)))
-    return (
-        exp.select(
-            *(key.copy() for key in keys),
-            CUTOFF,
-            exp.alias_(exp.func("SUM", exp.column("users")), "users"),
-            *(exp.alias_(exp.func("SUM", exp.column(c)), c) for c in moment_columns),
-        )
-        .from_(exp.alias_(exp.paren(rows), "at_cutoffs"))
-        .group_by(*(key.copy() for key in keys), CUTOFF)
-    )
+    return columns
