@@ -135,8 +135,13 @@ def _setting(
         raise SqlmetricsError("trec_eval takes a run (read_run) and qrels (read_qrels), in order")
     # trec_eval 9 keeps scores as 32-bit floats: scores equal as floats tie
     run_file = dataclasses.replace(run_file, single_precision=version == 9)
-    run_file, qrels_file = (_read_as(file, version) for file in (run_file, qrels_file))
-    return _Setting(load(run_file), load(qrels_file), complete, level, version, num_docs)
+    run_file, qrels_file = (load(_read_as(file, version)) for file in (run_file, qrels_file))
+    if all(file.parsed is not None and file.parsed.numeric_qids for file in (run_file, qrels_file)):
+        # both files' qids are numbers written one way: equal as numbers is equal as text
+        run_file, qrels_file = (
+            dataclasses.replace(file, numeric_qids=True) for file in (run_file, qrels_file)
+        )
+    return _Setting(run_file, qrels_file, complete, level, version, num_docs)
 
 
 def _read_as(trec: TrecFile, version: int) -> TrecFile:

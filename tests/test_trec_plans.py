@@ -55,3 +55,38 @@ def test_a_run_cut_by_max_per_query_is_stored(
     query = _query(tmp_path, monkeypatch, max_per_query=2)
     assert "input_recommendations AS (" in query
     assert "input_interactions AS NOT MATERIALIZED (" in query
+
+
+def test_numeric_qids_are_joined_as_numbers_only_when_both_files_write_them_so(
+    tmp_path: Path,
+) -> None:
+    """trec_eval compares qids as text: qrels' "01" is not the run's "1". The run's qids are
+    numbers (held as BIGINT), the qrels' are not, so both are compared as text: query 1 has
+    b relevant (at rank 2: AP 1/2), not a and b (AP 1, had 01 been read as 1)."""
+    from sqlmetrics.io.trec_reader import load
+    from sqlmetrics.trec import trec_eval
+
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("01 0 a 1\n1 0 b 1\n")
+    (tmp_path / "numbers").write_text("1 0 a 1\n1 0 b 1\n")
+    run, qrels = load(read_run(tmp_path / "run")), load(read_qrels(tmp_path / "qrels"))
+    assert run.parsed is not None and run.parsed.numeric_qids
+    assert qrels.parsed is not None and not qrels.parsed.numeric_qids
+    report = trec_eval(tmp_path / "run", tmp_path / "qrels", ["map", "num_q"])
+    assert dict(zip(report["measure"], report["value"], strict=True)) == {"map": 0.5, "num_q": 1}
+    # both numeric: a and b relevant, AP (1/1 + 2/2) / 2 = 1
+    report = trec_eval(tmp_path / "run", tmp_path / "numbers", ["map", "num_q"])
+    assert dict(zip(report["measure"], report["value"], strict=True)) == {"map": 1.0, "num_q": 1}
+
+
+def test_evaluate_gives_a_numeric_qid_back_as_text(tmp_path: Path) -> None:
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "qrels").write_text(QRELS)
+    result = sqlmetrics.evaluate(
+        read_run(tmp_path / "run"),
+        read_qrels(tmp_path / "qrels"),
+        ["map"],
+        profile="trec_eval",
+        per_user=True,
+    )
+    assert result["user_id"].tolist() == ["1"]  # query 2 has nothing relevant

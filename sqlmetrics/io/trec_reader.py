@@ -60,6 +60,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 _names = itertools.count(1)
+# A qid that BIGINT holds and writes back as it is: no sign, no leading zero, 18 digits at most.
+_NUMBER = re.compile(r"0|[1-9][0-9]{0,17}")
 TABLE_PREFIX = "sqlmetrics_trec_"  # the tables of parsed files, in sqlmetrics' own database
 
 
@@ -95,6 +97,9 @@ class Parsed:
     every_line: bool = False  # every row is a data line (a plain file's: no ``kept`` column)
     # each query's data lines (a qrels' negative rels too), counted while the file is read
     queries: Mapping[str, int] = field(default_factory=dict)
+    # every qid is a whole number as BIGINT writes it (no sign, no leading 0): the table
+    # holds them as BIGINT, a narrower key for every join and partition
+    numeric_qids: bool = False
 
     @property
     def name(self) -> str:
@@ -125,6 +130,10 @@ class TrecFile:
     single_precision: bool = False
     # the trec_eval whose comment rules apply: 10 skips a line starting with #, 9 reads none
     version: int = 10
+    # read the qids as numbers (trec_eval() sets it when both files' are, Parsed.numeric_qids:
+    # then equal as numbers is equal as text); otherwise a numeric table's qids are read back
+    # as text
+    numeric_qids: bool = False
     parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -226,10 +235,28 @@ def _plain(
         cursor.execute(_dropping(table.name))
         return None
     queries = {str(row[0]): int(row[1]) for row in counted}
-    if trec.kind == "qrels":
-        return Parsed(table, every_line=True, queries=queries)
-    runid = read.last_line.split(b" ")[-1].decode("utf-8", errors="replace")
-    return Parsed(table, runid=runid, every_line=True, queries=queries)
+    runid = b""
+    if trec.kind == "run":
+        runid = read.last_line.split(b" ")[-1]
+    return Parsed(
+        table,
+        runid=runid.decode("utf-8", errors="replace"),
+        every_line=True,
+        queries=queries,
+        numeric_qids=_as_numbers(cursor, table.name, queries),
+    )
+
+
+def _as_numbers(cursor: duckdb.DuckDBPyConnection, table: str, queries: Mapping[str, int]) -> bool:
+    """Whether every qid is a number BIGINT writes back as it is; if so, the table holds them
+    as BIGINT."""
+    if not all(_NUMBER.fullmatch(qid) for qid in queries):
+        return False
+    retyped = exp.AlterColumn(this=exp.to_identifier("user_id"), dtype=exp.DataType.build("BIGINT"))
+    cursor.execute(
+        exp.Alter(this=exp.to_table(table), kind="TABLE", actions=[retyped]).sql("duckdb")
+    )
+    return True
 
 
 def _queries(cursor: duckdb.DuckDBPyConnection, table: str) -> dict[str, int]:
@@ -335,7 +362,10 @@ def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = Fa
     if trec.parsed is None:
         raise SqlmetricsError(f"TREC {trec.kind} file {trec.path!r} was not read (load it)")
     table = source if source is not None else exp.to_table(trec.parsed.name)
-    user, item = exp.column("user_id"), exp.column("item_id")
+    user: exp.Expr = exp.column("user_id")
+    if trec.parsed.numeric_qids and not trec.numeric_qids:
+        user = exp.alias_(exp.cast(user, "VARCHAR"), "user_id")
+    item = exp.column("item_id")
     # the general reader's table holds every line: its comments and blank ones too
     kept = exp.true() if trec.parsed.every_line else exp.column("kept")
     if trec.kind == "qrels":
