@@ -197,7 +197,7 @@ def parameters() -> list[Any]:
                     # run on one worker: its tables are loaded once, each request is composed
                     # once for all its dialects (api._shared_composition), DuckDB's reference
                     # rows computed once, and a round trip whose DuckDB text another dialect
-                    # already ran reads its rows (roundtrip_rows). The server engines, Spark and
+                    # already ran reads its rows (rows_of). The server engines, Spark and
                     # fakesnow have a group of their own (conftest.py).
                     marks.append(pytest.mark.xdist_group(f"engines-{case.name}"))
                 known = gap(target, check, case)
@@ -317,13 +317,15 @@ def _reference(case: Case, check: str) -> list[dict[str, Any]]:
     return as_expect(columns, rows)
 
 
-def roundtrip_rows(engine: Engine, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """The round-trip engine's rows for a DuckDB text, run once per text: Athena's SQL is
-    Trino's (and Presto's often too), and each reads back to the same DuckDB text, which DuckDB
-    would run again over the same tables (loaded once, never changed). Every dialect still
-    re-parses and translates its own SQL (to_duckdb) and compares the rows."""
+def rows_of(engine: Engine, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The engine's rows for a text, run once per engine and text (its tables are loaded once
+    and never changed). Databricks SQL is Spark's text for most requests, Redshift's
+    PostgreSQL's, and both run on the engine of the other; a round trip's DuckDB text is often
+    another dialect's too (Athena's SQL is Trino's, Presto's often as well). Every dialect
+    still renders its own SQL (and a round trip re-parses and translates it: to_duckdb) and
+    compares the rows."""
     done: dict[str, tuple[list[str], list[tuple[Any, ...]]]]
-    done = engine.__dict__.setdefault("roundtrip_rows", {})
+    done = engine.__dict__.setdefault("rows_of", {})
     if sql not in done:
         done[sql] = engine.query(sql)
     return done[sql]
@@ -335,9 +337,8 @@ def test_fixture_on_engine(engine_pool: EnginePool, target: Target, check: str, 
     sql = render(case, check, target.dialect)
     loaded(engine, case, target.dialect)
     if target.engine == "roundtrip":
-        columns, rows = roundtrip_rows(engine, to_duckdb(sql, target.dialect))
-    else:
-        columns, rows = engine.query(sql)
+        sql = to_duckdb(sql, target.dialect)
+    columns, rows = rows_of(engine, sql)
     expect = case.expect if check == "golden" else reference(case, check)
     compare(columns, rows, expect, f"{target.id} {check} {case.name}")
 
