@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +13,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics import SqlmetricsError
+from tests.cli_runner import cli
 
 NAN = math.nan
 
@@ -146,22 +145,14 @@ def test_cli_refuses_bad_files_and_writes_nothing(case: str, tmp_path: Path) -> 
         table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame)
         pq.write_table(table, tmp_path / f"{name}.parquet")
     output = tmp_path / "out.csv"
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sqlmetrics.cli",
-            "evaluate",
-            str(tmp_path / "recs.parquet"),
-            str(tmp_path / "truth.parquet"),
-            "-m",
-            "ndcg@3",
-            "--output",
-            str(output),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
+    run = cli(
+        "evaluate",
+        str(tmp_path / "recs.parquet"),
+        str(tmp_path / "truth.parquet"),
+        "-m",
+        "ndcg@3",
+        "--output",
+        str(output),
     )
     assert run.returncode == 2
     assert run.stderr == f"sqlmetrics: error: {message}\n"

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import sqlmetrics
+from tests.cli_runner import cli
 from tests.conftest import EXAMPLES
 
 RECS = str(EXAMPLES / "recommendations.parquet")
 TRUTH = str(EXAMPLES / "interactions.parquet")
 METRICS = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "hit_rate@10", "f1@10"]
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sqlmetrics.cli", *args], capture_output=True, text=True, check=False
-    )
 
 
 def test_json_output_equals_the_api_exactly() -> None:

@@ -4,24 +4,17 @@ scheduled job (--fail-if, compare --against --fail-if-worse) with their exit cod
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import sqlmetrics
+from tests.cli_runner import cli
 from tests.conftest import EXAMPLES
 
 RECS = str(EXAMPLES / "recommendations.parquet")
 TRUTH = str(EXAMPLES / "interactions.parquet")
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sqlmetrics.cli", *args], capture_output=True, text=True, check=False
-    )
 
 
 def test_the_table_shows_each_interval_beside_its_value_and_csv_keeps_the_numbers() -> None:

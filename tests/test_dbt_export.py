@@ -3,8 +3,6 @@ renders the macros and runs dbt itself)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -16,12 +14,7 @@ from sqlmetrics.cli import main
 from sqlmetrics.dbt import models, package, templates
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import write_marker
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sqlmetrics.cli", *args], capture_output=True, text=True, check=False
-    )
+from tests.cli_runner import cli
 
 
 def _has_its_query_macro(adapter: str, body: str) -> bool:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import subprocess
-import sys
 from decimal import Decimal
 from typing import Any
 
@@ -20,6 +18,7 @@ import pytest
 import sqlmetrics
 from sqlmetrics import SqlmetricsError
 from sqlmetrics.catalog.metrics import MAX_CUTOFF
+from tests.cli_runner import cli
 
 # Every integer type DuckDB has, with its least and greatest value.
 INTEGER_RANGES = {
@@ -298,12 +297,7 @@ def test_a_non_finite_threshold_is_refused_everywhere(threshold: float) -> None:
 
 @pytest.mark.parametrize("text", ["inf", "1e400", "nan", "-inf"])
 def test_the_cli_refuses_a_non_finite_threshold(text: str) -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "sqlmetrics.cli", "sql", "-m", "ndcg@10", f"--threshold={text}"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = cli("sql", "-m", "ndcg@10", f"--threshold={text}")
     assert run.returncode != 0 and run.stdout == ""
     assert "threshold must be a number >= 0 and finite" in run.stderr
 
@@ -331,12 +325,7 @@ def test_a_cutoff_above_the_limit_is_refused_alike_everywhere(cutoff: int) -> No
     with pytest.raises(SqlmetricsError, match=message):
         sqlmetrics.to_sql([f"ndcg@{cutoff}"])
     for args in (["-m", f"ndcg@{cutoff}"], ["--all", "--cutoff", str(cutoff)]):
-        run = subprocess.run(
-            [sys.executable, "-m", "sqlmetrics.cli", "sql", *args],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        run = cli("sql", *args)
         assert run.returncode != 0 and run.stdout == ""
         assert f"is above the largest supported, {MAX_CUTOFF:,}" in run.stderr
 
@@ -426,12 +415,9 @@ def test_the_cli_prints_non_finite_metrics_as_null_in_json(tmp_path: Any) -> Non
     truth = pd.DataFrame({"user_id": [1, 1], "item_id": [10, 11], "rating": [1.0, 0.0]})
     recs.to_parquet(tmp_path / "recs.parquet")
     truth.to_parquet(tmp_path / "truth.parquet")
-    run = subprocess.run(
-        [
-            sys.executable, "-m", "sqlmetrics.cli", "evaluate", str(tmp_path / "recs.parquet"),
-            str(tmp_path / "truth.parquet"), "-m", "ndcg@10", "-m", "mae", "--format", "json", "-q",
-        ],
-        capture_output=True, text=True, check=False,
+    run = cli(
+        "evaluate", str(tmp_path / "recs.parquet"), str(tmp_path / "truth.parquet"),
+        "-m", "ndcg@10", "-m", "mae", "--format", "json", "-q",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "Infinity" not in run.stdout and "NaN" not in run.stdout
