@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
@@ -38,6 +38,8 @@ from sqlmetrics.stats.resampling import Resampling, has_interval, without_interv
 if TYPE_CHECKING:
     import pandas as pd
     from typing_extensions import Unpack
+
+T = TypeVar("T")
 
 
 @takes(EvaluateOptions)
@@ -334,6 +336,28 @@ def _evaluated(
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """Binds and checks the inputs, runs ``run`` in the engine, and refuses what the
     diagnostics say evaluate refuses: evaluate's steps, for evaluate and compare."""
+
+    def refused(bound: Bound) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+        result, diagnostics, passes = run(bound)
+        # where the numbers come from: the engine and the dialect its SQL was written in
+        result.attrs["engine"] = bound.engine.name
+        result.attrs["dialect"] = bound.engine.dialect
+        return result, _refused(bound, diagnostics), passes
+
+    found, read = bound_call(recommendations, interactions, metrics, given, refused)
+    _with_notes(found[0], read)
+    return found
+
+
+def bound_call(
+    recommendations: object,
+    interactions: object,
+    metrics: Sequence[str] | str,
+    given: Running,
+    body: Callable[[Bound], T],
+) -> tuple[T, object]:
+    """``body`` on the inputs bound and checked in their engine (TREC files parsed once, for
+    every step), and the interactions as read."""
     trec_files = any(isinstance(value, TrecFile) for value in (recommendations, interactions))
     resolved = _resolved(metrics, given, isinstance(recommendations, TrecFile))
     requests = resolved[0]
@@ -356,17 +380,16 @@ def _evaluated(
             load(value) if isinstance(value, TrecFile) else value
             for value in (recommendations, interactions)
         )
-        bound = _bind(engine, recommendations, interactions, given, resolved)
-        result, diagnostics, passes = run(bound)
-        # where the numbers come from: the engine and the dialect its SQL was written in
-        result.attrs["engine"] = engine.name
-        result.attrs["dialect"] = engine.dialect
-        diagnostics = _refused(bound, diagnostics)
+        found = body(_bind(engine, recommendations, interactions, given, resolved))
+    return found, interactions
+
+
+def _with_notes(result: pd.DataFrame, interactions: object) -> None:
+    """A qrels file's notes (its fractional rels) on the result."""
     if isinstance(interactions, TrecFile) and interactions.parsed is not None:
         notes = interactions.parsed.notes(interactions.path)
         if notes:
             result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
-    return result, diagnostics, passes
 
 
 def _resolved(

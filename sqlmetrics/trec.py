@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_lines import QRELS_LAYOUT, RUN_LAYOUT
 from sqlmetrics.io.trec_reader import (
@@ -59,19 +61,27 @@ def _per_query(
     population: str,
     profile: str,
 ) -> dict[str, dict[str, float]]:
-    """{label: {qid: value}} from evaluate under the trec_eval profile, for the queries of
-    ``population`` ("judged", or "all_judged" for -c)."""
-    from sqlmetrics.run import evaluate
+    """{label: {qid: value}} from evaluate's query under the trec_eval profile, for the
+    queries of ``population`` ("judged", or "all_judged" for -c)."""
+    from sqlmetrics.engines.duckdb import DuckDBEngine
+    from sqlmetrics.options import EvaluateOptions, filled
+    from sqlmetrics.run import Bound, bound_call
 
-    frame = evaluate(
-        run,
-        qrels,
-        labels,
-        profile=profile,
-        per_user=True,
-        threshold=threshold,
-        population=population,
-    )
+    def values(bound: Bound) -> pd.DataFrame:
+        """The query without evaluate's diagnostics: the report prints none, and the reader
+        checked every row."""
+        engine = bound.engine
+        if not isinstance(engine, DuckDBEngine):  # bound_call refuses TREC files elsewhere
+            raise SqlmetricsError(f"TREC files are read by DuckDB, not {engine.name}")
+        # the one refusal of evaluate's that the reader leaves: qrels of negative rels only
+        judged = exp.select(exp.Literal.number(1)).from_(bound.inputs.interactions.copy())
+        if not engine.fetch(judged.limit(1).sql("duckdb"))[1]:
+            raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
+        return engine.metrics_only(bound.requests, bound.inputs, bound.options, per_user=True)
+
+    options = {"profile": profile, "threshold": threshold, "population": population}
+    given = filled(EvaluateOptions, {**options, "per_user": True}, "evaluate")
+    frame, _ = bound_call(run, qrels, labels, given, values)
     return {
         label: {
             str(user): float(value)

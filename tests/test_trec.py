@@ -324,13 +324,13 @@ def test_a_report_is_one_query_per_threshold(
     (tmp_path / "run").write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n")
     (tmp_path / "qrels").write_text("1 0 a 2\n1 0 b 1\n")
     calls = []
-    evaluate = sqlmetrics.run.evaluate
+    bound_call = sqlmetrics.run.bound_call
 
     def counted(*arguments: object, **keywords: object) -> object:
         calls.append(arguments[2])
-        return evaluate(*arguments, **keywords)  # type: ignore[arg-type]
+        return bound_call(*arguments, **keywords)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sqlmetrics.run, "evaluate", counted)
+    monkeypatch.setattr(sqlmetrics.run, "bound_call", counted)
     run, qrels = tmp_path / "run", tmp_path / "qrels"
     report = as_dict(
         trec_eval(run, qrels, ["map", "ndcg", "num_rel"], level=level, complete=complete)

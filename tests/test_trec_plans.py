@@ -90,3 +90,41 @@ def test_evaluate_gives_a_numeric_qid_back_as_text(tmp_path: Path) -> None:
         per_user=True,
     )
     assert result["user_id"].tolist() == ["1"]  # query 2 has nothing relevant
+
+
+def test_the_report_runs_the_query_without_the_diagnostics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trec_eval's report prints no diagnostics and its reader checked every row: its query
+    leaves them out (140 MB of the 5M-line report's peak buffer)."""
+    from sqlmetrics.trec import trec_eval
+
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "qrels").write_text(QRELS)
+    calls: list[str] = []
+    for name in ("split_diagnostics", "metrics_only"):
+        original = getattr(duckdb_passes, name)
+
+        def recorded(*args: object, name: str = name, original: object = original) -> object:
+            calls.append(name)
+            return original(*args)  # type: ignore[operator]
+
+        monkeypatch.setattr(duckdb_passes, name, recorded)
+    report = trec_eval(tmp_path / "run", tmp_path / "qrels", ["map", "num_q"])
+    assert calls == ["metrics_only"]
+    # query 1: a (rel 1) at 1, c (rel 2) at 3: AP (1/1 + 2/3) / 2 = 5/6; query 2 has
+    # nothing relevant: 0. The mean: 5/12
+    assert dict(zip(report["measure"], report["value"], strict=True)) == {
+        "num_q": 2,
+        "map": pytest.approx(5 / 12),
+    }
+
+
+def test_qrels_of_negative_rels_only_are_refused(tmp_path: Path) -> None:
+    """trec_eval stops ("Can't calculate measure"): nothing is judged."""
+    from sqlmetrics.trec import trec_eval
+
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "qrels").write_text("1 0 a -1\n1 0 b -2\n")
+    with pytest.raises(sqlmetrics.SqlmetricsError, match="interactions: no rows to evaluate"):
+        trec_eval(tmp_path / "run", tmp_path / "qrels")

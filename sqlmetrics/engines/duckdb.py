@@ -242,6 +242,15 @@ class DuckDBEngine(Engine):
 
         return self.guarded(run)
 
+    def metrics_only(
+        self, requests: Sequence[MetricRequest], inputs: Inputs, options: Options, per_user: bool
+    ) -> pd.DataFrame:
+        """The values without the diagnostics (duckdb_passes.metrics_only)."""
+        connection = self.connection
+        return self.guarded(
+            lambda: duckdb_passes.metrics_only(connection, requests, inputs, options, per_user)
+        )
+
     def score_floor(
         self,
         requests: Sequence[MetricRequest],

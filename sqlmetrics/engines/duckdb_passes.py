@@ -369,18 +369,19 @@ def _query_sql(
     user_pass: UserPass | None,
     floor: float | None,
     plans: tuple[object, ...],
+    diagnostics: bool = True,
 ) -> str:
     """evaluate's query as DuckDB SQL. Composing and rendering cost ~30 ms, more than the query
     on small inputs; the inputs keep their names from call to call (bind_source), so a repeated
     request is served from here. ``plans`` (compose.plan_switches) is part of the key because
-    tests switch plans by changing them."""
+    tests switch plans by changing them. ``diagnostics``: with the diagnostics rows."""
     del plans
     query = compose(
         requests,
         inputs,
         options,
         per_user,
-        diagnostics=True,
+        diagnostics=diagnostics,
         user_pass=user_pass,
         score_floor=floor,
     )
@@ -391,6 +392,21 @@ def _query_sql(
         read_inputs_again(query, interactions, recommendations)
     refuse_too_wide(query)
     return query.sql("duckdb")
+
+
+def metrics_only(
+    connection: duckdb.DuckDBPyConnection,
+    requests: Sequence[MetricRequest],
+    inputs: Inputs,
+    options: Options,
+    per_user: bool,
+) -> pd.DataFrame:
+    """evaluate's values without its diagnostics (their counts and the checks among them), in
+    one query, for inputs whose reader checked every row (trec_eval's report)."""
+    query = _query_sql(
+        tuple(requests), inputs, options, per_user, None, None, plan.plan_switches(), False
+    )
+    return connection.execute(query).df()
 
 
 def split_diagnostics(
