@@ -128,3 +128,26 @@ def test_qrels_of_negative_rels_only_are_refused(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("1 0 a -1\n1 0 b -2\n")
     with pytest.raises(sqlmetrics.SqlmetricsError, match="interactions: no rows to evaluate"):
         trec_eval(tmp_path / "run", tmp_path / "qrels")
+
+
+def test_out_of_memory_the_report_takes_evaluate_s_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where DuckDB runs out of memory in the report's one query (metrics_only gives None),
+    evaluate's query, which splits the users into passes, gives the same values."""
+    from sqlmetrics.trec import trec_eval, trec_text
+
+    (tmp_path / "run").write_text(RUN)
+    (tmp_path / "qrels").write_text(QRELS)
+    expected = trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", per_query=True))
+    queries: list[str] = []
+    split = duckdb_passes.split_diagnostics
+
+    def recorded(connection: object, query: str, *args: object) -> object:
+        queries.append(query)
+        return split(connection, query, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(duckdb_passes, "metrics_only", lambda *_: None)
+    monkeypatch.setattr(duckdb_passes, "split_diagnostics", recorded)
+    got = trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", per_query=True))
+    assert len(queries) == 1 and got == expected

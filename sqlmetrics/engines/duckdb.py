@@ -245,11 +245,15 @@ class DuckDBEngine(Engine):
     def metrics_only(
         self, requests: Sequence[MetricRequest], inputs: Inputs, options: Options, per_user: bool
     ) -> pd.DataFrame:
-        """The values without the diagnostics (duckdb_passes.metrics_only)."""
+        """The values without the diagnostics (duckdb_passes.metrics_only), or, where DuckDB
+        runs out of memory in one query, evaluate's values from its passes over the users."""
         connection = self.connection
-        return self.guarded(
+        found = self.guarded(
             lambda: duckdb_passes.metrics_only(connection, requests, inputs, options, per_user)
         )
+        if found is None:
+            return self.evaluate(requests, inputs, options, per_user)[0]
+        return found
 
     def score_floor(
         self,

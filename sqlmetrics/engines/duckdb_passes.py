@@ -400,13 +400,19 @@ def metrics_only(
     inputs: Inputs,
     options: Options,
     per_user: bool,
-) -> pd.DataFrame:
+) -> pd.DataFrame | None:
     """evaluate's values without its diagnostics (their counts and the checks among them), in
-    one query, for inputs whose reader checked every row (trec_eval's report)."""
+    one query, for inputs whose reader checked every row (trec_eval's report); None when
+    DuckDB runs out of memory (evaluate's passes over the users then take over)."""
+    import duckdb
+
     query = _query_sql(
         tuple(requests), inputs, options, per_user, None, None, plan.plan_switches(), False
     )
-    return connection.execute(query).df()
+    try:
+        return connection.execute(query).df()
+    except duckdb.OutOfMemoryException:
+        return None
 
 
 def split_diagnostics(
