@@ -39,10 +39,12 @@ $(VENV)/.installed-engines: pyproject.toml | $(BIN)/python
 # fakesnow pins its own sqlglot and duckdb, so it lives in a virtual environment of its own;
 # the tests talk to it through tests/engines/fakesnow_runner.py, and run evaluate through its
 # patched connector with tests/engines/fakesnow_evaluate.py (hence pandas and pyyaml there).
-$(FAKESNOW)/.installed:
+# fakesnow rewrites every query through sqlglot: its pinned version's compiled build
+# (sqlglot[c]) does the same faster, as in the dev extra (docs/benchmark.md, the suite's time).
+$(FAKESNOW)/.installed: | $(BIN)/python  # inside .venv: made after it, under make -j too
 	$(PYTHON) -m venv $(FAKESNOW)
 	$(FAKESNOW)/bin/python -m pip install --quiet "fakesnow>=0.12.1,<0.13" "snowflake-connector-python<5" \
-		"pandas>=2.0" "pyyaml>=6"
+		"pandas>=2.0" "pyyaml>=6" "sqlglot[c]"
 	touch $@
 
 # dbt-core pins its own dependencies, so it lives in a virtual environment of its own too; the
