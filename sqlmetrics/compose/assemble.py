@@ -28,7 +28,7 @@ from typing import cast
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
-from sqlmetrics.compose import curve_steps, curve_sums, curve_windows, curves, duckdb_plan
+from sqlmetrics.compose import chain, curve_steps, curve_sums, curve_windows, curves, duckdb_plan
 from sqlmetrics.compose.diagnostics import (
     diagnostics_stages,
     list_counts_stage,
@@ -108,6 +108,17 @@ def assemble(
     population = widest_population(requests, options)
     selects, columns = per_user_stages(requests, options, population=population)
     cutoff = deepest_cutoff(requests)
+    lists = plan.lists
+    top_k = lists is not None
+    depth = repeats_depth(requests, options)
+    # where the repeated items are counted: by the lists themselves (DuckDB's, or
+    # list_counts.sql over whole lists), among ranked's first positions, or nowhere (0: the
+    # input's reader refused them)
+    repeats = "none" if depth == 0 else "ranked" if depth is not None and not top_k else "lists"
+    chained = diagnostics and plan.diagnostics == "chained"
+    flags = _chained_flags(requests, repeats) if chained else []
+    if chained:
+        chain.open_population(selects["judged"], columns, flags)
     curve = plan.curve
     # the curve plan's per_user: from DuckDB's lists (per_user_lists) or windows over judged
     curve_stages: list[tuple[str, exp.Expr]] = []
@@ -130,13 +141,6 @@ def assemble(
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     judged = bind_placeholders(judged, gmax=cascade_gmax(requests))
     _hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
-    lists = plan.lists
-    top_k = lists is not None
-    depth = repeats_depth(requests, options)
-    # where the repeated items are counted: by the lists themselves (DuckDB's, or
-    # list_counts.sql over whole lists), among ranked's first positions, or nowhere (0: the
-    # input's reader refused them)
-    repeats = "none" if depth == 0 else "ranked" if depth is not None and not top_k else "lists"
     ranked = _ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
@@ -173,6 +177,7 @@ def assemble(
         spread_per_user_constants(judged, selects["judged"])
         if plan.judged == "joined_hits":
             duckdb_plan.keep_hit_rows(joined)
+        chain.carry_flags(joined, judged, flags)
         needed = prune(judged, needed) | {"user_id"}
         needed = prune(joined, needed) | {"user_id", "item_id"}
     else:
@@ -180,7 +185,9 @@ def assemble(
     for _, source in scored_stages:
         needed |= {column.name for column in source.find_all(exp.Column)}
     diagnosis = (
-        diagnostics_stages(options, requests, keys, scored="scored" in selects, repeats=repeats)
+        diagnostics_stages(
+            options, requests, keys, scored="scored" in selects, repeats=repeats, chained=chained
+        )
         if diagnostics
         else []
     )
@@ -189,7 +196,8 @@ def assemble(
     for name, cte in diagnosis:
         if name != "counted":  # list_counts.sql's columns, not ranked's
             needed |= {column.name for column in cte.find_all(exp.Column)}
-    prune(ranked, needed | {"pos"} | ({"user_id", "item_id"} if over_lists else set()))
+    flagged = {"item_id", "score"} if flags else set()
+    prune(ranked, needed | {"pos"} | flagged | ({"user_id", "item_id"} if over_lists else set()))
     # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists.
     list_lengths = "list_length" in needed and not top_k
     prune(truth, needed | {column.name for column in ranked.find_all(exp.Column)})
@@ -201,6 +209,8 @@ def assemble(
         _match_within(joined, cutoff)
     if list_lengths:
         ranked = _with_list_lengths(ranked)
+    if flags:
+        ranked = chain.flag_ranked(ranked, flags, requested_cutoffs(requests), cutoff)
     top_lists = _top_lists_stage(
         lists,
         options,
@@ -284,11 +294,14 @@ def assemble(
             per_user,
             exact_sums=plan.same_bits,
             sums=user_pass is not None,
-            population=ranking and len(selects) > 1,  # else COUNT(*) of per_user
+            # else COUNT(*) of per_user
+            population=ranking and (len(selects) > 1 or chained),
         )
     )
     query = (
-        with_diagnostics_rows(rows, inputs, columns, per_user, sums=user_pass is not None)
+        chain.chained_rows(stages, rows, columns, flags)
+        if chained
+        else with_diagnostics_rows(rows, inputs, columns, per_user, sums=user_pass is not None)
         if diagnostics
         else rows
     )
@@ -302,6 +315,14 @@ def assemble(
             composed, interactions=hit_rows, recommendations=options.duplicates != "first"
         )
     return composed
+
+
+def _chained_flags(requests: Sequence[MetricRequest], repeats: str) -> list[str]:
+    """The counts diagnostics.sql would take from ranked, carried by the chain instead
+    (chain.py): the repeated items where ranked's first positions count them, the tie groups
+    where a cutoff is requested."""
+    flags = ["repeated_row"] if repeats == "ranked" else []
+    return flags + (["straddling_tie"] if requested_cutoffs(requests) else [])
 
 
 def _top_lists_stage(

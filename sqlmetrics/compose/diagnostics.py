@@ -55,6 +55,7 @@ def diagnostics_stages(
     keys: Sequence[str],
     scored: bool,
     repeats: str = "lists",
+    chained: bool = False,
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
     Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0.
@@ -62,7 +63,8 @@ def diagnostics_stages(
     cutoff) and the repeated items. ``repeats``: where those are counted: "ranked", among
     ranked's first positions (ranked_counts); "lists", list_counts' (over whole lists, or
     DuckDB's lists' own count); "none", nowhere (0). Without either count ranked_counts is
-    dropped."""
+    dropped; ``chained`` drops it too, its counts 0 in listed (chain.py counts them in the
+    metrics' chain)."""
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
@@ -81,6 +83,9 @@ def diagnostics_stages(
                 placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
     else:  # no cutoff for a tie group to straddle
         _without_count(query, "tie_groups", exp.Literal.number(0))
+    if chained and any(cte.alias == "ranked_counts" for cte in query.args["with_"].expressions):
+        for count in ("duplicate_rows", "tie_groups"):
+            _without_cte(query, "ranked_counts", count)
     max_k = max(cutoffs, default=None)
     query = bind_placeholders(
         query,

@@ -39,6 +39,13 @@ judgements        ``judged_pairs`` (the judged pairs only, every dialect) when b
                   and num_nonrel_judged_ret are all that read judgements (JUDGED_PAIRS_METRICS);
                   else ``judgements`` (every recommended item too: unj, rbp_resid); none when
                   unread.
+diagnostics       with evaluate's diagnostics, ``chained`` (chain.py: the ranked rows carry the
+                  counts diagnostics.sql takes from ranked to per_user, which keeps every
+                  user, and one aggregate gives both rows: each list ranked once, where an
+                  engine inlining a CTE at each reader would rank it twice) for a summary
+                  without groups of ranking metrics on the portable plan, per_user a
+                  column per request, a population not of judged users; else ``apart``
+                  (diagnostics.sql's own readers of the stages); none without them.
 same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its
                   other sums in position order, the sums over users exact, so that every
                   run and every plan gives the same bits.
@@ -95,6 +102,7 @@ class Plan:
     per_user: str  # "columns" | "curves"
     scored: str | None  # "scored" | "scored_positives" | None
     judgements: str | None  # "judgements" | "judged_pairs" | None
+    diagnostics: str | None  # "chained" | "apart" | None
     same_bits: bool
     curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
     why: tuple[str, ...]
@@ -115,6 +123,7 @@ def choose_plan(
     portable: bool = False,
     cross_arms: bool = False,
     curve_cutoffs: Sequence[int] | None = None,
+    diagnostics: bool = False,
 ) -> Plan:
     """The Plan for these requests (query.compose()'s arguments of the same names)."""
     why: list[str] = []
@@ -221,6 +230,17 @@ def choose_plan(
         pairs = ", every metric reading them reads judged pairs only"
         why.append(f"judgements: {judgements}" + (pairs if judgements == "judged_pairs" else ""))
 
+    diagnosed: str | None = None
+    if diagnostics:
+        why_apart = diagnostics_apart(
+            inputs,
+            population,
+            only_judged=only_judged,
+            own_or_passes=duckdb_own or user_pass is not None,
+            per_user=per_user or curve is not None,
+        )
+        diagnosed = "apart" if why_apart else "chained"
+        why.append(f"diagnostics: {diagnosed}" + (f" ({why_apart})" if why_apart else ""))
     same_bits = dialect == "duckdb"
     if same_bits:
         why.append("sums: per user exact or in position order, over users exact (the same bits)")
@@ -233,9 +253,29 @@ def choose_plan(
         per_user=per_user_plan,
         scored=scored,
         judgements=judgements,
+        diagnostics=diagnosed,
         same_bits=same_bits,
         curve=curve,
         why=tuple(why),
+    )
+
+
+def diagnostics_apart(
+    inputs: Inputs, population: str, *, only_judged: bool, own_or_passes: bool, per_user: bool
+) -> str | None:
+    """Why the diagnostics are not chained (see the module's table); None when they are."""
+    return (
+        "DuckDB's own plans or passes"
+        if own_or_passes
+        else "metrics over scores, lists or judgements too"
+        if not only_judged
+        else "per-user rows or the curve plan"
+        if per_user
+        else "groups"
+        if inputs.groups
+        else f"population {population!r}, a row per judged user"
+        if population in JUDGED_POPULATIONS
+        else None
     )
 
 

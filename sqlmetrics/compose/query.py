@@ -35,6 +35,7 @@ def compose(
     portable: bool = False,
     cross_arms: bool = False,
     curve_cutoffs: Sequence[int] | None = None,
+    chained: bool = True,
 ) -> exp.Query:
     """One query computing every request: a summary row per group, or a row per user.
 
@@ -50,7 +51,8 @@ def compose(
     curve plan's rows per group and cutoff at these cutoffs instead of the summary (the
     report's curves: curve_sums.per_cutoff_rows), for one request per metric family at the
     deepest of them; refused where the curve plan does not take the requests (choose_plan
-    with the same ``curve_cutoffs`` says whether it does)."""
+    with the same ``curve_cutoffs`` says whether it does). ``chained``: the diagnostics may
+    ride the metrics' chain where plan.py says they can (compose_checks keeps them apart)."""
     check_compatible(requests, inputs, options)
     plan = choose_plan(
         requests,
@@ -62,6 +64,7 @@ def compose(
         portable=portable,
         cross_arms=cross_arms,
         curve_cutoffs=curve_cutoffs,
+        diagnostics=diagnostics and chained,
     )
     if curve_cutoffs is not None:
         _check_curve_rows(plan, requests, curve_cutoffs, per_user or diagnostics or bool(user_pass))
@@ -102,7 +105,7 @@ def compose_checks(
     """The input checks and diagnostics evaluate runs, as a query of their own for a scheduled
     job: one row per group with every count and ``refused_rows``, the sum of the counts that
     evaluate refuses (0 when the inputs are fit to evaluate with these metrics and options)."""
-    full = compose(requests, inputs, options, dialect=dialect, diagnostics=True)
+    full = compose(requests, inputs, options, dialect=dialect, diagnostics=True, chained=False)
     ctes = {cte.alias: cte.this for cte in full.args["with_"].expressions}
     groups = [exp.to_identifier(group.name, quoted=True) for group in inputs.groups]
     counts = [exp.column(name) for name in DIAGNOSTICS + CHECKS]

@@ -1,0 +1,178 @@
+"""The diagnostics in the metrics' own chain (plan.py's diagnostics "chained").
+
+diagnostics.sql counts the repeated items and the straddling tie groups over ``ranked`` and
+reads the users' counts beside per_user: two readers of each stage, which an engine that inlines
+a CTE at each reader (Spark, BigQuery) computes twice, ranking every list twice. Chained, the
+ranked rows carry those counts as flags (ranked_checks.sql) through joined and judged to
+per_user, which keeps every user (its population a condition, not a HAVING) and sums them; one
+aggregate (diagnosed, joined to per_user) gives the diagnostics and the means, and a two-row
+table makes it the metrics row and the diagnostics row. Each input is then read once by one
+chain from its scan to the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import cast
+
+from sqlglot import exp
+
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
+from sqlmetrics.compose.per_user import MetricColumn
+from sqlmetrics.compose.stages import bind_placeholders, stage
+
+FLAGS = ("repeated_row", "straddling_tie")
+# per_user's sums of the flags, as diagnostics.sql's listed names them
+FLAG_SUMS = {"repeated_row": "duplicate_rows", "straddling_tie": "tie_groups"}
+# the diagnostics' counts each sum gives
+FLAG_COUNTS = {"duplicate_rows": "duplicate_recommendations", "tie_groups": "tied_score_groups"}
+IN_POPULATION = "in_population"
+KINDS = "kinds"
+
+
+def flag_ranked(
+    ranked: exp.Select, flags: Sequence[str], cutoffs: Sequence[int], max_k: int | None
+) -> exp.Select:
+    """ranked with ranked_checks.sql's ``flags`` (those the diagnostics count here)."""
+    checks = stage("ranked_checks")
+    kept = [p for p in checks.expressions if p.alias_or_name in ("user_id", *flags)]
+    names = [name for name in ranked.named_selects if name != "user_id"]
+    checks.set(
+        "expressions",
+        [kept[0], *[exp.column(name, "ranked_rows") for name in names], *kept[1:]],
+    )
+    checks.set("from_", exp.From(this=exp.alias_(exp.paren(ranked), "ranked_rows")))
+    if "straddling_tie" in flags:
+        _once_per_group(checks, cutoffs)
+    for placeholder in list(checks.find_all(exp.Placeholder)):
+        if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
+            placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
+    return bind_placeholders(
+        checks, max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null()
+    )
+
+
+def _once_per_group(checks: exp.Select, cutoffs: Sequence[int]) -> None:
+    """straddling_tie counting a group at its first straddled cutoff only: at each later cutoff
+    k (the one before it k'), not when the row at k' has the same score (the scores are in
+    order, so the group then holds every position from k' to k + 1 and was counted at k')."""
+    later = list(pairwise(cutoffs))
+    if not later:
+        return
+    flag = next(p for p in checks.expressions if p.alias_or_name == "straddling_tie")
+    when = flag.this.args["ifs"][0]
+    window = next(w for w in when.find_all(exp.Window) if isinstance(w.this, exp.Lead))
+    score = exp.column("score", "ranked_rows")
+    pos = exp.column("pos", "ranked_rows")
+    first = exp.EQ(this=pos.copy(), expression=exp.Literal.number(cutoffs[0]))
+    new_group: list[exp.Expr] = [first]
+    for before, cutoff in later:
+        lag = window.copy()
+        lag.set("this", exp.func("LAG", score.copy(), exp.Literal.number(cutoff - before)))
+        new_group.append(
+            exp.and_(
+                exp.EQ(this=pos.copy(), expression=exp.Literal.number(cutoff)),
+                exp.or_(
+                    exp.Is(this=lag.copy(), expression=exp.Null()),
+                    exp.NEQ(this=score.copy(), expression=lag),
+                ),
+            )
+        )
+    when.set("this", exp.and_(when.this, exp.paren(exp.or_(*new_group))))
+
+
+def carry_flags(joined: exp.Select, judged: exp.Select, flags: Sequence[str]) -> None:
+    """joined and judged carrying ranked's ``flags``; joined keeps a flagged row even where it
+    keeps hit rows only (duckdb_plan.keep_hit_rows), so that per_user counts it."""
+    for name in flags:
+        joined.select(exp.column(name, "ranked"), copy=False)
+        judged.select(exp.column(name), copy=False)
+    where = joined.args.get("where")
+    if where is not None:
+        flagged = [exp.column(name, "ranked").eq(1) for name in flags]
+        where.set("this", exp.or_(where.this, *flagged))
+
+
+def open_population(
+    per_user: exp.Select, columns: Sequence[MetricColumn], flags: Sequence[str]
+) -> None:
+    """per_user.sql without its HAVING: every user of either input keeps a row (the diagnostics
+    count them all), ``in_population`` 1 for a user of the population and NULL otherwise, each
+    metric column NULL outside it (so that its mean is the population's), and the users' sums
+    of the flags."""
+    having = per_user.args.get("having")
+    condition = having.this if having is not None else exp.true()
+    per_user.set("having", None)
+    metric_names = {name for column in columns for name in column.names}
+    for projection in per_user.expressions:
+        if projection.alias_or_name in metric_names:
+            value = exp.Case().when(condition.copy(), projection.this)
+            projection.set("this", value)
+    marked = exp.Case().when(condition.copy(), exp.Literal.number(1))
+    per_user.select(exp.alias_(marked, IN_POPULATION), copy=False)
+    for flag in flags:
+        per_user.select(exp.alias_(exp.func("SUM", exp.column(flag)), FLAG_SUMS[flag]), copy=False)
+
+
+def chained_rows(
+    stages: list[tuple[str, exp.Expr]],
+    summary: exp.Select,
+    columns: Sequence[MetricColumn],
+    flags: Sequence[str],
+) -> exp.Query:
+    """The metrics row and the diagnostics row from one aggregate: diagnosed (the last of
+    ``stages``' diagnostics.sql CTEs) joined to per_user, with the summary's aggregates
+    (summary.final's, from per_user) beside its counts, read twice by a two-row table."""
+    index = next(i for i, (name, _) in enumerate(stages) if name == "diagnosed")
+    diagnosed = cast(exp.Select, stages[index][1])
+    for column in diagnosed.find_all(exp.Column):
+        if not column.table:
+            column.set("table", exp.to_identifier("users"))
+    for projection in diagnosed.expressions:
+        counted = {count: flag for flag, count in FLAG_COUNTS.items()}.get(projection.alias_or_name)
+        if counted is None or not any(FLAG_SUMS[f] == counted for f in flags):
+            continue
+        for column in projection.find_all(exp.Column):
+            if column.name == counted:
+                listed = exp.column("listed_user", "users").is_(exp.Null()).not_()
+                column.replace(exp.Case().when(listed, exp.column(counted, "per_user")))
+    diagnosed.join(
+        "per_user",
+        on=exp.column("user_id", "users").eq(exp.column("user_id", "per_user")),
+        join_type="left",
+        copy=False,
+    )
+    aggregates = [projection.copy() for projection in summary.expressions]
+    for aggregate in aggregates:
+        for column in aggregate.find_all(exp.Column):
+            if not column.table:
+                column.set("table", exp.to_identifier("per_user"))
+    diagnosed.select(*aggregates, copy=False)
+    stages[index] = ("diagnosed", diagnosed)
+
+    kind = exp.column(KIND, KINDS)
+    metric_names = ["users", *(column.request.label for column in columns)]
+
+    def only(row: str, name: str) -> exp.Expr:
+        value = exp.column(exp.to_identifier(name, quoted=True), "diagnosed")
+        when = kind.eq(exp.Literal.string(row))
+        return exp.alias_(exp.Case().when(when, value), exp.to_identifier(name, quoted=True))
+
+    kinds = exp.Values(
+        expressions=[
+            exp.Tuple(expressions=[exp.Literal.string("metrics")]),
+            exp.Tuple(expressions=[exp.Literal.string("diagnostics")]),
+        ],
+        alias=exp.TableAlias(this=exp.to_identifier(KINDS), columns=[exp.to_identifier(KIND)]),
+    )
+    return (
+        exp.select(
+            exp.alias_(kind.copy(), KIND),
+            *[only("metrics", name) for name in metric_names],
+            *[only("diagnostics", name) for name in DIAGNOSTICS + CHECKS],
+        )
+        .from_("diagnosed")
+        .join(kinds, join_type="cross")
+        .order_by(exp.column(KIND))
+    )
