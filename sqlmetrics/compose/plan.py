@@ -85,6 +85,9 @@ TOP_K_MAX_CUTOFF = 20
 # nothing to them): sql/stages/judged_pairs.sql serves them. A metric joins this list only with
 # a test in tests/test_plans.py showing both stages agree.
 JUDGED_PAIRS_METRICS = frozenset({"bpref", "gm_bpref", "num_nonrel_judged_ret"})
+# Whether evaluate's diagnostics may ride the metrics' chain (chain.py); tests turn it off to
+# compare the two forms.
+CHAIN_DIAGNOSTICS = True
 # score_lists.sql keeps each list's first cutoff + 1 scores in DuckDB's MAX(score, n), which
 # takes n below 1,000,000: deeper, sorted_lists.sql.
 SCORE_LISTS_MAX_CUTOFF = 999_998
@@ -239,6 +242,8 @@ def choose_plan(
             own_or_passes=duckdb_own or user_pass is not None,
             per_user=per_user or curve is not None,
         )
+        if not CHAIN_DIAGNOSTICS:
+            why_apart = "turned off"
         diagnosed = "apart" if why_apart else "chained"
         why.append(f"diagnostics: {diagnosed}" + (f" ({why_apart})" if why_apart else ""))
     same_bits = dialect == "duckdb"
@@ -290,10 +295,11 @@ def judgements_stage(requests: Sequence[MetricRequest]) -> str | None:
 
 def plan_switches() -> tuple[object, ...]:
     """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS,
-    duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS, JUDGED_PAIRS_METRICS): part of the keys of the
-    caches of composed SQL, so that a switched plan is composed again."""
+    duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS, JUDGED_PAIRS_METRICS, CHAIN_DIAGNOSTICS): part of
+    the keys of the caches of composed SQL, so that a switched plan is composed again."""
     return (
         TOP_K_DIALECTS,
+        CHAIN_DIAGNOSTICS,
         curves.MIN_CUTOFFS,
         duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS,
         JUDGED_PAIRS_METRICS,

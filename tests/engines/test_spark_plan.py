@@ -6,8 +6,8 @@ Parquet files (each input a ``Scan parquet`` node), with the settings the Spark 
 query with and broadcast joins off (the plan of inputs too large to broadcast), the query of the
 seven metrics with their checks and diagnostics must:
 
-- rank the lists twice at most (a final WindowGroupLimit each: the metrics, and the
-  diagnostics' ranked_counts, which counts the ties and the repeats in one pass);
+- rank the lists once (one WindowGroupLimit, partial and final): the diagnostics ride the
+  metrics' chain (compose/chain.py), the ranked rows carrying the ties and the repeats;
 - hash rows by user_id alone, never by (user_id, item_id): every grouping, window and join
   between the first shuffle and the last keeps the partitioning by user;
 - shuffle the interactions once: each of their scans feeds the same exchange by user, which
@@ -129,7 +129,7 @@ def _tree(formatted: str) -> str:
     return formatted.split("\n\n(")[0].split("== Initial Plan ==")[0]
 
 
-def test_evaluate_keeps_the_partitioning_by_user_and_ranks_twice_at_most(
+def test_evaluate_keeps_the_partitioning_by_user_and_ranks_once(
     engine_pool: EnginePool, parquet_inputs: tuple[str, str]
 ) -> None:
     spark = engine_pool.get("spark").spark  # type: ignore[attr-defined]
@@ -145,7 +145,7 @@ def test_evaluate_keeps_the_partitioning_by_user_and_ranks_twice_at_most(
         frame.collect()
         executed = _tree(_formatted(frame))
     tree = _tree(planned)
-    assert len(re.findall(r"WindowGroupLimit \(", tree)) <= 4, tree  # a partial and a final each
+    assert len(re.findall(r"WindowGroupLimit \(", tree)) == 2, tree  # a partial and a final
     assert len(re.findall(r"(?<![\w])Exchange \(", tree)) <= 8, tree
     arguments = _by_user_alone(planned)
     # the interactions: distributed by user for truth and for the diagnostics, shuffled once
