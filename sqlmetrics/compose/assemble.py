@@ -10,10 +10,10 @@ other dialect, arms.py's groups) is chosen once, in plan.py (``choose_plan``, wi
 the conditions); assemble() assembles the chosen plan's stages, and query.py's compose()
 chooses the plan and hands it here (or to arms.py).
 
-This module holds assemble() and the stages only it assembles (the ranking: ranked, judged, the
-lists of DuckDB's plans). The other parts have modules of their own:
-inputs.py (Inputs, Options and the stages binding the inputs), stages.py (the stage files and
-the rewrites every part makes to them), per_user.py (each request's per-user column, the
+This module holds assemble(). The other parts have modules of their own: ranking.py (the
+stages only it assembles: ranked, judged, the lists of DuckDB's plans), inputs.py (Inputs,
+Options and the stages binding the inputs), stages.py (the stage files and the rewrites every
+part makes to them), per_user.py (each request's per-user column, the
 populations), diagnostics.py (the diagnostics and checks rows), summary.py (the result rows
 from per_user, and a pass's partial sums), and curves.py, curve_steps.py, curve_windows.py and
 curve_sums.py (the curve plan: the metric files taken apart, its rows per user and step from
@@ -31,7 +31,6 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose import chain, curve_steps, curve_sums, curve_windows, curves, duckdb_plan
 from sqlmetrics.compose.diagnostics import (
     diagnostics_stages,
-    list_counts_stage,
     with_diagnostics_rows,
 )
 from sqlmetrics.compose.inputs import (
@@ -56,6 +55,17 @@ from sqlmetrics.compose.per_user import (
     with_judged_users,
 )
 from sqlmetrics.compose.plan import Plan, repeats_depth
+from sqlmetrics.compose.ranking import (
+    bound_list_counts,
+    cutoff_literal,
+    hit_rows_stages,
+    hits_so_far,
+    match_within,
+    ranked_ideal,
+    ranked_stage,
+    top_lists_stage,
+    with_list_lengths,
+)
 from sqlmetrics.compose.stages import (
     bind_placeholders,
     group_key,
@@ -68,18 +78,6 @@ from sqlmetrics.compose.stages import (
 )
 from sqlmetrics.compose.summary import UserPass, final
 from sqlmetrics.errors import SqlmetricsError
-
-
-def _cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
-    """Binds ``$cutoff``; without one (a metric reads the whole list) drops the QUALIFY (the
-    WHERE of ranked_given.sql, which has no window to qualify)."""
-    if cutoff is None:
-        tree.set("qualify", None)
-        where = tree.args.get("where")
-        if where is not None and any(p.name == "cutoff" for p in where.find_all(exp.Placeholder)):
-            tree.set("where", None)
-        return tree
-    return bind_placeholders(tree, cutoff=exp.Literal.number(cutoff))
 
 
 def assemble(
@@ -140,8 +138,8 @@ def assemble(
     needed_by_metrics = set(needed)
     judged, joined, truth = stage("judged"), stage("joined"), stage("truth")
     judged = bind_placeholders(judged, gmax=cascade_gmax(requests))
-    _hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
-    ranked = _ranked_stage(plan.ranked, options)
+    hits_so_far(judged, literal=inputs.rank is not None and options.ranks == "literal")
+    ranked = ranked_stage(plan.ranked, options)
     if options.ties == "average":
         # The tie-averaged quantities come from ranked_average instead of judged's formulas.
         for projection in judged.expressions:
@@ -204,14 +202,14 @@ def assemble(
     truth = bind_placeholders(truth, threshold=number(options.threshold))
     # Diagnostics also read the position after each cutoff: a tie across it decides what is in.
     ranked_cutoff = cutoff + 1 if diagnostics and cutoff else cutoff
-    ranked = _cutoff_literal(ranked, ranked_cutoff)
+    ranked = cutoff_literal(ranked, ranked_cutoff)
     if ranking and cutoff is not None and ranked_cutoff != cutoff:
-        _match_within(joined, cutoff)
+        match_within(joined, cutoff)
     if list_lengths:
-        ranked = _with_list_lengths(ranked)
+        ranked = with_list_lengths(ranked)
     if flags:
         ranked = chain.flag_ranked(ranked, flags, requested_cutoffs(requests), cutoff)
-    top_lists = _top_lists_stage(
+    top_lists = top_lists_stage(
         lists,
         options,
         cutoff,
@@ -234,10 +232,10 @@ def assemble(
     )
     stages: list[tuple[str, exp.Expr]] = []
     if (list_lengths or diagnostics) and not top_k:
-        counts = _list_counts(plan, inputs, options, dialect, diagnostics, repeats)
+        counts = bound_list_counts(plan, inputs, options, dialect, diagnostics, repeats)
         stages.append(("list_counts", counts))
     if hit_rows:
-        stages += _hit_rows_stages(
+        stages += hit_rows_stages(
             top_lists,
             needed_by_metrics,
             cutoff,
@@ -257,7 +255,7 @@ def assemble(
         if ranking or any(_reads(cte, "ranked") for _, cte in [*diagnosis, *scored_stages]):
             stages.append(("ranked", ranked))
         if ranking:
-            stages += [*_ranked_ideal(joined), ("joined", joined), ("judged", judged)]
+            stages += [*ranked_ideal(joined), ("joined", joined), ("judged", judged)]
     if ranking and population in JUDGED_POPULATIONS:
         stages = [
             (name, with_judged_users(cast(exp.Select, cte)) if name == "judged" else cte)
@@ -325,180 +323,5 @@ def _chained_flags(requests: Sequence[MetricRequest], repeats: str) -> list[str]
     return flags + (["straddling_tie"] if requested_cutoffs(requests) else [])
 
 
-def _top_lists_stage(
-    lists: str | None,
-    options: Options,
-    cutoff: int | None,
-    rows: int | None,
-    score_floor: float | None,
-    diagnostics: bool,
-    depth: int | None,
-) -> exp.Select:
-    """plan.py's lists (top_lists.sql, score_lists.sql or sorted_lists.sql), each user's first
-    ``rows`` items and scores (the deepest cutoff, + 1 for the diagnostics) as lists (scores
-    alone in score_lists.sql); ranked_top_k.sql unnests them, the hit-rows plan joins them
-    (duckdb_plan.py). Unused (and not assembled) without lists. ``depth``: how deep its
-    repeated items are counted (plan.repeats_depth)."""
-    top_lists = stage(lists or "top_lists")
-    duckdb_plan.bind_repeats(top_lists, depth)
-    if options.ties == "id_text":
-        _order_ids_as_text(top_lists)
-    if lists is not None and cutoff is not None and rows is not None:
-        top_lists = bind_placeholders(
-            top_lists, cutoff=exp.Literal.number(cutoff), rows=exp.Literal.number(rows)
-        )
-    duckdb_plan.bind_score_floor(top_lists, score_floor)
-    if lists is not None and not diagnostics:
-        duckdb_plan.without_list_checks(top_lists)
-    return top_lists
-
-
-def _list_counts(
-    plan: Plan,
-    inputs: Inputs,
-    options: Options,
-    dialect: str,
-    diagnostics: bool,
-    repeats: str,
-) -> exp.Select:
-    """list_counts.sql: the lengths the metrics read, and with the diagnostics every count
-    over the whole lists; the repeated items too unless ranked's first positions count them
-    (``repeats`` "ranked") or none is counted ("none"); on DuckDB's own plans they are found in
-    each list's items."""
-    given_ranks = inputs.rank is not None
-    list_counts = list_counts_stage(given_ranks, given_ranks and options.ranks == "literal")
-    if not diagnostics:  # only the diagnostics read more than the lengths
-        prune(list_counts, {"user_id", "list_length"})
-    elif repeats != "lists":
-        kept = [p for p in list_counts.expressions if p.alias_or_name != "duplicate_rows"]
-        list_counts.set("expressions", kept)
-    if dialect == "duckdb" and diagnostics:
-        duckdb_plan.count_nan_by_filter(list_counts)
-    if plan.own and diagnostics and repeats == "lists":
-        list_counts = duckdb_plan.count_repeats_in_lists(list_counts)
-    return list_counts
-
-
-def _hit_rows_stages(
-    top_lists: exp.Select,
-    needed: set[str],
-    cutoff: int | None,
-    options: Options,
-    diagnostics: bool,
-    placed_by_score: bool,
-) -> list[tuple[str, exp.Expr]]:
-    """DuckDB's hit-rows plan (duckdb_plan.py): judged from per-user lists and hit rows.
-    ``placed_by_score``: the lists are score_lists.sql's, and placed_hits.sql finds the hits."""
-    truth_lists, judged = stage("truth_lists"), stage("judged_hits")
-    if not diagnostics:  # only the diagnostics read the other counts
-        prune(truth_lists, {"user_id", "n_relevant", "top_relevances"})
-    prune(judged, needed)
-    if placed_by_score:
-        placed = stage("placed_hits")
-        if options.ties == "id_text":
-            _order_ids_as_text(placed)
-        duckdb_plan.place_hits(judged, placed)
-    threshold = number(options.threshold)
-    return [
-        (
-            "truth_lists",
-            bind_placeholders(truth_lists, threshold=threshold, cutoff=exp.convert(cutoff)),
-        ),
-        ("top_lists", top_lists),
-        ("judged", bind_placeholders(judged, threshold=threshold, cutoff=exp.convert(cutoff))),
-    ]
-
-
-def _ranked_stage(name: str, options: Options) -> exp.Select:
-    ranked = stage(name)
-    if name in ("ranked", "ranked_top_k") and options.ties == "id_text":
-        _order_ids_as_text(ranked)
-    if name == "ranked_by_relevance" and options.ties == "pessimistic":
-        for ordered in ranked.find_all(exp.Ordered):
-            if isinstance(ordered.this, exp.Coalesce):
-                ordered.set("desc", False)
-    return ranked
-
-
-def _order_ids_as_text(ranked: exp.Select) -> None:
-    """ties="id_text": equal scores by the item id's text, descending (trec_eval compares docnos
-    with strcmp, so 9 comes before 100 before 10). dialects.py makes that text compare byte by
-    byte where the default collation would not."""
-    for ordered in ranked.find_all(exp.Ordered):
-        if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
-            ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
-    # placed_hits.sql counts the rows of a tied hit's score with a greater item id
-    for greater in ranked.find_all(exp.GT):
-        sides = (greater.this, greater.expression)
-        if all(isinstance(side, exp.Column) and side.name == "item_id" for side in sides):
-            for side in sides:
-                side.replace(exp.cast(side.copy(), exp.DataType.build("varchar")))
-    # top_lists.sql and sorted_lists.sql sort {score, item} structs: the text goes in between.
-    for struct in ranked.find_all(exp.Struct):
-        fields = list(struct.expressions)
-        item = next((f.expression for f in fields if f.this.name == "item"), None)
-        if item is None:
-            continue
-        text = exp.cast(item.copy(), exp.DataType.build("varchar"))
-        fields.insert(1, exp.PropertyEQ(this=exp.to_identifier("item_text"), expression=text))
-        struct.set("expressions", fields)
-
-
 def _reads(tree: exp.Expr, name: str) -> bool:
     return any(table.name == name for table in tree.find_all(exp.Table))
-
-
-IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
-
-
-def _match_within(joined: exp.Select, cutoff: int) -> None:
-    """joined.sql matching interactions only to ranked's rows within ``cutoff``: ranked keeps
-    the row after it for the diagnostics' ties alone, and a relevant item repeated there
-    (unread, so not refused: plan.repeats_depth) would meet its interaction a second time."""
-    join = joined.args["joins"][0]
-    within = exp.column("pos", "ranked") <= exp.Literal.number(cutoff)
-    join.set("on", exp.and_(join.args["on"], within))
-
-
-def _ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
-    """ranked_ideal.sql, when joined (pruned) reads its columns of the ideal order (only
-    ndcg_rel, normalized_gain and rndcg do): pruned to what joined reads, and read by joined
-    in ranked's place (as ``ranked``, so joined.sql's names stand). Else nothing."""
-    reads = {column.name for column in joined.find_all(exp.Column)}
-    if not reads & set(IDEAL_COLUMNS):
-        return []
-    ranked_ideal = stage("ranked_ideal")
-    prune(ranked_ideal, reads)
-    for table in joined.find_all(exp.Table):
-        if table.name == "ranked":
-            table.set("this", exp.to_identifier("ranked_ideal"))
-            table.set("alias", exp.TableAlias(this=exp.to_identifier("ranked")))
-    return [("ranked_ideal", ranked_ideal)]
-
-
-def _hits_so_far(judged: exp.Select, literal: bool) -> None:
-    """judged.sql's hits_so_far, or under ranks="literal" its hits_through_position (the
-    relevant items at positions 1..pos, repeated positions included, carried by one relevant
-    row per position); the other is dropped."""
-    projections = {projection.alias_or_name: projection for projection in judged.expressions}
-    by_position = projections.pop("hits_through_position")
-    if literal:
-        projections["hits_so_far"].set("this", by_position.this)
-    judged.set("expressions", list(projections.values()))
-
-
-def _with_list_lengths(ranked: exp.Select) -> exp.Select:
-    """ranked with each list's length (list_counts.sql), for the metrics that read it."""
-    names = [projection.alias_or_name for projection in ranked.expressions]
-    return (
-        exp.select(
-            *[exp.column(name, "ranked_rows") for name in names],
-            exp.column("list_length", "list_counts"),
-        )
-        .from_(exp.alias_(exp.paren(ranked), "ranked_rows"))
-        .join(
-            "list_counts",
-            on=exp.column("user_id", "ranked_rows").eq(exp.column("user_id", "list_counts")),
-            join_type="left",
-        )
-    )
