@@ -115,6 +115,41 @@ class Plan:
         return "\n".join(self.why)
 
 
+@dataclass(frozen=True)
+class _Call:
+    """choose_plan's arguments, and the facts every choice reads."""
+
+    requests: Sequence[MetricRequest]
+    inputs: Inputs
+    options: Options
+    dialect: str
+    per_user: bool
+    user_pass: UserPass | None
+    portable: bool
+    cross_arms: bool
+    curve_cutoffs: Sequence[int] | None
+    diagnostics: bool
+
+    @property
+    def reads(self) -> set[str]:
+        """The stages the metrics read."""
+        return {request.metric.reads for request in self.requests}
+
+    @property
+    def duckdb_own(self) -> bool:
+        """DuckDB's own plans: TOP_K_DIALECTS and not portable."""
+        return self.dialect in TOP_K_DIALECTS and not self.portable
+
+    @property
+    def own(self) -> str:
+        """The plans, as the reasons name them."""
+        return "DuckDB's own plans" if self.duckdb_own else f"the portable plan ({self.dialect})"
+
+
+# A choice and its reason line (None: the field is not chosen, nothing to say).
+_Choice = tuple[str | None, str | None]
+
+
 def choose_plan(
     requests: Sequence[MetricRequest],
     inputs: Inputs,
@@ -129,140 +164,190 @@ def choose_plan(
     diagnostics: bool = False,
 ) -> Plan:
     """The Plan for these requests (query.compose()'s arguments of the same names)."""
-    why: list[str] = []
-    reads = {request.metric.reads for request in requests}
-    ranking = bool(reads & {"judged", "lists"})
-    cutoff = deepest_cutoff(requests)
-    duckdb_own = dialect in TOP_K_DIALECTS and not portable
-    own = "DuckDB's own plans" if duckdb_own else f"the portable plan ({dialect})"
-
-    # rows per cutoff need the groups crossed: arms.py sums a column per request
-    per_cutoff = curve_cutoffs is not None
-    arms = (
-        not cross_arms
-        and not per_cutoff
-        and complements_arms(requests, inputs, per_user, user_pass, portable)
+    call = _Call(
+        requests,
+        inputs,
+        options,
+        dialect,
+        per_user,
+        user_pass,
+        portable,
+        cross_arms,
+        curve_cutoffs,
+        diagnostics,
     )
-    groups = "arms" if arms else "crossed"
-    why.append(
-        "groups: arms, a summary by columns only the recommendations have"
-        if arms
-        else "groups: crossed into the interactions"
-        + (" (none asked)" if not inputs.groups else "")
-    )
-
-    lists = lists_stage(requests, options, dialect) if duckdb_own else None
-    if inputs.rank is not None:
-        lists = None
-    if lists is not None:
-        why.append(
-            f"lists: {lists}, {own}, ties {options.ties!r}, deepest cutoff {cutoff} "
-            + ("<=" if lists == "top_lists" else ">")
-            + f" {TOP_K_MAX_CUTOFF}"
-            + (", every metric reads hit rows only" if lists == "score_lists" else "")
-        )
-    else:
-        because = (
-            "a rank column"
-            if inputs.rank is not None
-            else own
-            if not duckdb_own
-            else f"ties {options.ties!r}"
-            if options.ties not in ID_TIES
-            else "a metric without a cutoff"
-        )
-        why.append(f"lists: none ({because})")
-
+    groups, groups_why = _groups(call)
+    lists, lists_why = _lists(call)
     ranked = ranked_stage_name(inputs, options, top_k=lists is not None)
-    why.append(f"ranked: {ranked}")
-
-    hit_rows_only = duckdb_plan.reads_hit_rows_only(requests)
-    only_judged = reads == {"judged"}
-    judged: str | None = None
-    if ranking:
-        if lists is not None and hit_rows_only:
-            judged = "judged_hits"
-        elif options.ties in ID_TIES and inputs.rank is None:
-            hit_rows = duckdb_plan.judged_at_hit_rows_only(requests)
-            judged = "joined_hits" if hit_rows else "joined"
-        else:
-            judged = "joined"
-        why.append(
-            f"judged: {judged}"
-            + (", every metric reading judged reads hit rows only" if judged != "joined" else "")
-        )
-
-    curve = None
-    distinct = len(set(requested_cutoffs(requests) if curve_cutoffs is None else curve_cutoffs))
-    population = widest_population(requests, options)
-    # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
-    why_not = (
-        "per-user rows asked"
-        if per_user
-        else "groups by arms.py"
-        if arms or cross_arms
-        else "a metric without a cutoff"
-        if cutoff is None
-        else "metrics over scores, lists or judgements too"
-        if not only_judged
-        # a row per judged user (per_user.with_judged_users): not in the curve plan's lists
-        else f"population {population!r}, a row per judged user"
-        if population in JUDGED_POPULATIONS
-        else f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
-        if distinct < curves.MIN_CUTOFFS
-        else None
-    )
-    if why_not is None:
-        curve = curve_split(requests, options, population, judged == "judged_hits", curve_cutoffs)
-    unsplit = "a metric file whose sums the curve plan cannot split"
-    why.append(
-        f"per_user: curves from {'lists' if duckdb_own else 'windows'}, {distinct} distinct cutoffs"
-        if curve is not None
-        else f"per_user: a column per request ({why_not or unsplit})"
-    )
-    per_user_plan = "curves" if curve is not None else "columns"
-
-    scored: str | None = None
-    if "scored" in reads:
-        positives = duckdb_own and duckdb_plan.sums_scored_only(requests)
-        scored = "scored_positives" if positives else "scored"
-        why.append(f"scored: {scored}")
-
-    judgements = judgements_stage(requests)
-    if judgements is not None:
-        pairs = ", every metric reading them reads judged pairs only"
-        why.append(f"judgements: {judgements}" + (pairs if judgements == "judged_pairs" else ""))
-
-    diagnosed: str | None = None
-    if diagnostics:
-        why_apart = diagnostics_apart(
-            inputs,
-            population,
-            only_judged=only_judged,
-            own_or_passes=duckdb_own or user_pass is not None,
-            per_user=per_user or curve is not None,
-        )
-        if not CHAIN_DIAGNOSTICS:
-            why_apart = "turned off"
-        diagnosed = "apart" if why_apart else "chained"
-        why.append(f"diagnostics: {diagnosed}" + (f" ({why_apart})" if why_apart else ""))
+    judged, judged_why = _judged(call, lists)
+    curve, per_user_why = _per_user(call, arms=groups == "arms", judged=judged)
+    scored, scored_why = _scored(call)
+    judgements, judgements_why = _judgements(requests)
+    diagnosed, diagnostics_why = _diagnostics(call, curve_plan=curve is not None)
     same_bits = dialect == "duckdb"
-    if same_bits:
-        why.append("sums: per user exact or in position order, over users exact (the same bits)")
+    # the same bits on every run and every plan
+    sums_why = "sums: per user exact or in position order, over users exact (the same bits)"
+    why = (
+        groups_why,
+        lists_why,
+        f"ranked: {ranked}",
+        judged_why,
+        per_user_why,
+        scored_why,
+        judgements_why,
+        diagnostics_why,
+        sums_why if same_bits else None,
+    )
     return Plan(
-        own=duckdb_own,
+        own=call.duckdb_own,
         groups=groups,
         lists=lists,
         ranked=ranked,
         judged=judged,
-        per_user=per_user_plan,
+        per_user="curves" if curve is not None else "columns",
         scored=scored,
         judgements=judgements,
         diagnostics=diagnosed,
         same_bits=same_bits,
         curve=curve,
-        why=tuple(why),
+        why=tuple(line for line in why if line is not None),
     )
+
+
+def _groups(call: _Call) -> tuple[str, str]:
+    """``arms`` when complement_arms computes the summary, else ``crossed``."""
+    # rows per cutoff need the groups crossed: arms.py sums a column per request
+    arms = (
+        not call.cross_arms
+        and call.curve_cutoffs is None
+        and complements_arms(
+            call.requests, call.inputs, call.per_user, call.user_pass, call.portable
+        )
+    )
+    if arms:
+        return "arms", "groups: arms, a summary by columns only the recommendations have"
+    none_asked = " (none asked)" if not call.inputs.groups else ""
+    return "crossed", "groups: crossed into the interactions" + none_asked
+
+
+def _lists(call: _Call) -> _Choice:
+    """DuckDB's lists (lists_stage) on its own plans without a rank column, else none."""
+    options = call.options
+    lists = None
+    if call.duckdb_own and call.inputs.rank is None:
+        lists = lists_stage(call.requests, options, call.dialect)
+    if lists is None:
+        return None, f"lists: none ({_why_no_lists(call)})"
+    return lists, (
+        f"lists: {lists}, {call.own}, ties {options.ties!r}, "
+        f"deepest cutoff {deepest_cutoff(call.requests)} "
+        + ("<=" if lists == "top_lists" else ">")
+        + f" {TOP_K_MAX_CUTOFF}"
+        + (", every metric reads hit rows only" if lists == "score_lists" else "")
+    )
+
+
+def _why_no_lists(call: _Call) -> str:
+    if call.inputs.rank is not None:
+        return "a rank column"
+    if not call.duckdb_own:
+        return call.own
+    if call.options.ties not in ID_TIES:
+        return f"ties {call.options.ties!r}"
+    return "a metric without a cutoff"
+
+
+def _judged(call: _Call, lists: str | None) -> _Choice:
+    """How the ranking metrics' rows are judged; none without a ranking metric."""
+    if not call.reads & {"judged", "lists"}:
+        return None, None
+    if lists is not None and duckdb_plan.reads_hit_rows_only(call.requests):
+        judged = "judged_hits"
+    elif call.options.ties in ID_TIES and call.inputs.rank is None:
+        hit_rows = duckdb_plan.judged_at_hit_rows_only(call.requests)
+        judged = "joined_hits" if hit_rows else "joined"
+    else:
+        judged = "joined"
+    hit_rows_only = ", every metric reading judged reads hit rows only"
+    return judged, f"judged: {judged}" + (hit_rows_only if judged != "joined" else "")
+
+
+def _distinct_cutoffs(call: _Call) -> int:
+    cutoffs = requested_cutoffs(call.requests) if call.curve_cutoffs is None else call.curve_cutoffs
+    return len(set(cutoffs))
+
+
+def _per_user(call: _Call, arms: bool, judged: str | None) -> tuple[curves.Split | None, str]:
+    """The curve plan's parts where it takes the requests (else None: a column per request)."""
+    why_not = _why_not_curves(call, arms)
+    population = widest_population(call.requests, call.options)
+    curve = None
+    if why_not is None:
+        hit_rows = judged == "judged_hits"
+        curve = curve_split(call.requests, call.options, population, hit_rows, call.curve_cutoffs)
+    if curve is None:
+        unsplit = "a metric file whose sums the curve plan cannot split"
+        return None, f"per_user: a column per request ({why_not or unsplit})"
+    source = "lists" if call.duckdb_own else "windows"
+    return curve, f"per_user: curves from {source}, {_distinct_cutoffs(call)} distinct cutoffs"
+
+
+def _why_not_curves(call: _Call, arms: bool) -> str | None:
+    """Why the curve plan does not serve the call, before asking the metric files; None when
+    it may."""
+    population = widest_population(call.requests, call.options)
+    distinct = _distinct_cutoffs(call)
+    if call.per_user:
+        return "per-user rows asked"
+    # arms.py composes its own parts, and reads per_user's column per request (cross_arms)
+    if arms or call.cross_arms:
+        return "groups by arms.py"
+    if deepest_cutoff(call.requests) is None:
+        return "a metric without a cutoff"
+    if call.reads != {"judged"}:
+        return "metrics over scores, lists or judgements too"
+    # a row per judged user (per_user.with_judged_users): not in the curve plan's lists
+    if population in JUDGED_POPULATIONS:
+        return f"population {population!r}, a row per judged user"
+    if distinct < curves.MIN_CUTOFFS:
+        return f"{distinct} distinct cutoffs, fewer than {curves.MIN_CUTOFFS}"
+    return None
+
+
+def _scored(call: _Call) -> _Choice:
+    """The stage of the metrics over scores; none when unread."""
+    if "scored" not in call.reads:
+        return None, None
+    positives = call.duckdb_own and duckdb_plan.sums_scored_only(call.requests)
+    scored = "scored_positives" if positives else "scored"
+    return scored, f"scored: {scored}"
+
+
+def _judgements(requests: Sequence[MetricRequest]) -> _Choice:
+    """The stage of the metrics over judgements (judgements_stage); none when unread."""
+    judgements = judgements_stage(requests)
+    if judgements is None:
+        return None, None
+    pairs = ", every metric reading them reads judged pairs only"
+    return judgements, f"judgements: {judgements}" + (pairs if judgements == "judged_pairs" else "")
+
+
+def _diagnostics(call: _Call, curve_plan: bool) -> _Choice:
+    """``chained`` or ``apart`` with the diagnostics, else none. ``curve_plan``: the curve
+    plan runs."""
+    if not call.diagnostics:
+        return None, None
+    why_apart = diagnostics_apart(
+        call.inputs,
+        widest_population(call.requests, call.options),
+        only_judged=call.reads == {"judged"},
+        own_or_passes=call.duckdb_own or call.user_pass is not None,
+        per_user=call.per_user or curve_plan,
+    )
+    if not CHAIN_DIAGNOSTICS:
+        why_apart = "turned off"
+    diagnosed = "apart" if why_apart else "chained"
+    return diagnosed, f"diagnostics: {diagnosed}" + (f" ({why_apart})" if why_apart else "")
 
 
 def diagnostics_apart(
