@@ -37,125 +37,172 @@ def final(
     # Joined to the CTEs of the metrics over the lists, per_user's columns need their table.
     table = "per_user" if over_lists else None
     keys = [group_key(i) for i in range(len(inputs.groups))]
-    groups = [
+    if per_user:
+        return _user_rows(columns, inputs, keys, table)
+    if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
+        aggregates = _pass_sums(columns, table, exact_sums)
+    else:
+        aggregates = _summaries(columns, table, keys, exact_sums)
+    return _group_rows(aggregates, inputs, keys, over_lists, population)
+
+
+def _named_groups(keys: Sequence[str], inputs: Inputs, table: str | None) -> list[exp.Expr]:
+    """The group columns of ``table``, named as the user's."""
+    return [
         exp.alias_(exp.column(key, table), exp.to_identifier(g.name, quoted=True))
         for key, g in zip(keys, inputs.groups, strict=True)
     ]
-    order = [exp.column(key, table) for key in keys]
 
-    def label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
-        if column.request.metric.square_root:
-            value = exp.func("SQRT", value)
-        if column.request.metric.exponential:
-            value = exp.func("EXP", value)
-        # exp.Alias rather than alias_, which would name a scalar subquery like a table
-        # (Oracle then drops the AS, and the text no longer reads back the same).
-        return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
 
-    def joined(
-        query: exp.Select, suffix: str, on: Sequence[str], left: str | None = table
-    ) -> exp.Select:
-        """``left`` (per_user) left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
-        for column in over_lists:
-            if suffix == "_users" and column.request.metric.group_level:
-                continue
-            other = f"{column.names[0]}{suffix}"
-            if not on:  # without groups the values are scalar subqueries (see list_value)
-                continue
-            condition = exp.and_(
-                *(
-                    exp.column(name, left).eq(exp.column(name, other))
-                    if name == "user_id"
-                    else same_group(exp.column(name, left), exp.column(name, other))
-                    for name in on
-                )
+def _label(column: MetricColumn, value: exp.Expr) -> exp.Expr:
+    """A request's value, named by its label (its square root or exp where its metric asks)."""
+    if column.request.metric.square_root:
+        value = exp.func("SQRT", value)
+    if column.request.metric.exponential:
+        value = exp.func("EXP", value)
+    # exp.Alias rather than alias_, which would name a scalar subquery like a table
+    # (Oracle then drops the AS, and the text no longer reads back the same).
+    return exp.Alias(this=value, alias=exp.to_identifier(column.request.label, quoted=True))
+
+
+def _joined(
+    query: exp.Select,
+    over_lists: Sequence[MetricColumn],
+    suffix: str,
+    on: Sequence[str],
+    left: str | None,
+) -> exp.Select:
+    """``left`` (per_user) left joined to each ``m{i}{suffix}`` CTE on the ``on`` columns."""
+    for column in over_lists:
+        if suffix == "_users" and column.request.metric.group_level:
+            continue
+        other = f"{column.names[0]}{suffix}"
+        if not on:  # without groups the values are scalar subqueries (see _summaries)
+            continue
+        condition = exp.and_(
+            *(
+                exp.column(name, left).eq(exp.column(name, other))
+                if name == "user_id"
+                else same_group(exp.column(name, left), exp.column(name, other))
+                for name in on
             )
-            query = query.join(other, on=condition, join_type="left")
-        return query
-
-    if per_user:
-        # A metric over the lists shows the user's own value (NULL without a list); a
-        # group-level one has no per-user value: NULL.
-        values = [
-            (
-                exp.cast(exp.Null(), "DOUBLE")
-                if column.request.metric.group_level
-                else exp.column(column.names[0], f"{column.names[0]}_users")
-            )
-            if column.over_lists
-            else ratio(*(exp.column(name, table) for name in column.names))
-            if column.request.metric.micro
-            else exp.column(column.names[0], table)
-            for column in columns
-        ]
-        user = exp.alias_(
-            exp.column("user_id", table), exp.to_identifier(inputs.user.name, quoted=True)
         )
-        query = exp.select(
-            *groups, user, *(label(c, v) for c, v in zip(columns, values, strict=True))
-        ).from_("per_user")
-        query = joined(query, "_users", [*keys, "user_id"])
-        return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
+        query = query.join(other, on=condition, join_type="left")
+    return query
 
-    def summed(function: str, name: str, integers: bool = False) -> exp.Expr:
-        """``function`` of per_user's column (sums.aggregate: exact on DuckDB, the same bits
-        on every run and plan)."""
-        return aggregate(function, exp.column(name, table), exact_sums, integers)
 
-    if sums:  # a pass's partial sums, combined by the caller (partial_columns names them)
-        aggregates = [
-            exp.alias_(
-                summed("COUNT", source)
-                if name != source
-                else summed("SUM", source, integers=column.request.metric.summed),
-                name,
-            )
-            for source, name, column in summed_names(columns)
-        ]
-    else:
+def _user_rows(
+    columns: list[MetricColumn], inputs: Inputs, keys: Sequence[str], table: str | None
+) -> exp.Select:
+    """A row per user: the groups, the user, each request's value."""
+    # A metric over the lists shows the user's own value (NULL without a list); a
+    # group-level one has no per-user value: NULL.
+    values = [
+        (
+            exp.cast(exp.Null(), "DOUBLE")
+            if column.request.metric.group_level
+            else exp.column(column.names[0], f"{column.names[0]}_users")
+        )
+        if column.over_lists
+        else ratio(*(exp.column(name, table) for name in column.names))
+        if column.request.metric.micro
+        else exp.column(column.names[0], table)
+        for column in columns
+    ]
+    user = exp.alias_(
+        exp.column("user_id", table), exp.to_identifier(inputs.user.name, quoted=True)
+    )
+    query = exp.select(
+        *_named_groups(keys, inputs, table),
+        user,
+        *(_label(c, v) for c, v in zip(columns, values, strict=True)),
+    ).from_("per_user")
+    over_lists = [column for column in columns if column.over_lists]
+    query = _joined(query, over_lists, "_users", [*keys, "user_id"], left=table)
+    order = [exp.column(key, table) for key in keys]
+    return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
 
-        def list_value(name: str) -> exp.Expr:
-            """One row per group in m{i}_groups: MAX reads it. Without groups it is a scalar
-            subquery rather than a cross join, so a population of no user (no relevant
-            interaction) still gives the value, which reads only the lists."""
-            value = exp.func("MAX", exp.column(name, f"{name}_groups"))
-            if keys:
-                return value
-            return exp.select(exp.alias_(value, name)).from_(f"{name}_groups").subquery()
 
-        aggregates = [
-            label(column, list_value(column.names[0]))
-            if column.over_lists
-            else label(column, ratio(*(summed("SUM", name) for name in column.names)))
-            if column.request.metric.micro
-            else label(
-                column,
-                summed(
-                    summary(column.request),
-                    column.names[0],
-                    integers=column.request.metric.summed,
-                ),
-            )
-            for column in columns
-        ]
-    counted = exp.column("in_population", table) if population else exp.Star()
+def _summed(
+    function: str, name: str, table: str | None, exact_sums: bool, integers: bool = False
+) -> exp.Expr:
+    """``function`` of per_user's column (sums.aggregate: exact on DuckDB, the same bits on
+    every run and plan)."""
+    return aggregate(function, exp.column(name, table), exact_sums, integers)
+
+
+def _pass_sums(columns: list[MetricColumn], table: str | None, exact_sums: bool) -> list[exp.Expr]:
+    """A pass's partial sums and counts (partial_columns names them)."""
+    return [
+        exp.alias_(
+            _summed("COUNT", source, table, exact_sums)
+            if name != source
+            else _summed("SUM", source, table, exact_sums, integers=column.request.metric.summed),
+            name,
+        )
+        for source, name, column in summed_names(columns)
+    ]
+
+
+def _summaries(
+    columns: list[MetricColumn], table: str | None, keys: Sequence[str], exact_sums: bool
+) -> list[exp.Expr]:
+    """Each request's summary over the users: its mean or sum, its micro ratio, or the value
+    of a metric over the lists."""
+
+    def list_value(name: str) -> exp.Expr:
+        """One row per group in m{i}_groups: MAX reads it. Without groups it is a scalar
+        subquery rather than a cross join, so a population of no user (no relevant
+        interaction) still gives the value, which reads only the lists."""
+        value = exp.func("MAX", exp.column(name, f"{name}_groups"))
+        if keys:
+            return value
+        return exp.select(exp.alias_(value, name)).from_(f"{name}_groups").subquery()
+
+    return [
+        _label(column, list_value(column.names[0]))
+        if column.over_lists
+        else _label(
+            column, ratio(*(_summed("SUM", name, table, exact_sums) for name in column.names))
+        )
+        if column.request.metric.micro
+        else _label(
+            column,
+            _summed(
+                summary(column.request),
+                column.names[0],
+                table,
+                exact_sums,
+                integers=column.request.metric.summed,
+            ),
+        )
+        for column in columns
+    ]
+
+
+def _group_rows(
+    aggregates: list[exp.Expr],
+    inputs: Inputs,
+    keys: Sequence[str],
+    over_lists: Sequence[MetricColumn],
+    population: bool,
+) -> exp.Select:
+    """A row per group: its columns, ``users`` and the ``aggregates``."""
+    table = "per_user" if over_lists else None
     left = table
+    counted: exp.Expr = exp.column("in_population", table) if population else exp.Star()
     if over_lists and keys:
         # A group of lists without a population user still has its metrics over the lists:
         # the rows are the groups of per_user and of every m{i}_groups (_list_groups).
         counted = exp.column("in_population" if population else "user_id", table)
-        order = [exp.column(key, LIST_GROUPS) for key in keys]
-        groups = [
-            exp.alias_(column.copy(), exp.to_identifier(g.name, quoted=True))
-            for column, g in zip(order, inputs.groups, strict=True)
-        ]
         left = LIST_GROUPS
+    order = [exp.column(key, left) for key in keys]
     users = exp.alias_(exp.func("COUNT", counted), "users")
-    query = exp.select(*groups, users, *aggregates)
+    query = exp.select(*_named_groups(keys, inputs, left), users, *aggregates)
     query = (
         _list_groups(query, keys, over_lists) if left == LIST_GROUPS else query.from_("per_user")
     )
-    query = joined(query, "_groups", keys, left=left)
+    query = _joined(query, over_lists, "_groups", keys, left=left)
     if order:
         query = query.group_by(*order).order_by(*nulls_last(order))
     return query
