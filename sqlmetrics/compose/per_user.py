@@ -185,9 +185,10 @@ def per_user_stages(
     columns: list[MetricColumn] = []
     for index, request in enumerate(requests):
         source = request.metric.reads
+        name = f"m{index + 1}"
         if source == "lists":  # computed by lists_stages, over per_user's population
             selects.setdefault("judged", stage("per_user"))
-            columns.append(MetricColumn(request, (f"m{index + 1}",)))
+            columns.append(MetricColumn(request, (name,)))
             continue
         if source not in selects:
             selects[source] = (
@@ -195,43 +196,63 @@ def per_user_stages(
                 if source == "judged"
                 else exp.select("user_id").from_(source).group_by("user_id")
             )
-        per_user_stage = selects[source]
-        threshold = request.score_threshold
-        expressions = {
-            alias: _per_user_constants(
-                _bind_cutoff(expression, request.k)
-                if threshold is None
-                else exp.replace_placeholders(expression, score_threshold=number(threshold))
-            )
-            for alias, expression in request.metric.expressions().items()
-        }
-        if options.ties == "average" and source == "judged":
-            expressions = {
-                alias: tie_averaged_sums(expression) for alias, expression in expressions.items()
-            }
-        own = request.population or options.population
-        narrowed = source == "judged" and own != population
-
-        def own_population(value: exp.Expr, own: str = own, narrowed: bool = narrowed) -> exp.Expr:
-            """NULL for a user of per_user outside the request's own, narrower population."""
-            if not narrowed:
-                return value
-            return exp.Case().when(population_condition(own, within=population), value)
-
-        name = f"m{index + 1}"
-        names: tuple[str, ...]
-        if request.metric.micro:
-            names = (f"{name}_numerator", f"{name}_denominator")
-            for alias, part in zip(("numerator", "denominator"), names, strict=True):
-                per_user_stage.select(
-                    exp.alias_(own_population(expressions[alias]), part), copy=False
-                )
-        else:
-            names = (name,)
-            # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
-            value = exp.func("COALESCE", expressions[request.metric.name], 0)
-            per_user_stage.select(exp.alias_(own_population(value), name), copy=False)
+        names = _select_request(selects[source], request, name, options, population)
         columns.append(MetricColumn(request, names))
+    _keep_population(selects, population)
+    return selects, columns
+
+
+def _request_expressions(request: MetricRequest, options: Options) -> dict[str, exp.Expr]:
+    """The request's file's expressions, k or the score threshold bound, per-user constants
+    read as per_user.sql's aggregates (tie-averaged over judged under ties="average")."""
+    threshold = request.score_threshold
+    expressions = {
+        alias: _per_user_constants(
+            _bind_cutoff(expression, request.k)
+            if threshold is None
+            else exp.replace_placeholders(expression, score_threshold=number(threshold))
+        )
+        for alias, expression in request.metric.expressions().items()
+    }
+    if options.ties == "average" and request.metric.reads == "judged":
+        expressions = {
+            alias: tie_averaged_sums(expression) for alias, expression in expressions.items()
+        }
+    return expressions
+
+
+def _select_request(
+    per_user_stage: exp.Select,
+    request: MetricRequest,
+    name: str,
+    options: Options,
+    population: str,
+) -> tuple[str, ...]:
+    """Adds the request's column (a micro metric's numerator and denominator) named ``name``
+    to its stage's per-user select; returns the names."""
+    expressions = _request_expressions(request, options)
+    own = request.population or options.population
+    narrowed = request.metric.reads == "judged" and own != population
+
+    def own_population(value: exp.Expr) -> exp.Expr:
+        """NULL for a user of per_user outside the request's own, narrower population."""
+        if not narrowed:
+            return value
+        return exp.Case().when(population_condition(own, within=population), value)
+
+    if request.metric.micro:
+        names = (f"{name}_numerator", f"{name}_denominator")
+        for alias, part in zip(("numerator", "denominator"), names, strict=True):
+            per_user_stage.select(exp.alias_(own_population(expressions[alias]), part), copy=False)
+        return names
+    # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
+    value = exp.func("COALESCE", expressions[request.metric.name], 0)
+    per_user_stage.select(exp.alias_(own_population(value), name), copy=False)
+    return (name,)
+
+
+def _keep_population(selects: dict[str, exp.Select], population: str) -> None:
+    """The per-user selects' HAVING keeping the population's users."""
     if population == "common" and "judged" in selects:
         having = selects["judged"].args["having"]
         longest = _per_user_constants(exp.column("list_length"))
@@ -241,7 +262,6 @@ def per_user_stages(
     for walked in ("judgements", "pool"):  # bpref, infap: the users with a list
         if _needs_list(population) and walked in selects:
             selects[walked].having(_per_user_constants(exp.column("list_length")) > 0, copy=False)
-    return selects, columns
 
 
 def spread_per_user_constants(judged: exp.Select, per_user_stage: exp.Select) -> None:
