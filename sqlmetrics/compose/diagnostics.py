@@ -68,21 +68,9 @@ def diagnostics_stages(
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
-    if repeats != "lists":
-        counted = _cte(query, "counted")
-        kept = [p for p in counted.expressions if p.alias_or_name != "duplicate_rows"]
-        counted.set("expressions", kept)
-    if repeats == "lists":
-        _without_count(query, "duplicate_rows", exp.column("duplicate_rows", "counted"))
-    elif repeats == "none":
-        _without_count(query, "duplicate_rows", exp.Literal.number(0))
+    _count_repeats(query, repeats)
     cutoffs = requested_cutoffs(requests)
-    if cutoffs:
-        for placeholder in list(query.find_all(exp.Placeholder)):
-            if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
-                placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
-    else:  # no cutoff for a tie group to straddle
-        _without_count(query, "tie_groups", exp.Literal.number(0))
+    _count_ties(query, cutoffs)
     if chained and any(cte.alias == "ranked_counts" for cte in query.args["with_"].expressions):
         for count in ("duplicate_rows", "tie_groups"):
             _without_cte(query, "ranked_counts", count)
@@ -100,6 +88,28 @@ def diagnostics_stages(
         query.set("expressions", groups + query.expressions)
         query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
     return [*ctes, ("diagnosed", query)]
+
+
+def _count_repeats(query: exp.Select, repeats: str) -> None:
+    """The repeated items counted where ``repeats`` says (diagnostics_stages)."""
+    if repeats != "lists":
+        counted = _cte(query, "counted")
+        kept = [p for p in counted.expressions if p.alias_or_name != "duplicate_rows"]
+        counted.set("expressions", kept)
+    if repeats == "lists":
+        _without_count(query, "duplicate_rows", exp.column("duplicate_rows", "counted"))
+    elif repeats == "none":
+        _without_count(query, "duplicate_rows", exp.Literal.number(0))
+
+
+def _count_ties(query: exp.Select, cutoffs: Sequence[int]) -> None:
+    """The tie groups straddling one of ``cutoffs`` counted; none without a cutoff."""
+    if not cutoffs:  # no cutoff for a tie group to straddle
+        _without_count(query, "tie_groups", exp.Literal.number(0))
+        return
+    for placeholder in list(query.find_all(exp.Placeholder)):
+        if placeholder.name == "cutoffs" and isinstance(placeholder.parent, exp.In):
+            placeholder.parent.set("expressions", [exp.Literal.number(k) for k in cutoffs])
 
 
 def _cte(query: exp.Select, name: str) -> exp.Select:
