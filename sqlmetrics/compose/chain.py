@@ -2,7 +2,7 @@
 
 diagnostics.sql counts the repeated items and the straddling tie groups over ``ranked`` and
 reads the users' counts beside per_user: two readers of each stage, which an engine that inlines
-a CTE at each reader (Spark, BigQuery) computes twice, ranking every list twice. Chained, the
+a CTE at each reader (Spark) computes twice, ranking every list twice. Chained, the
 ranked rows carry those counts as flags (ranked_checks.sql) through joined and judged to
 per_user, which keeps every user (its population a condition, not a HAVING) and sums them; one
 aggregate (diagnosed, joined to per_user) gives the diagnostics and the means, and a two-row
@@ -22,7 +22,6 @@ from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, KIND
 from sqlmetrics.compose.per_user import MetricColumn
 from sqlmetrics.compose.stages import bind_placeholders, stage
 
-FLAGS = ("repeated_row", "straddling_tie")
 # per_user's sums of the flags, as diagnostics.sql's listed names them
 FLAG_SUMS = {"repeated_row": "duplicate_rows", "straddling_tie": "tie_groups"}
 # the diagnostics' counts each sum gives
