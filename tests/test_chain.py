@@ -16,9 +16,13 @@ So tied_score_groups = 1 + 1 + 2 = 4 and duplicate_recommendations = 2.
 
 from __future__ import annotations
 
+import functools
+from typing import cast
+
 import duckdb
 import pandas as pd
 import pytest
+from sqlglot import exp
 
 from sqlmetrics import api
 from sqlmetrics.catalog.metrics import parse_requests
@@ -28,7 +32,7 @@ from sqlmetrics.options import QueryOptions, filled
 from sqlmetrics.render.dialects import render
 from tests.test_plan_choice import inputs as plan_inputs
 
-_LISTS = {
+_LISTS: dict[int, list[tuple[str, float | None]]] = {
     1: [("a", 0.9), ("b", 0.8), ("c", 0.5), ("d", 0.5), ("e", 0.5), ("f", 0.5), ("g", 0.1)],
     2: [("a", 0.9), ("b", 0.7), ("c", 0.6), ("d", 0.4), ("e", 0.3), ("f", 0.3)],
     3: [("a", 0.9), ("b", 0.8), ("c", 0.8), ("d", 0.8), ("e", 0.2), ("f", 0.2)],
@@ -66,8 +70,9 @@ def _rows(
     """evaluate's query (metrics and diagnostics) on the portable plan, run on DuckDB."""
     monkeypatch.setattr(plan, "TOP_K_DIALECTS", frozenset())
     monkeypatch.setattr(plan, "CHAIN_DIAGNOSTICS", chained)
-    given = filled(QueryOptions, {"dialect": "duckdb", **options}, "test")  # type: ignore[typeddict-item]
-    _, build = api._prepared(metrics, "recommendations", "interactions", given)
+    given = filled(QueryOptions, {"dialect": "duckdb", **options}, "test")
+    _, composing = api._prepared(metrics, "recommendations", "interactions", given)
+    build = cast("functools.partial[exp.Query]", composing)  # compose with its arguments
     query = build.func(*build.args, **{**build.keywords, "diagnostics": True})
     sql = render(query, "duckdb")
     assert ("AS kinds" in sql) == chained, sql  # the chain's two-row table
