@@ -26,6 +26,7 @@ from sqlmetrics.compose.stages import bind_placeholders, stage
 FLAG_SUMS = {"repeated_row": "duplicate_rows", "straddling_tie": "tie_groups"}
 # the diagnostics' counts each sum gives
 FLAG_COUNTS = {"duplicate_rows": "duplicate_recommendations", "tie_groups": "tied_score_groups"}
+SUM_OF_COUNT = {count: summed for summed, count in FLAG_COUNTS.items()}
 IN_POPULATION = "in_population"
 KINDS = "kinds"
 
@@ -128,14 +129,15 @@ def chained_rows(
     for column in diagnosed.find_all(exp.Column):
         if not column.table:
             column.set("table", exp.to_identifier("users"))
+    carried = {FLAG_SUMS[flag] for flag in flags}
     for projection in diagnosed.expressions:
-        counted = {count: flag for flag, count in FLAG_COUNTS.items()}.get(projection.alias_or_name)
-        if counted is None or not any(FLAG_SUMS[f] == counted for f in flags):
+        summed = SUM_OF_COUNT.get(projection.alias_or_name)
+        if summed not in carried:
             continue
         for column in projection.find_all(exp.Column):
-            if column.name == counted:
+            if column.name == summed:  # a listed user's sum, as listed took ranked_counts'
                 listed = exp.column("listed_user", "users").is_(exp.Null()).not_()
-                column.replace(exp.Case().when(listed, exp.column(counted, "per_user")))
+                column.replace(exp.Case().when(listed, exp.column(summed, "per_user")))
     diagnosed.join(
         "per_user",
         on=exp.column("user_id", "users").eq(exp.column("user_id", "per_user")),
