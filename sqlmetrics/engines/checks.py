@@ -301,7 +301,10 @@ def refuse_bad_rows(
 ) -> None:
     """Raises on the first kind of bad row the query counted, saying where and what to do;
     ``ranks`` is how the rank column is read (Options.ranks)."""
-    total = {name: int(counted[name].sum()) for name in (*CHECKS, *DIAGNOSTICS)}
+    names = [*CHECKS, *DIAGNOSTICS]
+    # one sum over the counts' block: a pandas sum per column costs more than the rest
+    sums = counted[names].to_numpy(dtype="int64").sum(axis=0)
+    total = {name: int(value) for name, value in zip(names, sums, strict=True)}
     _refuse_null_recommendation_ids(engine, inputs, total)
     _refuse_bad_order(engine, inputs, total, ranks)
     _refuse_bad_interactions(engine, inputs, total)

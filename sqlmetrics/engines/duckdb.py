@@ -7,6 +7,7 @@ under a memory limit (duckdb_passes.py).
 
 from __future__ import annotations
 
+import functools
 import glob
 import heapq
 import itertools
@@ -66,6 +67,18 @@ class _Names:
 _names = _Names()
 
 
+@functools.cache
+def _cursor_progress_bar() -> bool:
+    """Whether a new cursor of the process's database shows DuckDB's progress bar (a setting
+    of each connection, which the database cannot change for them all)."""
+    cursor = local_database().cursor()
+    try:
+        rows = cursor.execute("SELECT current_setting('enable_progress_bar')").fetchall()
+    finally:
+        cursor.close()
+    return bool(rows and rows[0][0] in (True, "true"))
+
+
 class DuckDBEngine(Engine):
     """The caller's DuckDB connection (one call at a time: sharing.exclusive), or a cursor of
     one in-memory database per process: a new database costs ~10 ms, a cursor microseconds;
@@ -88,8 +101,13 @@ class DuckDBEngine(Engine):
         self.registered: list[str] = []
         self.files = FileStates()
         try:
-            self.progress_setting = self._setting("enable_progress_bar")
-            self._set_progress_bar(progress)
+            # a cursor of our own starts from the database's setting and is closed afterwards:
+            # nothing to read back, nor to set when it is already as asked
+            self.progress_setting = None
+            if not self.own_connection:
+                self.progress_setting = self._setting("enable_progress_bar")
+            if not self.own_connection or progress != _cursor_progress_bar():
+                self._set_progress_bar(progress)
         except BaseException:
             self.release()
             raise

@@ -419,6 +419,9 @@ def split_diagnostics(
     connection: duckdb.DuckDBPyConnection, query: str, inputs: Inputs, per_user: bool
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Runs evaluate's query once and separates its metric rows from its diagnostics rows."""
+    import numpy as np
+    import pandas as pd
+
     cursor = connection.execute(query)
     types = {str(column[0]): str(column[1]).upper() for column in cursor.description}
     groups = [group.name for group in inputs.groups]
@@ -432,21 +435,40 @@ def split_diagnostics(
     frame = cursor.df()
     columns = list(types)
     counts = [*DIAGNOSTICS, *CHECKS]
+    kinds = frame[KIND].to_numpy(dtype=object)
 
     def part(kind: str, wanted: list[str]) -> pd.DataFrame:
-        rows = frame.loc[frame[KIND] == kind, wanted].reset_index(drop=True)
+        rows = frame.take(np.flatnonzero(kinds == kind))
+        data: dict[str, object] = {}
         for column in wanted:
+            values = rows[column]
             if column in keys and (column in as_text or types[column] in WIDE_INTEGERS):
-                rows[column] = exact_keys(rows[column], fraction=_decimal_scale(types[column]) > 0)
+                data[column] = exact_keys(values, fraction=_decimal_scale(types[column]) > 0)
+            elif column in counts:
+                data[column] = _counts(values)
             # The other kind's NULLs made integer columns float in the combined frame.
-            elif types[column] in INTEGER_TYPES and rows[column].notna().all():
-                rows[column] = rows[column].astype("int64")
-        return rows
+            elif types[column] in INTEGER_TYPES:
+                data[column] = _whole(values)
+            else:
+                data[column] = values.array
+        return pd.DataFrame(data, index=pd.RangeIndex(len(rows)))
 
     metrics = part("metrics", columns[1 : columns.index(DIAGNOSTICS[0])])
-    counted = part("diagnostics", [*groups, *counts])
-    counted[counts] = counted[counts].fillna(0).astype("int64")
-    return metrics, counted
+    return metrics, part("diagnostics", [*groups, *counts])
+
+
+def _counts(values: pd.Series) -> object:
+    """A diagnostics count as int64, 0 where the engine gave NULL."""
+    import numpy as np
+
+    found = values.to_numpy(dtype="float64", na_value=np.nan)
+    return np.where(np.isnan(found), 0.0, found).astype("int64")
+
+
+def _whole(values: pd.Series) -> object:
+    """An integer column that the other kind's NULLs read as floats: int64 again when none of
+    its values is missing."""
+    return values.array if values.isna().to_numpy().any() else values.to_numpy().astype("int64")
 
 
 # Integer types whose values may not fit pandas' int64.

@@ -1,0 +1,110 @@
+"""A small call stays small: the round trips a DataFrame evaluate makes to DuckDB, and the
+caches of composed SQL returning what a fresh composition would."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pytest
+
+import sqlmetrics
+from sqlmetrics.engines import duckdb as duckdb_engine
+from sqlmetrics.io.database import local_database
+
+
+class _Traced:
+    """A cursor that notes each statement (and registration) sent to DuckDB."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, seen: list[str]) -> None:
+        self._cursor = cursor
+        self._seen = seen
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._cursor, name)
+        if name not in ("execute", "register", "sql"):
+            return found
+
+        def traced(*args: Any, **kwargs: Any) -> Any:
+            self._seen.append(" ".join([name, *str(args[0]).split()[:2]]))
+            return found(*args, **kwargs)
+
+        return traced
+
+
+class _Database:
+    def __init__(self, seen: list[str]) -> None:
+        self._seen = seen
+
+    def cursor(self) -> _Traced:
+        return _Traced(local_database().cursor(), self._seen)
+
+
+@pytest.fixture
+def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    duckdb_engine._cursor_progress_bar()  # read once per process, before tracing
+    monkeypatch.setattr(duckdb_engine, "local_database", lambda: _Database(seen))
+    return seen
+
+
+def test_a_dataframe_call_makes_one_round_trip_per_need(
+    small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str]
+) -> None:
+    """Each input registered and its columns read, the memory limit read, the query: no
+    setting read or written on a cursor of our own that already has it."""
+    recs, truth = small
+    sqlmetrics.evaluate(recs, truth, ["ndcg@3", "P@2"])
+    assert traced == [
+        "register sqlmetrics_recommendations",
+        "execute SELECT *",
+        "register sqlmetrics_interactions",
+        "execute SELECT *",
+        "execute SELECT current_setting('memory_limit')",
+        "execute WITH input_recommendations",
+    ]
+
+
+def test_progress_asked_for_is_set_on_our_own_cursor(
+    small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str]
+) -> None:
+    recs, truth = small
+    sqlmetrics.evaluate(recs, truth, ["P@2"], progress=True)
+    assert "execute SET enable_progress_bar" in traced
+
+
+def test_our_own_cursor_starts_without_the_progress_bar() -> None:
+    """The setting the engine skips writing is the one a new cursor has."""
+    cursor = local_database().cursor()
+    setting = cursor.execute("SELECT current_setting('enable_progress_bar')").fetchone()
+    assert setting is not None
+    assert duckdb_engine._cursor_progress_bar() is (setting[0] in (True, "true"))
+
+
+@pytest.mark.parametrize(
+    ("segments", "dtype"),
+    [(pd.array([1, 2], dtype="int32"), "int64"), (pd.array([None, 2], dtype="Int32"), "Int32")],
+)
+def test_split_gives_integer_keys_and_counts_as_int64(
+    small: tuple[pd.DataFrame, pd.DataFrame], segments: Any, dtype: str
+) -> None:
+    """The metric rows and the diagnostics rows come from one result, where each kind's NULLs
+    made the other's integer columns floats: user ids, counts and complete integer group keys
+    come back int64 (a key with a NULL group as the input had it)."""
+    recs, truth = small
+    segment = dict(zip([1, 2, 3], [segments[0], segments[1], segments[1]], strict=True))
+    recs = recs.assign(segment=pd.array([segment[u] for u in recs["user_id"]], segments.dtype))
+    truth = truth.assign(segment=pd.array([segment[u] for u in truth["user_id"]], segments.dtype))
+    result = sqlmetrics.evaluate(recs, truth, ["P@2"], group_by="segment", per_user=True)
+    assert result.dtypes.astype(str).to_dict() == {
+        "segment": dtype,
+        "user_id": "int64",
+        "P@2": "float64",
+    }
+    diagnostics = sqlmetrics.read_diagnostics(result)
+    assert diagnostics["segment"].dtype == dtype
+    counts = diagnostics.drop(columns="segment")
+    assert set(counts.dtypes.astype(str)) == {"int64"}
+    summary = sqlmetrics.evaluate(recs, truth, ["P@2"], group_by="segment")
+    assert summary["users"].dtype == "int64"
