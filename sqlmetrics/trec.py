@@ -14,6 +14,7 @@ without a run as 0). It adds the summaries: num_* summed, gm_* geometric, num_q.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -82,14 +83,15 @@ def _per_query(
     options = {"profile": profile, "threshold": threshold, "population": population}
     given = filled(EvaluateOptions, {**options, "per_user": True}, "evaluate")
     frame, _ = bound_call(run, qrels, labels, given, values)
-    return {
-        label: {
-            str(user): float(value)
-            for user, value in zip(frame["user_id"], frame[label], strict=True)
-            if value is not None and not (isinstance(value, float) and math.isnan(value))
-        }
-        for label in labels
-    }
+    users = [str(user) for user in frame["user_id"].tolist()]
+    found: dict[str, dict[str, float]] = {}
+    for label in labels:
+        # column-wise (one mask, one conversion), not a Python test per query and label
+        column = frame[label]
+        known = column.notna().to_numpy()
+        numbers = column[known].astype("float64").tolist()
+        found[label] = dict(zip(itertools.compress(users, known), numbers, strict=True))
+    return found
 
 
 VERSIONS = {10: "trec_eval", 9: "trec_eval_9"}  # trec_eval's version -> its profile
@@ -298,8 +300,9 @@ def trec_eval(
                     continue
                 number = value(name, label, qid)
                 rows.append((label, qid, int(number) if MEASURES[name].summed else number))
+    ordered = sorted(counted)
     for name, label in wanted:
-        rows.append((label, "all", _summary(setting, name, label, counted, value)))
+        rows.append((label, "all", _summary(setting, name, label, ordered, value)))
     # object: integers stay integers beside the floats (trec_eval prints them as %ld)
     report = pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
     if setting.qrels.parsed is not None:
@@ -311,10 +314,11 @@ def _summary(
     setting: _Setting,
     name: str,
     label: str,
-    counted: set[str],
+    counted: Sequence[str],
     value: Callable[[str, str, str], float],
 ) -> object:
-    """The 'all' line's value: runid, num_q, sums, geometric or arithmetic means."""
+    """The 'all' line's value: runid, num_q, sums, geometric or arithmetic means, over the
+    ``counted`` queries in qid order."""
     measure = MEASURES[name]
     if name == "runid":
         return setting.run.parsed.runid if setting.run.parsed is not None else ""
@@ -328,7 +332,7 @@ def _summary(
     # summed one query after another in qid order, as trec_eval accumulates (a correctly
     # rounded sum can differ in the last bit, and so in the fourth decimal of a half)
     total = 0.0
-    for qid in sorted(counted):
+    for qid in counted:
         number = value(name, label, qid)
         total += math.log(number) if measure.geometric else number
     if measure.geometric:
