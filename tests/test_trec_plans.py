@@ -151,3 +151,23 @@ def test_out_of_memory_the_report_takes_evaluate_s_passes(
     monkeypatch.setattr(duckdb_passes, "split_diagnostics", recorded)
     got = trec_text(trec_eval(tmp_path / "run", tmp_path / "qrels", per_query=True))
     assert len(queries) == 1 and got == expected
+
+
+def test_bpref_joins_each_judged_pair_to_the_ranking_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bpref's judged pairs: the interactions grouped per pair before the join with ranked,
+    not the join's rows (a row per recommended item of the judged pairs) grouped after it; on
+    the 5M-line report that grouping was a tenth of the query's time."""
+    from sqlglot import exp, parse_one
+
+    query = parse_one(_query(tmp_path, monkeypatch), read="duckdb")
+    [pairs] = [cte.this for cte in query.find_all(exp.CTE) if cte.alias == "judgements"]
+    for select in pairs.find_all(exp.Select):
+        joins = [join.this for join in select.args.get("joins") or []]
+        joined = [table.name for table in joins if isinstance(table, exp.Table)]
+        if "ranked" in joined:
+            assert select.args.get("group") is None, select.sql("duckdb")
+            source = select.args["from_"].this
+            assert isinstance(source, exp.Subquery) and source.this.args.get("group")
+

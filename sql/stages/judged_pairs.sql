@@ -2,7 +2,10 @@
 -- num_nonrel_judged_ret: plan.JUDGED_PAIRS_METRICS): the same rows without the recommended
 -- items the interactions lack (hit NULL), which those metrics read as nothing, and list_length
 -- (the last position) from ranked per user. Its windows sort the judged pairs, not every
--- recommended item. Unused columns are pruned per query.
+-- recommended item. The interactions are grouped per pair before the join: ranked holds each
+-- (user, item) once whenever a number is reported (a repeated recommendation is refused, or
+-- dropped by duplicates="first"; bpref's lists have no cutoff to hide one below), so the
+-- join's rows need no grouping again. Unused columns are pruned per query.
 SELECT
   user_id,
   pos,
@@ -28,18 +31,24 @@ FROM (
     lists.list_length
   FROM (
     SELECT
-      input_interactions.user_id,
-      MAX(ranked.pos) AS pos,
+      pair_judgements.user_id,
+      ranked.pos,
       CASE
-        WHEN MAX(input_interactions.relevance) > $threshold THEN 1
-        WHEN MAX(input_interactions.relevance) IS NOT NULL THEN 0
+        WHEN pair_judgements.relevance > $threshold THEN 1
+        WHEN pair_judgements.relevance IS NOT NULL THEN 0
       END AS hit
-    FROM input_interactions
+    FROM (
+      SELECT
+        user_id,
+        item_id,
+        MAX(relevance) AS relevance
+      FROM input_interactions
+      GROUP BY user_id, item_id
+    ) AS pair_judgements
     LEFT JOIN ranked
       ON
-        input_interactions.user_id = ranked.user_id
-        AND input_interactions.item_id = ranked.item_id
-    GROUP BY input_interactions.user_id, input_interactions.item_id
+        pair_judgements.user_id = ranked.user_id
+        AND pair_judgements.item_id = ranked.item_id
   ) AS pairs
   LEFT JOIN (
     SELECT

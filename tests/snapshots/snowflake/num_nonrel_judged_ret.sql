@@ -52,21 +52,27 @@ WITH input_recommendations AS (
       lists.list_length AS list_length
     FROM (
       SELECT
-        input_interactions.user_id AS user_id,
-        MAX(ranked.pos) AS pos,
+        pair_judgements.user_id AS user_id,
+        ranked.pos AS pos,
         CASE
-          WHEN MAX(input_interactions.relevance) > 0.0
+          WHEN pair_judgements.relevance > 0.0
           THEN 1
-          WHEN NOT MAX(input_interactions.relevance) IS NULL
+          WHEN NOT pair_judgements.relevance IS NULL
           THEN 0
         END AS hit
-      FROM input_interactions
+      FROM (
+        SELECT
+          user_id AS user_id,
+          item_id AS item_id,
+          MAX(input_interactions.relevance) AS relevance
+        FROM input_interactions
+        GROUP BY
+          user_id,
+          item_id
+      ) AS pair_judgements
       LEFT JOIN ranked
-        ON input_interactions.user_id = ranked.user_id
-        AND input_interactions.item_id = ranked.item_id
-      GROUP BY
-        input_interactions.user_id,
-        input_interactions.item_id
+        ON pair_judgements.user_id = ranked.user_id
+        AND pair_judgements.item_id = ranked.item_id
     ) AS pairs
     LEFT JOIN (
       SELECT
