@@ -14,12 +14,11 @@ without a run as 0). It adds the summaries: num_* summed, gm_* geometric, num_q.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -68,7 +67,7 @@ def _per_query(
     from sqlmetrics.options import EvaluateOptions, filled
     from sqlmetrics.run import Bound, bound_call
 
-    def values(bound: Bound) -> pd.DataFrame:
+    def values(bound: Bound) -> tuple[list[str], list[tuple[Any, ...]]]:
         """The query without evaluate's diagnostics: the report prints none, and the reader
         checked every row."""
         engine = bound.engine
@@ -82,16 +81,18 @@ def _per_query(
 
     options = {"profile": profile, "threshold": threshold, "population": population}
     given = filled(EvaluateOptions, {**options, "per_user": True}, "evaluate")
-    frame, _ = bound_call(run, qrels, labels, given, values)
-    users = [str(user) for user in frame["user_id"].tolist()]
-    found: dict[str, dict[str, float]] = {}
-    for label in labels:
-        # column-wise (one mask, one conversion), not a Python test per query and label
-        column = frame[label]
-        known = column.notna().to_numpy()
-        numbers = column[known].astype("float64").tolist()
-        found[label] = dict(zip(itertools.compress(users, known), numbers, strict=True))
-    return found
+    (names, rows), _ = bound_call(run, qrels, labels, given, values)
+    columns = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else {}
+    users = [str(user) for user in columns.get("user_id", ())]
+    return {
+        # a NULL (None, or NaN from evaluate's passes) is a query the measure has no value for
+        label: {
+            user: float(value)
+            for user, value in zip(users, columns.get(label, ()), strict=True)
+            if value is not None and value == value
+        }
+        for label in labels
+    }
 
 
 VERSIONS = {10: "trec_eval", 9: "trec_eval_9"}  # trec_eval's version -> its profile
@@ -265,6 +266,51 @@ def trec_eval(
     """
     import pandas as pd
 
+    report = trec_report(
+        run,
+        qrels,
+        measures,
+        per_query=per_query,
+        complete=complete,
+        max_per_query=max_per_query,
+        level=level,
+        version=version,
+        num_docs=num_docs,
+    )
+    # object: integers stay integers beside the floats (trec_eval prints them as %ld)
+    frame = pd.DataFrame(report.lines, columns=["measure", "qid", "value"], dtype=object)
+    if report.notes is not None:
+        frame.attrs["notes"] = report.notes
+    return frame
+
+
+@dataclass(frozen=True)
+class TrecReport:
+    """trec_eval's report: its lines (measure, qid, value), 'all' last, and the qrels' notes
+    (None for qrels not parsed)."""
+
+    lines: list[tuple[str, str, object]]
+    notes: list[str] | None
+
+    def text(self) -> str:
+        """The lines as trec_eval prints them (trec_text)."""
+        return _lines_text(self.lines)
+
+
+def trec_report(
+    run: TrecFile | str | os.PathLike[str],
+    qrels: TrecFile | str | os.PathLike[str],
+    measures: Sequence[str] | None = None,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    max_per_query: int | None = None,
+    level: int = 1,
+    version: int = 10,
+    num_docs: int = 0,
+) -> TrecReport:
+    """trec_eval()'s report as its lines, without pandas (the command line's, which prints
+    them: importing pandas costs a third of a second)."""
     setting = _setting(run, qrels, (complete, max_per_query, level, version, num_docs))
     wanted = expand_measures(measures, version)
     judged = set(_queries(setting.qrels))
@@ -303,11 +349,8 @@ def trec_eval(
     ordered = sorted(counted)
     for name, label in wanted:
         rows.append((label, "all", _summary(setting, name, label, ordered, value)))
-    # object: integers stay integers beside the floats (trec_eval prints them as %ld)
-    report = pd.DataFrame(rows, columns=["measure", "qid", "value"], dtype=object)
-    if setting.qrels.parsed is not None:
-        report.attrs["notes"] = setting.qrels.parsed.notes(setting.qrels.path)
-    return report
+    parsed = setting.qrels.parsed
+    return TrecReport(rows, parsed.notes(setting.qrels.path) if parsed is not None else None)
 
 
 def _summary(
@@ -342,8 +385,12 @@ def _summary(
 
 def trec_text(frame: pd.DataFrame) -> str:
     """The rows as trec_eval prints them: ``%-22s\\t%s\\t%6.4f`` (integers as %d, runid as text)."""
+    return _lines_text(frame.itertuples(index=False))
+
+
+def _lines_text(rows: Iterable[tuple[Any, ...]]) -> str:
     lines = []
-    for measure, qid, value in frame.itertuples(index=False):
+    for measure, qid, value in rows:
         shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
         lines.append(f"{measure:<22}\t{qid}\t{shown}\n")
     return "".join(lines)

@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.cli.arguments import call_options, column_names, metric_list, requested_metrics
-from sqlmetrics.cli.output import number_text, render, show_diagnostics, show_notes, write
+from sqlmetrics.cli.output import (
+    number_text,
+    render,
+    show_diagnostics,
+    show_notes,
+    write,
+    write_notes,
+)
 from sqlmetrics.cli.sources import clear_progress, engine_connection, local_inputs, progress
 from sqlmetrics.cli.stored import stored_json
 from sqlmetrics.errors import SqlmetricsError
@@ -20,11 +27,12 @@ from sqlmetrics.io.files import check_output
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sqlmetrics.trec import TrecReport
+
 
 def evaluate_command(args: argparse.Namespace) -> int:
     from sqlmetrics.options import EvaluateOptions
     from sqlmetrics.run import evaluate
-    from sqlmetrics.trec import trec_text
 
     recommendations, interactions = _trec_inputs(args)
     if args.format == "trec":
@@ -32,9 +40,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
         if args.output is not None:
             check_output(args.output, inputs)
         report = _trec_report(args, recommendations, interactions)
-        write(trec_text(report), args.output, inputs)
+        write(report.text(), args.output, inputs)
         if not args.quiet:
-            show_notes(report)
+            write_notes(report.notes or ())
         return 0
     metrics = requested_metrics(args)
     gates = _gates(args, metrics)  # refused before the work
@@ -139,10 +147,10 @@ def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsEr
     )
 
 
-def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.DataFrame:
+def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> TrecReport:
     """trec_eval's lines: its conventions are the report's, so sqlmetrics' own options that
     would change them are refused, each naming its trec_eval equivalent."""
-    from sqlmetrics.trec import trec_eval
+    from sqlmetrics.trec import trec_report
 
     clashes = {
         "--threshold (use --trec-level)": args.threshold != 0.0,
@@ -158,7 +166,7 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.Dat
         if used:
             raise SqlmetricsError(f"--format trec computes as trec_eval does; drop {option}")
     metrics = metric_list(args.metrics) or None
-    frame = trec_eval(
+    return trec_report(
         run,  # type: ignore[arg-type]
         qrels,  # type: ignore[arg-type]
         metrics,
@@ -168,7 +176,6 @@ def _trec_report(args: argparse.Namespace, run: object, qrels: object) -> pd.Dat
         version=10 if args.trec_version is None else args.trec_version,
         num_docs=0 if args.trec_num_docs is None else args.trec_num_docs,
     )
-    return frame
 
 
 def _format(args: argparse.Namespace) -> str:

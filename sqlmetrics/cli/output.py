@@ -76,5 +76,9 @@ def show_diagnostics(frame: pd.DataFrame) -> None:
 
 
 def show_notes(frame: pd.DataFrame) -> None:
-    for note in frame.attrs.get("notes") or ():
+    write_notes(frame.attrs.get("notes") or ())
+
+
+def write_notes(notes: Sequence[str]) -> None:
+    for note in notes:
         sys.stderr.write(f"note: {note}\n")

@@ -262,15 +262,19 @@ class DuckDBEngine(Engine):
 
     def metrics_only(
         self, requests: Sequence[MetricRequest], inputs: Inputs, options: Options, per_user: bool
-    ) -> pd.DataFrame:
-        """The values without the diagnostics (duckdb_passes.metrics_only), or, where DuckDB
-        runs out of memory in one query, evaluate's values from its passes over the users."""
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """The values without the diagnostics (duckdb_passes.metrics_only) as column names and
+        rows, or, where DuckDB runs out of memory in one query, evaluate's values from its
+        passes over the users."""
         connection = self.connection
         found = self.guarded(
             lambda: duckdb_passes.metrics_only(connection, requests, inputs, options, per_user)
         )
         if found is None:
-            return self.evaluate(requests, inputs, options, per_user)[0]
+            frame = self.evaluate(requests, inputs, options, per_user)[0]
+            return [str(name) for name in frame.columns], list(
+                frame.itertuples(index=False, name=None)
+            )
         return found
 
     def score_floor(
