@@ -171,7 +171,7 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
         label: recipe(name, label, setting.num_docs) or ((label,), _first) for name, label in wanted
     }
     values: dict[str, dict[str, float]] = {}
-    for threshold, labels in _by_threshold(setting, wanted, recipes).items():
+    for (threshold, _), labels in _by_threshold(setting, wanted, recipes).items():
         if "set_F" in labels:  # recomputed below from its counts, in trec_eval's arithmetic
             labels += SET_F_COUNTS
         values |= setting.per_query(list(dict.fromkeys(labels)), threshold)
@@ -191,15 +191,18 @@ def _values(setting: _Setting, wanted: list[tuple[str, str]]) -> dict[str, dict[
 
 def _by_threshold(
     setting: _Setting, wanted: list[tuple[str, str]], recipes: dict[str, Recipe]
-) -> dict[float, list[str]]:
+) -> dict[tuple[float, str], list[str]]:
     """The requests of each threshold: the graded measures read every positive rel
     (threshold 0), the others rel >= level; one evaluate (one query) per threshold, so one for
-    the whole report at -l 1."""
-    by_threshold: dict[float, list[str]] = {}
+    the whole report at -l 1. Lines of custom gains (ndcg.1=3) go with the others of their
+    gains: an evaluate computes one mapping's ideal order."""
+    by_threshold: dict[tuple[float, str], list[str]] = {}
     for name, label in wanted:
         if name not in SPECIAL:
             threshold = 0.0 if MEASURES[name].graded else setting.level - 1.0
-            by_threshold.setdefault(threshold, []).extend(recipes[label][0])
+            requests = recipes[label][0]
+            gains = "".join(request for request in requests if "(gains=" in request)
+            by_threshold.setdefault((threshold, gains), []).extend(requests)
     return by_threshold
 
 
@@ -440,16 +443,27 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
         "coefficients 1, -1, 0, 0 (its default)",
     ),
     ("11pt_avg", "11pt_avg", "iprec_11pt_avg", ""),
-    ("ndcg", "ndcg", "ndcg", "gain = rel; under -l the report keeps every positive rel"),
+    (
+        "ndcg",
+        "ndcg",
+        "ndcg",
+        "gain = rel; under -l the report keeps every positive rel; `ndcg.1=3,2=9` (custom "
+        "gains): `ndcg_gains`",
+    ),
     ("relative_P", "relative_P_10", "recall_capped", "@k"),
     ("Rprec_mult", "Rprec_mult_0.20", "rprec_mult", "@x: the multiple of R"),
     ("success", "success_10", "hit_rate", "@k"),
     ("map_cut", "map_cut_10", "map", "@k"),
     ("ndcg_cut", "ndcg_cut_10", "ndcg", "@k"),
-    ("ndcg_rel", "ndcg_rel", "ndcg_rel", "whole list; gain = rel, as ndcg"),
-    ("Rndcg", "Rndcg", "rndcg", "whole list; gain = rel, 0 without a rel >= -l"),
+    ("ndcg_rel", "ndcg_rel", "ndcg_rel", "whole list; gain = rel, as ndcg (custom gains refused)"),
+    (
+        "Rndcg",
+        "Rndcg",
+        "rndcg",
+        "whole list; gain = rel, 0 without a rel >= -l (custom gains refused)",
+    ),
     ("binG", "binG", "bin_g", "whole list; relevant means rel >= -l"),
-    ("G", "G", "normalized_gain", "whole list; gain = rel, as ndcg"),
+    ("G", "G", "normalized_gain", "whole list; gain = rel, as ndcg (custom gains refused)"),
     ("set_P", "set_P", "precision", "whole list"),
     ("set_recall", "set_recall", "recall", "whole list"),
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),
@@ -461,8 +475,18 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
         "num_nonrel_judged_ret",
         "summed over users",
     ),
-    ("dcg", "dcg", "dcg", "trec_eval 10, not in all_trec; whole list, gain = rel"),
-    ("ideal_dcg", "ideal_dcg", "ideal_dcg", "trec_eval 10, not in all_trec; gain = rel"),
+    (
+        "dcg",
+        "dcg",
+        "dcg",
+        "trec_eval 10, not in all_trec; whole list, gain = rel; `dcg.1=3`: `dcg_gains`",
+    ),
+    (
+        "ideal_dcg",
+        "ideal_dcg",
+        "ideal_dcg",
+        "trec_eval 10, not in all_trec; gain = rel; `ideal_dcg.1=3`: `ideal_dcg_gains`",
+    ),
     ("prefs_*, *_avgjg, yaap", "", None, "not supported: preference and jg qrels formats"),
 )
 

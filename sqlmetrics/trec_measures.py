@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sqlmetrics.catalog.gains import parse_gains, written
 from sqlmetrics.errors import SqlmetricsError
 
 # trec_eval's default cutoffs (m_P.c, m_recall.c, m_ndcg_cut.c, m_map_cut.c, m_relative_P.c;
@@ -17,6 +18,8 @@ CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
 R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's and gm_bpref's floor (sql/gm_map.sql)
+# the measures whose -m takes rel=gain pairs that sqlmetrics computes (m_ndcg.c: ndcg.1=3,2=9)
+GAIN_MEASURES = ("ndcg", "dcg", "ideal_dcg")
 
 
 @dataclass(frozen=True)
@@ -143,10 +146,13 @@ def _parameterized(text: str, measure: Measure, parameter: str) -> list[tuple[st
         if match is None or not float(match.group(1)) < 1:
             raise SqlmetricsError(f"{text!r}: {measure.name} takes p=x, 0 <= x < 1, like rbp.p=0.8")
         return [(measure.name, f"{measure.name}_p={match.group(1)}")]
-    if "=" in parameter:
+    if "=" in parameter and measure.name in GAIN_MEASURES:
+        parse_gains(text, parameter, separator="=")  # refused here when not rel=gain pairs
+        return [(measure.name, f"{measure.name}_{parameter}")]
+    if "=" in parameter and measure.name in ("ndcg_rel", "Rndcg", "G"):
         raise SqlmetricsError(
-            f"{text!r}: gains of the rel levels (rel=gain) are not offered: the gain is the "
-            "rel level"
+            f"{text!r}: gains of the rel levels (rel=gain) are offered for ndcg, dcg and "
+            f"ideal_dcg (ndcg.1=3,2=9), not for {measure.name}: its gain is the rel level"
         )
     from sqlmetrics.catalog.metrics import parse_request
 
@@ -179,38 +185,61 @@ def recipe(name: str, label: str, num_docs: int = 0) -> Recipe | None:
         return ("num_rel_ret", "num_ret", "num_rel"), utility
     if name in ("rbp", "rbp_resid") and label != name:
         return (f"{name}@{label.split('=', 1)[1]}",), lambda values: values[0]
+    if name in GAIN_MEASURES and label != name:
+        gains = parse_gains(label, label.removeprefix(f"{name}_"), separator="=")
+        return (f"{name}(gains={written(gains)})",), lambda values: values[0]
     return None
 
 
 def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tuple[str, str]]:
     """(measure, printed name) pairs in trec_eval's order: ``P`` is every default cutoff,
     ``P.5,7,3`` / ``P_5`` those, ``iprec_at_recall..1,.25`` those levels (printed 0.10),
-    ``11pt_avg..25,.75``, ``utility.2,-1,0,0`` and ``rbp.p=0.8`` one line each, as trec_eval
-    prints them; a measure of trec_eval 10 is refused under ``version`` 9."""
-    from sqlmetrics.catalog.metrics import parse_request
-
-    wanted: list[tuple[str, str]] = []
+    ``11pt_avg..25,.75``, ``utility.2,-1,0,0``, ``rbp.p=0.8`` and ``ndcg.1=3,2=9`` one line
+    each, as trec_eval prints them; as in trec_eval, the first ``name.parameters`` of a
+    measure is the one it reads (``P.5 P.10`` is P_5, ``ndcg ndcg.1=3`` ndcg_1=3); a printed
+    name (``P_10``) adds its line. A measure of trec_eval 10 is refused under ``version`` 9."""
+    defaults: dict[str, list[tuple[str, str]]] = {}  # a measure named without parameters
+    dotted: dict[str, list[tuple[str, str]]] = {}  # its first name.parameters
+    printed: list[tuple[str, str]] = []  # printed names: P_10
     for text in OFFICIAL if names is None else names:
         text = text.strip()
-        measure, parameter = _split(text)
-        if measure is None:
-            parse_request(text)  # the reason it is unknown or malformed, as everywhere
-            raise SqlmetricsError(
-                f"{text!r} is not a trec_eval measure of --format trec; it reports "
-                f"{', '.join(MEASURES)} (cut measures as P or P_5)"
-            )
-        if measure.since > version:
-            raise SqlmetricsError(
-                f"{text!r} is a measure of trec_eval 10.0, not of 9.0.8: drop --trec-version 9 "
-                "(version=9) to report it"
-            )
-        if parameter is not None:
-            wanted += _parameterized(text, measure, parameter)
-        elif measure.cutoffs:
-            wanted += [(measure.name, f"{measure.name}_{k}") for k in measure.cutoffs]
-        elif measure.levels:
-            wanted += [(measure.name, f"{measure.name}_{x:3.2f}") for x in measure.levels]
+        measure, parameter = _measure(text, version)
+        if parameter is None:
+            defaults[measure.name] = _defaults(measure)
+        elif text[len(measure.name)] == "." and measure.name not in dotted:
+            dotted[measure.name] = _parameterized(text, measure, parameter)
+        elif text[len(measure.name)] == ".":
+            _parameterized(text, measure, parameter)  # refused when malformed, else unread
         else:
-            wanted.append((measure.name, measure.name))
+            printed += _parameterized(text, measure, parameter)
+    wanted = [*(pair for name, lines in (defaults | dotted).items() for pair in lines), *printed]
     order = list(MEASURES)
     return sorted(dict.fromkeys(wanted), key=lambda pair: order.index(pair[0]))
+
+
+def _measure(text: str, version: int) -> tuple[Measure, str | None]:
+    """The measure a -m names and its parameter, refused when unknown or not of ``version``."""
+    from sqlmetrics.catalog.metrics import parse_request
+
+    measure, parameter = _split(text)
+    if measure is None:
+        parse_request(text)  # the reason it is unknown or malformed, as everywhere
+        raise SqlmetricsError(
+            f"{text!r} is not a trec_eval measure of --format trec; it reports "
+            f"{', '.join(MEASURES)} (cut measures as P or P_5)"
+        )
+    if measure.since > version:
+        raise SqlmetricsError(
+            f"{text!r} is a measure of trec_eval 10.0, not of 9.0.8: drop --trec-version 9 "
+            "(version=9) to report it"
+        )
+    return measure, parameter
+
+
+def _defaults(measure: Measure) -> list[tuple[str, str]]:
+    """The lines of a measure named without parameters: its default cutoffs or levels."""
+    if measure.cutoffs:
+        return [(measure.name, f"{measure.name}_{k}") for k in measure.cutoffs]
+    if measure.levels:
+        return [(measure.name, f"{measure.name}_{x:3.2f}") for x in measure.levels]
+    return [(measure.name, measure.name)]

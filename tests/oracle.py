@@ -53,6 +53,7 @@ ALL_METRICS = TREC_METRICS | frozenset(
     | {"r_precision_scored", "ndcg_ideal_k", "precision_listed", "recall_capped"}
     | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
     | {"ideal_dcg", "unj", "judged_share", "err", "nerr"}
+    | {"ndcg_gains", "dcg_gains", "ideal_dcg_gains"}
 )
 
 
@@ -527,10 +528,42 @@ def _judgement_value(
         return (p ** len(order) + (1 - p) * sum(p ** (i - 1) for i in missing)) if missing else (
             0.0
         ), 1.0
+    if metric.partition("/")[0] in ("ndcg_gains", "dcg_gains", "ideal_dcg_gains"):
+        return _custom_gains(metric, order, judged, threshold, k), 1.0
     if metric == "num_nonrel_judged_ret":  # the listed items judged at or below the threshold
         return float(sum(1 for item in order if item in judged and judged[item] <= threshold)), 1.0
     value = _bpref(order, judged, threshold)
     return (max(value, 1e-5) if metric == "gm_bpref" else value), 1.0
+
+
+def _custom_gains(
+    metric: str,
+    order: Sequence[object],
+    judged: dict[object, float],
+    threshold: float,
+    k: float | None,
+) -> float:
+    """m_ndcg.c with rel=gain pairs (``ndcg_gains/gains={1:3,2:9}``): a listed level's gain,
+    another level's own value when relevant, else 0, an item not judged 0; the ideal walks
+    the judged items by gain while the gain is positive."""
+    name, _, given = metric.partition("/gains=")
+    pairs = (part.split(":") for part in given.strip("{}").split(",") if part)
+    gains = {float(level): float(gain) for level, gain in pairs}
+
+    def gain(rel: float | None) -> float:
+        if rel is None:
+            return 0.0
+        return gains.get(rel, rel if rel > threshold else 0.0)
+
+    cut = None if k is None else int(k)
+    dcg = sum(gain(judged.get(item)) / math.log2(i + 2) for i, item in enumerate(order[:cut]))
+    best = sorted((gain(rel) for rel in judged.values()), reverse=True)
+    ideal = sum(g / math.log2(i + 2) for i, g in enumerate(best[:cut]) if g > 0)
+    if name == "dcg_gains":
+        return dcg
+    if name == "ideal_dcg_gains":
+        return ideal
+    return dcg / ideal if ideal else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -677,7 +710,7 @@ def _per_user_num_den(
     def values(order: Sequence[object], ul: UserList, user: object) -> list[tuple[float, float]]:
         return [
             _judgement_value(metric, order, judged.get(user, {}), threshold, k)
-            if metric in JUDGEMENT_METRICS
+            if metric.partition("/")[0] in JUDGEMENT_METRICS
             else (_judged_share(order, pool.get(user, {}), k), 1.0)
             if metric == "judged_share"
             else (_infap(order, pool[user], threshold), 1.0)

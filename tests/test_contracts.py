@@ -81,6 +81,8 @@ def test_judgements_offers_the_documented_columns() -> None:
         "n_relevant",
         "n_nonrelevant",
         "list_length",
+        "gain",
+        "ideal_gain_pos",
     } == SOURCE_COLUMNS["judgements"]
 
 
@@ -155,9 +157,9 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     )
     connection.execute(
         "CREATE TABLE judgements (user_id INT, pos INT, hit INT, nonrelevant_so_far INT,"
-        " n_relevant INT, n_nonrelevant INT, list_length INT)"
+        " n_relevant INT, n_nonrelevant INT, list_length INT, gain DOUBLE, ideal_gain_pos INT)"
     )
-    connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3)")
+    connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3, 2, 1)")
     connection.execute(
         "CREATE TABLE pool (user_id INT, pos INT, hit INT, relevant_so_far INT,"
         " nonrelevant_so_far INT, unjudged_so_far INT, n_relevant INT, n_nonrelevant INT,"

@@ -271,10 +271,15 @@ TREC_MEASURES = {
     "normalized_gain": "G",
     "ndcg_rel": "ndcg_rel",
     "rndcg": "Rndcg",
+    "ndcg_gains": "ndcg",  # without gains
+    "ndcg_gains@k": "ndcg_cut",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).
-TREC_KEYS = {"iprec_at_recall": "iprec_at_recall_0.00", "rprec_mult": "Rprec_mult_1.00"}
+TREC_KEYS = {
+    "iprec_at_recall": "iprec_at_recall_0.00",
+    "rprec_mult": "Rprec_mult_1.00",
+}
 
 
 def _trec_eval(recs: Rows, inter: Rows, population: str = "all") -> dict[str, dict[str, float]]:

@@ -402,7 +402,12 @@ def test_measure_parameters_on_the_command_line_and_minus_n(tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("measure", "message"),
     [
-        ("ndcg.1=3,2=9", "gains of the rel levels (rel=gain) are not offered"),
+        ("ndcg_rel.1=3,2=9", "offered for ndcg, dcg and ideal_dcg (ndcg.1=3,2=9), not for"),
+        ("Rndcg.1=3", "offered for ndcg, dcg and ideal_dcg (ndcg.1=3,2=9), not for"),
+        ("ndcg.-1=3", "-1 is not a rel level (trec_eval would give its gain"),
+        ("ndcg.1=3,1=4", "give rel level 1 twice"),
+        ("ndcg.a=3", "must be rel=gain pairs"),
+        ("ndcg.1=x", "must be rel=gain pairs"),
         ("P.0", "is not a cutoff of at least 1"),
         ("utility.1,2", "utility takes four coefficients"),
         ("rbp.p=1", "rbp takes p=x, 0 <= x < 1"),

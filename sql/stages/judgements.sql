@@ -6,7 +6,11 @@
 -- recommended. Per row: nonrelevant_so_far, the judged non-relevant items recommended at
 -- positions 1..pos. Per user, on every row: n_relevant (|R_u|), n_nonrelevant (the judged
 -- non-relevant items, recommended or not) and list_length (the last position; NULL without a
--- list). Unused columns are pruned per query.
+-- list). For ndcg_gains, dcg_gains and ideal_dcg_gains: gain, the item's gain ($gain, which the
+-- composer binds to the requests' gains of judged_relevance, the item's largest relevance: 0
+-- for an item not judged), and ideal_gain_pos, its position in the user's items by gain
+-- descending (NULL for a gain of 0 or less: the ideal list stops there). Unused columns are
+-- pruned per query; gain and judged_relevance too when nothing reads them.
 SELECT
   user_id,
   pos,
@@ -14,7 +18,11 @@ SELECT
   nonrelevant_so_far,
   n_relevant,
   n_nonrelevant,
-  MAX(pos) OVER (PARTITION BY user_id) AS list_length
+  MAX(pos) OVER (PARTITION BY user_id) AS list_length,
+  gain,
+  CASE
+    WHEN gain > 0 THEN ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY gain DESC)
+  END AS ideal_gain_pos
 FROM (
   SELECT
     user_id,
@@ -24,7 +32,8 @@ FROM (
       PARTITION BY user_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ) AS nonrelevant_so_far,
     SUM(CASE WHEN hit = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_relevant,
-    SUM(CASE WHEN hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_nonrelevant
+    SUM(CASE WHEN hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_nonrelevant,
+    $gain AS gain
   FROM (
     SELECT
       user_id,
@@ -32,7 +41,8 @@ FROM (
       CASE
         WHEN MAX(relevance) > $threshold THEN 1
         WHEN MAX(relevance) IS NOT NULL THEN 0
-      END AS hit
+      END AS hit,
+      MAX(relevance) AS judged_relevance
     FROM (
       SELECT
         COALESCE(ranked.user_id, input_interactions.user_id) AS user_id,

@@ -20,6 +20,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
+from sqlmetrics.catalog.gains import GAINS_VALUES, parse_gains, written
 from sqlmetrics.errors import SqlmetricsError
 
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
@@ -53,6 +54,7 @@ LIST_COLUMNS = frozenset(
 PARAMETER_VALUES = {
     "gmax": "a number above 0 (the grade R = (2^g - 1) / 2^gmax reaches 1 at) or 'query' "
     "(each user's largest relevance)",
+    "gains": GAINS_VALUES,
 }
 
 
@@ -94,6 +96,9 @@ class Metric:
     level_name: str = ""
     # parameters: (name, default text) of the named parameters it takes besides k
     parameters: tuple[tuple[str, str], ...] = ()
+    # asked_as: the metric whose name asks for this one when given this one's parameters
+    # (ndcg(gains={1:3})@10 is ndcg_gains)
+    asked_as: str = ""
     square_root: bool = False  # finish: sqrt (the square root of the micro ratio, like rmse)
     # aggregate: sum, the sum over users (trec_eval's num_ret, num_rel, num_rel_ret,
     # num_nonrel_judged_ret)
@@ -226,7 +231,10 @@ def _declared_parameters(file: str, text: str) -> tuple[tuple[str, str], ...]:
 
 
 def _parameter_value(label: str, name: str, text: str) -> float | str:
-    """A parameter's value from its text: gmax a number above 0 or 'query'."""
+    """A parameter's value from its text: gmax a number above 0 or 'query'; gains in their
+    one written form ({1:3,2:9})."""
+    if name == "gains":
+        return written(parse_gains(label, text))
     if text.lower() == "query":
         return "query"
     number = re.fullmatch(r"\d+\.?\d*|\.\d+", text)
@@ -267,6 +275,7 @@ def parse_metric_file(path: Path) -> Metric:
         level_below=float(header["level_below"]) if "level_below" in header else None,
         level_name=header.get("level_name", ""),
         parameters=_declared_parameters(path.name, header.get("parameters", "")),
+        asked_as=header.get("asked_as", ""),
         square_root=header.get("finish") == "sqrt",
         summed=header["aggregate"] == "sum",
         exponential=header.get("finish") == "exp",
@@ -392,6 +401,7 @@ def parse_request(text: str) -> MetricRequest:
     metric = _names().get(name)
     if metric is None:
         raise _unknown(label, name)
+    metric = _asked(metric, given)
     parameters, level = _named_parameters(metric, label, given)
     if level is not None:
         if sep:
@@ -424,7 +434,9 @@ def _parenthesised(label: str) -> tuple[str, list[tuple[str, str]]]:
             )
         return label, []
     given = []
-    for part in filter(None, (piece.strip() for piece in match.group("given").split(","))):
+    # a comma inside braces is the gains' own (ndcg(gains={1:3,2:9})@10)
+    pieces = re.split(r",(?![^{}]*\})", match.group("given"))
+    for part in filter(None, (piece.strip() for piece in pieces)):
         key, equals, value = (side.strip() for side in part.partition("="))
         if not equals or not key or not value:
             raise SqlmetricsError(
@@ -432,6 +444,17 @@ def _parenthesised(label: str) -> tuple[str, list[tuple[str, str]]]:
             )
         given.append((key.lower(), value))
     return match.group("name").strip() + (match.group("rest") or ""), given
+
+
+def _asked(metric: Metric, given: list[tuple[str, str]]) -> Metric:
+    """The metric a name asks for with these parameters: itself, or the one whose header says
+    it is asked as this name and which takes a parameter given that this one does not."""
+    own = {name for name, _ in metric.parameters} | {metric.level_name}
+    extra = {key for key, _ in given} - own
+    for other in metrics().values():
+        if other.asked_as == metric.name and extra <= {name for name, _ in other.parameters}:
+            return other if extra else metric
+    return metric
 
 
 def _named_parameters(

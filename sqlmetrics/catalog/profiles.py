@@ -375,6 +375,8 @@ def profile_requests(profile: Profile, texts: Sequence[str] | str) -> list[Metri
                 # the @x of a level metric (iprec_at_recall@0.1) travels with the request
                 score_threshold=request.score_threshold,
                 population=population,
+                # named parameters (gains, gmax) travel to the metric that takes them
+                parameters=request.parameters if metric == request.metric.name else (),
             )
         )
     return requests

@@ -53,6 +53,12 @@ TREC_EVAL = Profile(
         "rbp": "rbp_scaled",  # rbp (p = 0.9; rbp@0.8 is rbp.p=0.8)
         "rbp_resid": "rbp_resid",  # rbp_resid
         "unj@k": "unj",  # unj_5, unj_10, unj_20
+        # custom gains of the rel levels: ndcg.1=3,2=9 (ndcg_cut takes none in trec_eval;
+        # ndcg@k is ir_measures' nDCG(gains=...)@k)
+        "ndcg_gains": "ndcg_gains",
+        "ndcg_gains@k": "ndcg_gains",
+        "dcg_gains": "dcg_gains",  # dcg.1=3,2=9
+        "ideal_dcg_gains": "ideal_dcg_gains",  # ideal_dcg.1=3,2=9
     },
     ties="id_text",
     checks="full",  # trec_eval refuses a repeated docno anywhere in a topic's list
@@ -97,6 +103,16 @@ TREC_EVAL = Profile(
         "a negative rel (trec_eval: in the pool, not judged) is read only when infap is "
         "asked, the one measure that tells it from a document never judged; otherwise "
         "it is left out.",
+        "Custom gains of the rel levels (trec_eval's -m ndcg.1=3,2=9,4=4.5, dcg.1=3, "
+        "ideal_dcg.1=3; ir_measures' nDCG(gains={1:3,2:9})@10) are ndcg_gains, dcg_gains "
+        "and ideal_dcg_gains: a level listed takes its gain (0 or negative too; level 0 "
+        "may be given one), a level not listed keeps its rel, a document outside the qrels "
+        "gains 0; the ideal list sorts the judged documents by gain and stops at the "
+        "first gain of 0 or less. trec_eval sorts the levels with a comparator that "
+        "truncates the difference of two gains to an integer, so two levels whose gains "
+        "differ by less than 1 can be ordered either way in its ideal list (which way "
+        "depends on its C library's qsort): sqlmetrics sorts by the gain. trec_eval also "
+        "takes gains for ndcg_rel, Rndcg and G; those are refused with the reason.",
         "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
         "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
         "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "
@@ -146,7 +162,7 @@ TREC_EVAL = Profile(
 
 
 # trec_eval 10's measures that 9.0.8 lacks
-ONLY_IN_10 = ("dcg", "ideal_dcg", "rbp", "rbp_resid", "unj@k")
+ONLY_IN_10 = ("dcg", "ideal_dcg", "rbp", "rbp_resid", "unj@k", "dcg_gains", "ideal_dcg_gains")
 
 
 def _nine(profile: Profile) -> Profile:

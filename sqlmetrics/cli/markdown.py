@@ -66,6 +66,9 @@ GENERIC = (
     "rbp",
     "rbp_resid",
     "unj",
+    "ndcg_gains",
+    "dcg_gains",
+    "ideal_dcg_gains",
 )
 
 

@@ -47,6 +47,7 @@ from sqlmetrics.compose.per_user import (
     bound_source,
     cascade_gmax,
     deepest_cutoff,
+    item_gain,
     lists_stages,
     per_user_stages,
     per_user_union,
@@ -297,6 +298,9 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
                 call.options,
                 call.population,
                 call.plan.judgements if source == "judgements" else None,
+                item_gain(call.requests, call.options.threshold)
+                if source == "judgements"
+                else None,
             ),
         )
         for source in ("scored", "rated", "judgements", "pool")

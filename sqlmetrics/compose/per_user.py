@@ -20,6 +20,7 @@ from typing import cast
 
 from sqlglot import exp
 
+from sqlmetrics.catalog.gains import gain_of, parse_gains
 from sqlmetrics.catalog.metrics import MAX_CUTOFF, MetricRequest
 from sqlmetrics.compose.inputs import JUDGED_POPULATIONS, POPULATIONS, Inputs, Options, check_choice
 from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage, widen_keys
@@ -69,6 +70,24 @@ def cascade_gmax(requests: Sequence[MetricRequest]) -> exp.Expr:
         )
     gmax = next(iter(asked), 4.0)
     return number(gmax) if isinstance(gmax, float) else exp.column("max_relevance")
+
+
+def item_gain(requests: Sequence[MetricRequest], threshold: float) -> exp.Expr:
+    """judgements.sql's $gain: the gain of judged_relevance under the one gains mapping the
+    requests taking gains ask (ndcg_gains); judgements computes one ideal order, so two
+    mappings in one call are refused."""
+    asked = {
+        str(request.parameter("gains")): request.label
+        for request in requests
+        if "gains" in dict(request.metric.parameters)
+    }
+    if len(asked) > 1:
+        raise SqlmetricsError(
+            f"{' and '.join(asked.values())} ask for different gains; one call computes one "
+            "ideal order: ask for them in separate calls"
+        )
+    gains = parse_gains("gains", next(iter(asked), "{}"))
+    return gain_of(gains, exp.column("judged_relevance"), threshold)
 
 
 def deepest_cutoff(requests: Sequence[MetricRequest]) -> int | None:
@@ -294,18 +313,37 @@ def bound_source(
     options: Options,
     population: str,
     file: str | None = None,
+    gain: exp.Expr | None = None,
 ) -> exp.Select:
     """scored.sql, rated.sql or judgements.sql (or ``file``, the plan's stage for it, like
     judged_pairs.sql) with only the columns the metrics (and ``also``) read (each of their
-    windows is a sort), and the threshold bound (judgements.sql's). Under a population of
-    judged users judgements.sql keeps every user with a judgement, relevant or not (its
-    WHERE: a relevant one)."""
+    windows is a sort), and the threshold bound (judgements.sql's; its $gain to ``gain``).
+    Under a population of judged users judgements.sql keeps every user with a judgement,
+    relevant or not (its WHERE: a relevant one)."""
     source = stage(file or name)
     prune(source, {column.name for column in per_user_stage.find_all(exp.Column)} | also)
     if name in ("judgements", "pool") and population in JUDGED_POPULATIONS:
         judged = exp.or_(exp.column("n_relevant") > 0, exp.column("n_nonrelevant") > 0, copy=False)
         source.set("where", exp.Where(this=judged))
+    _bind_gain(source, gain)
     return bind_placeholders(source, threshold=number(options.threshold))
+
+
+def _bind_gain(source: exp.Select, gain: exp.Expr | None) -> None:
+    """judgements.sql's $gain bound where its gain is read (ndcg_gains); elsewhere the gain
+    and the relevance it reads are dropped, so the query is what it was without them."""
+    if gain is not None and any(p.alias_or_name == "gain" for p in source.expressions):
+        for placeholder in list(source.find_all(exp.Placeholder)):
+            if placeholder.name == "gain":
+                placeholder.replace(exp.paren(gain.copy()))
+        return
+    for select in list(source.find_all(exp.Select)):
+        if select is not source:
+            kept = [p for p in select.expressions if p.alias_or_name not in _GAIN_COLUMNS]
+            select.set("expressions", kept)
+
+
+_GAIN_COLUMNS = ("gain", "judged_relevance")
 
 
 def with_judged_users(judged: exp.Select) -> exp.Query:
