@@ -49,7 +49,8 @@ LEVELS = [
     ("iprec_at_recall_0.10", "iprec_at_recall", 0.1),
     ("iprec_at_recall_1.00", "iprec_at_recall", 1.0),
     ("iprec_at_recall", "iprec_at_recall", 0.0),
-    ("IPrec@0.1", "iprec_at_recall", 0.1),
+    # ir_measures' IPrec computes 9.0.8's cutoffs (its pytrec_eval provider)
+    ("IPrec@0.1", "iprec_at_recall_trec9", 0.1),
     ("Rprec_mult_0.20", "rprec_mult", 0.2),
     ("Rprec_mult_2.00", "rprec_mult", 2.0),
     ("rprec_mult", "rprec_mult", 1.0),  # R-precision

@@ -259,6 +259,7 @@ TREC_MEASURES = {
     "num_rel_ret": "num_rel_ret",
     "gm_map": "gm_map",
     "iprec_at_recall": "iprec_at_recall",
+    "iprec_at_recall_trec9": "iprec_at_recall",  # IPrec@x: pytrec_eval's own cutoffs
     "iprec_11pt_avg": "11pt_avg",
     "rprec_mult": "Rprec_mult",
     "bpref": "bpref",
@@ -278,6 +279,7 @@ TREC_MEASURES = {
 # rprec_mult without @x (0 and 1, the profile's defaults).
 TREC_KEYS = {
     "iprec_at_recall": "iprec_at_recall_0.00",
+    "iprec_at_recall_trec9": "iprec_at_recall_0.00",
     "rprec_mult": "Rprec_mult_1.00",
 }
 

@@ -35,6 +35,8 @@ TREC_EVAL = Profile(
         "num_rel_ret": "num_rel_ret",  # num_rel_ret (summed)
         "gm_map": "gm_map",  # gm_map
         "iprec_at_recall": "iprec_at_recall",  # iprec_at_recall.x
+        # ir_measures' IPrec@x, which its pytrec_eval computes with 9.0.8's cutoffs
+        "iprec_at_recall_trec9": "iprec_at_recall_trec9",
         "iprec_11pt_avg": "iprec_11pt_avg",  # 11pt_avg
         "rprec_mult": "rprec_mult",  # Rprec_mult.x
         "bpref": "bpref",  # bpref
@@ -121,8 +123,9 @@ TREC_EVAL = Profile(
         "num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret are summed over "
         "users, as trec_eval's 'all' line (hits is num_rel_ret per user, averaged).",
         "gm_map: per user max(AP, 1e-5) (pytrec_eval reports its log), the summary the "
-        "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10, "
-        "ir_measures IPrec@0.1) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
+        "geometric mean. iprec_at_recall@x (trec_eval iprec_at_recall_0.10; ir_measures' "
+        "IPrec@0.1 is iprec_at_recall_trec9, 9.0.8's cutoffs, as ir_measures computes it "
+        "through pytrec_eval) and rprec_mult@x (Rprec_mult_0.20) take trec_eval's "
         "float parameter; iprec_11pt_avg is 11pt_avg.",
         "bpref and gm_bpref read the judged non-relevant documents, the interactions at "
         "or below the threshold (rel 0 in qrels); a recommended item the interactions "

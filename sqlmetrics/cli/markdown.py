@@ -51,6 +51,7 @@ GENERIC = (
     "num_rel_ret",
     "gm_map",
     "iprec_at_recall",
+    "iprec_at_recall_trec9",
     "iprec_11pt_avg",
     "bpref",
     "gm_bpref",
