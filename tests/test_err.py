@@ -10,6 +10,7 @@ are hand-derived in fixtures/err_validation.yaml and gain_variants_validation.ya
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -98,3 +99,38 @@ def test_ir_measures_spellings_read_as_the_levels_they_name() -> None:
     asked = parse_request("nERR(gmax=query)@10")
     assert (asked.metric.name, asked.k, asked.parameter("gmax")) == ("nerr", 10, "query")
     assert parse_request("err@10").parameter("gmax") == 4.0
+
+
+@pytest.mark.parametrize("gmax", ["", "(gmax=query)"])
+def test_err_and_nerr_match_ntcireval_per_user(gmax: str) -> None:
+    """pyNTCIREVAL (the Python NTCIREVAL, Sakai's nERR) stops at a level with probability
+    grade / (largest grade + 1); with grade 2^level - 1 for the levels 1..gmax that is
+    Chapelle's (2^g - 1) / 2^gmax, so its ERR and nERR (the ideal cut at k too) are err and
+    nerr, per user on random graded lists (distinct scores; levels up to 4)."""
+    ntcireval = pytest.importorskip("pyNTCIREVAL.metrics")
+    rng = np.random.default_rng(7)
+    recs, truth = [], []
+    for user in range(60):
+        items = rng.choice(40, size=int(rng.integers(1, 15)), replace=False)
+        scores = rng.permutation(len(items))
+        recs += [(user, int(item), float(score)) for item, score in zip(items, scores, strict=True)]
+        judged = rng.choice(40, size=int(rng.integers(1, 12)), replace=False)
+        truth += [(user, int(item), int(rng.integers(0, 5))) for item in judged]
+    recommendations = pd.DataFrame(recs, columns=["user_id", "item_id", "score"])
+    interactions = pd.DataFrame(truth, columns=["user_id", "item_id", "relevance"])
+    labels = [f"{name}{gmax}@{k}" for name in ("err", "nerr") for k in (3, 10)]
+    frame = sqlmetrics.evaluate(recommendations, interactions, labels, per_user=True)
+    assert len(frame) > 40
+    for _, row in frame.iterrows():
+        rels = {item: rel for user, item, rel in truth if user == row["user_id"]}
+        listed = sorted(((s, i) for u, i, s in recs if u == row["user_id"]), reverse=True)
+        ranked = [(item, rels.get(item)) for _, item in listed]
+        top = max(rels.values()) if gmax else 4
+        grades = [2**level - 1 for level in range(1, top + 1)]
+        levels = [sum(1 for rel in rels.values() if rel == level) for level in range(top + 1)]
+        for k in (3, 10):
+            err = ntcireval.ERR(levels, grades)
+            err.cutoff = k
+            nerr = ntcireval.nERR(levels, grades, k)
+            assert row[f"err{gmax}@{k}"] == pytest.approx(err.compute(ranked), abs=1e-12)
+            assert row[f"nerr{gmax}@{k}"] == pytest.approx(nerr.compute(ranked), abs=1e-12)
