@@ -69,7 +69,9 @@ def gain_of(gains: dict[int, float], relevance: exp.Expr, threshold: float) -> e
         listed = exp.EQ(this=relevance.copy(), expression=exp.convert(level))
         case = case.when(listed, _number(gains[level]))
     relevant = exp.GT(this=relevance.copy(), expression=exp.convert(threshold))
-    return case.when(relevant, relevance.copy()).else_(exp.Literal.number(0))
+    # one type for every branch: ClickHouse makes a Variant of an integer relevance and a
+    # fractional gain, which it cannot sort by
+    return exp.cast(case.when(relevant, relevance.copy()).else_(exp.Literal.number(0)), "DOUBLE")
 
 
 def _number(value: float) -> exp.Expr:

@@ -36,7 +36,7 @@ WITH input_recommendations AS (
       SUM(CASE WHEN hit = 1 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_relevant,
       SUM(CASE WHEN hit = 0 THEN 1 ELSE 0 END) OVER (PARTITION BY user_id) AS n_nonrelevant,
       (
-        CASE WHEN judged_relevance > 0.0 THEN judged_relevance ELSE 0 END
+        CAST(CASE WHEN judged_relevance > 0.0 THEN judged_relevance ELSE 0 END AS DOUBLE)
       ) AS gain
     FROM (
       SELECT
