@@ -418,7 +418,12 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("recip_rank", "recip_rank", "mrr", ""),
     ("iprec_at_recall", "iprec_at_recall_0.10", "iprec_at_recall", "@x: the recall level"),
     ("P", "P_10", "precision", "@k"),
-    ("relstring", "relstring", None, "not supported: a string of relevance values"),
+    (
+        "relstring",
+        "relstring",
+        None,
+        "not supported: a string of relevance values (`-m all_trec` leaves it out)",
+    ),
     ("recall", "recall_10", "recall", "@k"),
     ("unj", "unj_10", "unj", "@k (trec_eval 10): not judged in the first k, over k"),
     (

@@ -92,6 +92,38 @@ OFFICIAL = (
 )  # fmt: skip
 
 
+# trec_eval's nicknames for sets of measures (measures.c, te_trec_measure_nicknames); relstring,
+# a string, is left out of all_trec (asked alone it is refused with the reason), and under
+# version 9 so are 10's additions, which 9.0.8's all_trec lacks
+NICKNAMES = {
+    "official": OFFICIAL,
+    "set": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "unj", "rbp", "rbp_resid",
+        "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult",
+        "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+}  # fmt: skip
+
+
+def _nicknamed(names: Sequence[str], version: int) -> list[str]:
+    """The names with trec_eval's nicknames (``all_trec``, ``official``, ``set``) spelled out,
+    the measures ``version`` lacks left out of them."""
+    spelled: list[str] = []
+    for text in names:
+        nickname = NICKNAMES.get(text.strip())
+        if nickname is None:
+            spelled.append(text)
+        else:
+            spelled += [name for name in nickname if MEASURES[name].since <= version]
+    return spelled
+
+
 def _split(text: str) -> tuple[Measure | None, str | None]:
     """A measure name and its parameter: ``P`` -> (P, None), ``P.5`` / ``P_5`` -> (P, "5")."""
     for name in sorted(MEASURES, key=len, reverse=True):
@@ -197,11 +229,13 @@ def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tupl
     ``11pt_avg..25,.75``, ``utility.2,-1,0,0``, ``rbp.p=0.8`` and ``ndcg.1=3,2=9`` one line
     each, as trec_eval prints them; as in trec_eval, the first ``name.parameters`` of a
     measure is the one it reads (``P.5 P.10`` is P_5, ``ndcg ndcg.1=3`` ndcg_1=3); a printed
-    name (``P_10``) adds its line. A measure of trec_eval 10 is refused under ``version`` 9."""
+    name (``P_10``) adds its line. A measure of trec_eval 10 is refused under ``version`` 9.
+    trec_eval's nicknames ``all_trec`` (without relstring), ``official`` and ``set`` name
+    their measures."""
     defaults: dict[str, list[tuple[str, str]]] = {}  # a measure named without parameters
     dotted: dict[str, list[tuple[str, str]]] = {}  # its first name.parameters
     printed: list[tuple[str, str]] = []  # printed names: P_10
-    for text in OFFICIAL if names is None else names:
+    for text in _nicknamed(OFFICIAL if names is None else names, version):
         text = text.strip()
         measure, parameter = _measure(text, version)
         if parameter is None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from sqlmetrics.trec import trec_eval, trec_text
+from sqlmetrics.trec import expand_measures, trec_eval, trec_text
 
 FILES = Path(__file__).parent / "trec_eval_files"
 
@@ -104,3 +104,57 @@ def test_trec_eval_s_own_outputs_line_for_line(
     assert len(got) == len(expected)
     differing = [(want, have) for want, have in zip(expected, got, strict=True) if want != have]
     assert not differing, differing[:5]
+
+
+# trec_eval()'s options as the command line spells them
+FLAGS = {
+    "per_query": ["--per-user"],
+    "complete": ["--trec-complete"],
+    "max_per_query": ["--trec-max"],
+    "level": ["--trec-level"],
+}
+
+
+@pytest.mark.parametrize(
+    ("output", "run", "qrels", "measures", "options"),
+    CASES,
+    ids=[f"{case[0]}-{case[2]}" for case in CASES],
+)
+def test_the_command_line_prints_trec_eval_s_own_outputs(
+    output: str,
+    run: str,
+    qrels: str,
+    measures: list[str] | None,
+    options: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``sqlmetrics evaluate RUN QRELS --input-format trec --format trec`` with trec_eval's
+    options: the same lines (the command line prints them without pandas)."""
+    from sqlmetrics.cli import main
+
+    expected = [
+        line for line in (FILES / output).read_text().splitlines() if not line.startswith(REFUSED)
+    ]
+    args = ["evaluate", str(FILES / run), str(FILES / qrels), "--input-format", "trec"]
+    args += ["--format", "trec", "-q", "--trec-version", "9" if output.startswith("9.") else "10"]
+    for name, value in options.items():
+        args += FLAGS[name] if value is True else [*FLAGS[name], str(value)]
+    # -m all_trec as trec_eval's Makefile writes it; the meas_params command measure by measure
+    for measure in ["all_trec"] if measures in (ALL_TREC, ALL_TREC_9) else measures or []:
+        args += ["-m", measure]
+    assert main(args) == 0
+    assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_trec_eval_s_nicknames_name_their_measures() -> None:
+    """-m all_trec is trec_eval's list without relstring (and, under 9.0.8, without 10's
+    unj, rbp and rbp_resid); official and set are its other nicknames (measures.c)."""
+    assert expand_measures(["all_trec"]) == expand_measures(ALL_TREC)
+    assert expand_measures(["all_trec"], version=9) == expand_measures(ALL_TREC_9, version=9)
+    assert expand_measures(["official"]) == expand_measures(None)
+    assert [label for _, label in expand_measures(["set"])] == [
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_relative_P", "set_recall", "set_map", "set_F",
+    ]  # fmt: skip
+    # a nickname and a measure's parameters: the parameters, as trec_eval
+    assert [label for name, label in expand_measures(["all_trec", "P.5"]) if name == "P"] == ["P_5"]
