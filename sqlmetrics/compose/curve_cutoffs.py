@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlmetrics.compose.curves import CUTOFF, Split
-from sqlmetrics.compose.stages import group_key, numbers_table
+from sqlmetrics.compose.stages import derived_table, group_key, numbers_table
 from sqlmetrics.compose.sums import fixed, small
 
 BEFORE = "_before"  # per_user's columns at a user's step before (NULL on its first step)
@@ -184,8 +184,8 @@ def _at_cutoffs(
     )
     return (
         exp.select(*columns)
-        .from_(exp.alias_(exp.paren(running), "running"))
-        .join(unnested, on=within, join_type="inner")
+        .from_(derived_table(running, "running"))
+        .join(unnested, on=within, join_type="inner", copy=False)
     )
 
 
@@ -232,7 +232,7 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
     if values.stated:  # a state no user is in at the cutoff adds nothing
         stated_row = exp.column("stated", "running").eq(exp.Literal.number(1))
         in_state = exp.column("moved", "running").neq(exp.Literal.number(0))
-        rows = rows.where(exp.or_(exp.Not(this=stated_row), in_state))
+        rows = rows.where(exp.or_(exp.Not(this=stated_row), in_state), copy=False)
     return (
         exp.select(
             *(key.copy() for key in keys),
@@ -240,8 +240,8 @@ def per_cutoff(parts: Split, cutoffs: Sequence[int], groups: int, exact: bool = 
             exp.alias_(exp.func("SUM", exp.column("users")), "users"),
             *(exp.alias_(exp.func("SUM", exp.column(c)), c) for c in moment_columns),
         )
-        .from_(exp.alias_(exp.paren(rows), "at_cutoffs"))
-        .group_by(*(key.copy() for key in keys), CUTOFF)
+        .from_(derived_table(rows, "at_cutoffs"))
+        .group_by(*(key.copy() for key in keys), CUTOFF, copy=False)
     )
 
 
@@ -306,15 +306,15 @@ def _running(
             CUTOFF,
             *(exp.alias_(exp.func("SUM", exp.column(name)), name) for name in summed),
         )
-        .from_(exp.alias_(exp.paren(moved), "moved"))
-        .group_by(*(column.copy() for column in partition), CUTOFF)
+        .from_(derived_table(moved, "moved"))
+        .group_by(*(column.copy() for column in partition), CUTOFF, copy=False)
     )
     return exp.select(
         *(column.copy() for column in partition),
         CUTOFF,
         exp.alias_(next_step(partition, cutoffs, exact), "until"),
         *(exp.alias_(_cumulative("SUM", name, partition), name) for name in summed),
-    ).from_(exp.alias_(exp.paren(steps), "steps"))
+    ).from_(derived_table(steps, "steps"))
 
 
 def _cutoff_columns(

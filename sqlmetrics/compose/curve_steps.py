@@ -17,6 +17,7 @@ from sqlglot import exp
 from sqlmetrics.catalog.metrics import parsed
 from sqlmetrics.compose.curve_cutoffs import BEFORE, split_values
 from sqlmetrics.compose.curves import CUTOFF, Split, renamed
+from sqlmetrics.compose.stages import derived_table
 from sqlmetrics.compose.sums import BOUND_BITS, SCALE_BITS
 
 # Per user, the running SUM or MAX of a list of terms: element i adds (or maxes) the first i.
@@ -92,7 +93,7 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
         if summed.exact:
             value = renamed(_FIXED, {"terms": summed.terms.name})
             with_fixed.select(exp.alias_(value, f"fixed{summed.name[7:]}"), copy=False)
-    sums = exp.select("*").from_(exp.alias_(exp.paren(with_fixed), "per_user_fixed"))
+    sums = exp.select("*").from_(derived_table(with_fixed, "per_user_fixed"))
     for summed in parts.running:
         names = {"terms": summed.terms.name, "fixed": f"fixed{summed.name[7:]}"}
         template = _EXACT_RUNNING if summed.exact else _RUNNING[summed.function]
@@ -106,7 +107,7 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
     # row, which costs more: docs/benchmark.md)
     step = exp.column("step")
     unnested = exp.select("*", exp.alias_(parsed("UNNEST(RANGE(1, LEN(starts) + 1))"), step.name))
-    unnested = unnested.from_(exp.alias_(exp.paren(sums), "per_user_sums"))
+    unnested = unnested.from_(derived_table(sums, "per_user_sums"))
 
     def starts_at(offset: int) -> exp.Expr:
         index: exp.Expr = step.copy()
@@ -121,8 +122,8 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
         exp.alias_(starts_at(0), CUTOFF),
         exp.alias_(starts_at(-1), f"{CUTOFF}{BEFORE}"),
         exp.alias_(starts_at(1), "until"),
-    ).from_(exp.alias_(exp.paren(unnested), "per_user_unnested"))
-    counted = exp.select("*").from_(exp.alias_(exp.paren(stepped), "per_user_steps"))
+    ).from_(derived_table(unnested, "per_user_unnested"))
+    counted = exp.select("*").from_(derived_table(stepped, "per_user_steps"))
     for positions in parts.positions:
         number = positions.name[2:]
         names = {"at": positions.name, "dense": f"dense{number}"}
@@ -137,4 +138,4 @@ def per_user_stage(parts: Split, cutoffs: Sequence[int]) -> exp.Select:
         columns.append(exp.alias_(value.copy(), name))
         before = exp.Case().when(exp.Not(this=first.copy()), _at_step_before(value))
         columns.append(exp.alias_(before, f"{name}{BEFORE}"))
-    return exp.select(*columns).from_(exp.alias_(exp.paren(counted), "per_user_counts"))
+    return exp.select(*columns).from_(derived_table(counted, "per_user_counts"))

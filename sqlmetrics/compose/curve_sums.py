@@ -13,7 +13,7 @@ from sqlmetrics.catalog.metrics import MetricRequest, parsed
 from sqlmetrics.compose.curve_cutoffs import per_cutoff, split_values, with_cutoff
 from sqlmetrics.compose.curves import CUTOFF, Split, requests_at_cutoffs
 from sqlmetrics.compose.inputs import Inputs
-from sqlmetrics.compose.stages import group_key, nulls_last
+from sqlmetrics.compose.stages import derived_table, group_key, nulls_last
 from sqlmetrics.compose.summary import partial_columns, ratio, summary
 from sqlmetrics.compose.sums import rounded
 
@@ -54,6 +54,21 @@ def _summary_value(request: MetricRequest, name: str, exact: bool) -> exp.Expr:
     return exp.Div(this=_sum(name, integers, exact), expression=_count(name))
 
 
+def _partial_names(request: MetricRequest, name: str) -> tuple[str, str]:
+    """A pass's partial sums of a family: m{i}_numerator and m{i}_denominator (micro), else
+    m{i}_sum and m{i}_users."""
+    if request.metric.micro:
+        return f"{name}_numerator", f"{name}_denominator"
+    return f"{name}_sum", f"{name}_users"
+
+
+def _partial(request: MetricRequest, name: str, index: int) -> exp.Expr:
+    """A family's first or second partial sum (_partial_names)."""
+    if request.metric.micro:
+        return _sum(_partial_names(request, name)[index])
+    return _sum(name, request.metric.summed) if index == 0 else _count(name)
+
+
 def _cutoffs(requests: Sequence[MetricRequest]) -> list[int]:
     return sorted({request.k for request in requests if request.k is not None})
 
@@ -67,7 +82,7 @@ def _summaries(table: exp.Select, groups: int, columns: dict[str, exp.Expr]) -> 
         CUTOFF,
         "users",
         *(exp.alias_(expression, name) for name, expression in columns.items()),
-    ).from_(exp.alias_(exp.paren(table), "sums"))
+    ).from_(derived_table(table, "sums"))
 
 
 def final(
@@ -90,24 +105,16 @@ def final(
     for (request, family, at_cutoff), (_, numerator, denominator) in picked:
         name = family.name
         if sums:  # m{i} (with m{i}_users) or m{i}_numerator and m{i}_denominator
-            if request.metric.micro:
-                parts_of = [
-                    (f"{name}_numerator", _sum(f"{name}_numerator")),
-                    (f"{name}_denominator", _sum(f"{name}_denominator")),
-                ]
-            else:
-                parts_of = [
-                    (f"{name}_sum", _sum(name, request.metric.summed)),
-                    (f"{name}_users", _count(name)),
-                ]
-            for (column, expression), partial in zip(
-                parts_of, (numerator, denominator), strict=True
-            ):
+            names = _partial_names(request, name)
+            for index, partial in enumerate((numerator, denominator)):
                 if partial is not None:
-                    columns.setdefault(column, expression)
-                    labels.append(exp.alias_(_picked(at_cutoff, exp.column(column)), partial))
+                    if names[index] not in columns:  # composed once, for the first cutoff
+                        columns[names[index]] = _partial(request, name, index)
+                    labels.append(exp.alias_(_picked(at_cutoff, exp.column(names[index])), partial))
             continue
-        columns.setdefault(name, _summary_value(request, name, exact))
+        # a family's value is composed once, for the first of its cutoffs
+        if name not in columns:
+            columns[name] = _summary_value(request, name, exact)
         label = _picked(at_cutoff, exp.column(name))
         if request.metric.square_root:
             label = exp.func("SQRT", label)
@@ -121,11 +128,11 @@ def final(
     cutoffs = _cutoffs(requests)
     table = _summaries(per_cutoff(parts, cutoffs, len(keys), exact), len(keys), columns)
     query = exp.select(*groups, exp.alias_(_USERS.copy(), "users"), *labels).from_(
-        exp.alias_(exp.paren(table), "per_cutoff")
+        derived_table(table, "per_cutoff")
     )
     if keys:
         order = [exp.column(key) for key in keys]
-        query = query.group_by(*order).order_by(*nulls_last(order))
+        query = query.group_by(*order, copy=False).order_by(*nulls_last(order), copy=False)
     return query
 
 
@@ -163,13 +170,13 @@ def moments(
     query = exp.select(
         *(exp.alias_(exp.column(key), f"g{i}") for i, key in enumerate(keys)),
         exp.alias_(_USERS.copy(), "users"),
-    ).from_(exp.alias_(exp.paren(table), "per_cutoff"))
+    ).from_(derived_table(table, "per_cutoff"))
     for index, (_, family, at_cutoff) in enumerate(pivots):
         for slot, column in (("n", "count"), ("s", "sum"), ("q", "squares")):
             picked = _picked(at_cutoff, exp.column(f"{family.name}_{column}"))
             query.select(exp.alias_(picked, f"{slot}{index}"), copy=False)
     if keys:
-        query = query.group_by(*(exp.column(key) for key in keys))
+        query = query.group_by(*(exp.column(key) for key in keys), copy=False)
     if not distributions:
         return query
     # per user, the value of its step holding the cutoff: k <= cutoff < until
@@ -200,7 +207,7 @@ def moments(
             for index in distributions
             for slot in ("d", "z", "c")
         ),
-    ).from_(exp.alias_(exp.paren(query), "moments"))
+    ).from_(derived_table(query, "moments"))
     condition = (
         exp.and_(
             *(
@@ -213,10 +220,10 @@ def moments(
         if groups
         else None
     )
-    spread_table = exp.alias_(exp.paren(spread), "spread")
+    spread_table = derived_table(spread, "spread")
     if condition is None:
-        return joined.join(spread_table, join_type="cross")
-    return joined.join(spread_table, on=condition, join_type="left")
+        return joined.join(spread_table, join_type="cross", copy=False)
+    return joined.join(spread_table, on=condition, join_type="left", copy=False)
 
 
 def has_moments(request: MetricRequest) -> bool:
@@ -270,6 +277,6 @@ def per_cutoff_rows(
             exp.alias_(exp.cast(exp.column("users"), "BIGINT"), "users"),
             *(exp.alias_(exp.column(name), name) for name in columns),
         )
-        .from_(exp.alias_(exp.paren(table), "per_cutoff"))
-        .order_by(*nulls_last(order), exp.column(CUTOFF))
+        .from_(derived_table(table, "per_cutoff"))
+        .order_by(*nulls_last(order), exp.column(CUTOFF), copy=False)
     )

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlmetrics.compose.curve_cutoffs import BEFORE, first_step, next_step, split_values
 from sqlmetrics.compose.curves import CUTOFF, Positions, Running, Split
-from sqlmetrics.compose.stages import numbers_table
+from sqlmetrics.compose.stages import derived_table, numbers_table
 
 ROWS = "judged_kinds"  # judged's rows, once per kind
 
@@ -150,8 +150,8 @@ def _step_sums(parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[int])
         population = exp.and_(population, exp.paren(_of_kind_0(having.this)))
     listed = exp.Case().when(population, exp.Literal.number(1)).else_(exp.Literal.number(0))
     sums.select(exp.alias_(listed, "listed"), copy=False)
-    rows = exp.alias_(exp.paren(_events(parts, cutoffs)), ROWS)
-    return sums.from_(rows).group_by("user_id", CUTOFF)
+    rows = derived_table(_events(parts, cutoffs), ROWS)
+    return sums.from_(rows).group_by("user_id", CUTOFF, copy=False)
 
 
 def _running(function: str, column: str) -> exp.Expr:
@@ -201,18 +201,18 @@ def per_user_stage(parts: Split, per_user_lists: exp.Select, cutoffs: Sequence[i
     for summed in parts.running:
         running.select(exp.alias_(_running(summed.function, summed.name), summed.name), copy=False)
     step_sums = _step_sums(parts, per_user_lists, cutoffs)
-    running = running.from_(exp.alias_(exp.paren(step_sums), "per_user_step_sums"))
+    running = running.from_(derived_table(step_sums, "per_user_step_sums"))
 
     values = split_values(parts)
     named = [*values.steady, *values.states]
     valued = exp.select("user_id", CUTOFF, "until").from_(
-        exp.alias_(exp.paren(running), "per_user_running")
+        derived_table(running, "per_user_running")
     )
     for name, value in named:
         valued.select(exp.alias_(_read_running(value), name), copy=False)
-    valued = valued.where(exp.column("listed").eq(exp.Literal.number(1)))
+    valued = valued.where(exp.column("listed").eq(exp.Literal.number(1)), copy=False)
 
     per_user = exp.select("user_id", CUTOFF, "until")
     for name, _ in named:
         per_user.select(name, exp.alias_(_before(name, cutoffs), f"{name}{BEFORE}"), copy=False)
-    return per_user.from_(exp.alias_(exp.paren(valued), "per_user_values"))
+    return per_user.from_(derived_table(valued, "per_user_values"))

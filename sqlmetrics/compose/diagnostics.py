@@ -17,7 +17,14 @@ from sqlglot import exp
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.per_user import MetricColumn, requested_cutoffs
-from sqlmetrics.compose.stages import bind_placeholders, group_key, nulls_last, number, stage
+from sqlmetrics.compose.stages import (
+    bind_placeholders,
+    derived_table,
+    group_key,
+    nulls_last,
+    number,
+    stage,
+)
 from sqlmetrics.compose.summary import summed_names
 
 DIAGNOSTICS = (
@@ -189,15 +196,17 @@ def with_diagnostics_rows(
         *[exp.column(name) for name in counts],
     ).from_("diagnosed")
     query.set("order", None)  # the caller orders each kind of row
+    # ``query`` is handed over: wrapped without a copy of the whole tree at each step
     metrics = exp.select(
         exp.alias_(exp.Literal.string("metrics"), KIND),
         *[exp.column(name) for name in groups + first + labels],
         *[exp.alias_(exp.Null(), name) for name in counts],
-    ).from_(exp.alias_(exp.paren(query), "metrics"))
+    ).from_(derived_table(query, "metrics"), copy=False)
     order = [exp.column(KIND), *[exp.column(name) for name in groups]]
     if per_user:
         order.append(exp.column(first[0]))
-    return exp.union(metrics, diagnosed, distinct=False).order_by(*nulls_last(order))
+    rows = exp.union(metrics, diagnosed, distinct=False, copy=False)
+    return rows.order_by(*nulls_last(order), copy=False)
 
 
 def refused_checks(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.stages import derived_table
 
 # Metrics whose per-user value is a sum or maximum of per-row terms that are 0 on a recommended
 # row without a relevant item (hit = 0, gain = 0), reading such rows for nothing else, and that
@@ -112,8 +113,8 @@ def diagnose_lists(
     ctes = dict(diagnosis)
     ctes["ranked_counts"] = (
         exp.select("user_id", "tie_groups")
-        .from_(exp.alias_(exp.paren(listed), "listed"))
-        .where(exp.column("tie_groups") > 0)
+        .from_(derived_table(listed, "listed"))
+        .where(exp.column("tie_groups") > 0, copy=False)
     )
     counts = [projection.alias_or_name for projection in ctes["interacted"].expressions]
     ctes["interacted"] = exp.select(*counts).from_("truth_lists")
@@ -260,7 +261,7 @@ def count_repeats_in_lists(list_counts: exp.Select) -> exp.Select:
     names = [p.alias_or_name for p in counts.expressions if p.alias_or_name != "listed_items"]
     return exp.select(
         *[exp.column(name) for name in names], exp.alias_(repeated_items(), "duplicate_rows")
-    ).from_(exp.alias_(exp.paren(counts), "listed"))
+    ).from_(derived_table(counts, "listed"))
 
 
 def bind_score_floor(top_lists: exp.Select, floor: float | None) -> None:

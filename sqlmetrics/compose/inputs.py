@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sqlmetrics.compose.stages import group_key, stage, widen_keys
+from sqlmetrics.compose.stages import derived_table, group_key, stage, widen_keys
 from sqlmetrics.errors import SqlmetricsError
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ def bind_interactions(inputs: Inputs, rating: bool = False) -> exp.Select:
         # A column only the recommendations have (a model, an experiment arm): each of its
         # values is evaluated against the whole population of the interactions.
         values = exp.select(*arms).distinct().from_("input_recommendations")
-        bound = bound.join(exp.alias_(exp.paren(values), "arms"), join_type="cross")
+        bound = bound.join(derived_table(values, "arms"), join_type="cross")
     # Qualify the interaction columns: the arms subquery must not capture them.
     for column in bound.selects:
         target = column.this if isinstance(column, exp.Alias) else column

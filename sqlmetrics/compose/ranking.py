@@ -10,7 +10,7 @@ from sqlmetrics.compose import duckdb_plan
 from sqlmetrics.compose.diagnostics import list_counts_stage
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.plan import Plan
-from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage
+from sqlmetrics.compose.stages import bind_placeholders, derived_table, number, prune, stage
 
 
 def cutoff_literal(tree: exp.Select, cutoff: int | None) -> exp.Select:
@@ -191,10 +191,11 @@ def with_list_lengths(ranked: exp.Select) -> exp.Select:
             *[exp.column(name, "ranked_rows") for name in names],
             exp.column("list_length", "list_counts"),
         )
-        .from_(exp.alias_(exp.paren(ranked), "ranked_rows"))
+        .from_(derived_table(ranked, "ranked_rows"))
         .join(
             "list_counts",
             on=exp.column("user_id", "ranked_rows").eq(exp.column("user_id", "list_counts")),
             join_type="left",
+            copy=False,
         )
     )

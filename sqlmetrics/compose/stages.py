@@ -64,6 +64,12 @@ def same_group(left: exp.Expr, right: exp.Expr) -> exp.Expr:
     return exp.paren(exp.NullSafeEQ(this=left, expression=right))
 
 
+def derived_table(query: exp.Expr, alias: str) -> exp.Expr:
+    """``(query) AS alias``, to read from: ``query`` is handed over, not copied (the builders'
+    default copies the whole tree at each step, which costs what composing it did)."""
+    return exp.alias_(exp.paren(query, copy=False), alias, copy=False)
+
+
 def nulls_last(columns: Sequence[exp.Expr]) -> list[exp.Ordered]:
     """ORDER BY terms with NULL (a NULL group value) last on every engine, as DuckDB puts it."""
     return [exp.Ordered(this=column, nulls_first=False) for column in columns]

@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.inputs import Inputs
 from sqlmetrics.compose.per_user import MetricColumn
-from sqlmetrics.compose.stages import group_key, nulls_last, same_group
+from sqlmetrics.compose.stages import derived_table, group_key, nulls_last, same_group
 from sqlmetrics.compose.sums import aggregate
 
 
@@ -221,12 +221,12 @@ def _list_groups(
     union: exp.Query = parts[0]
     for part in parts[1:]:
         union = exp.union(union, part, distinct=False)
-    frame = exp.select(*keys).distinct().from_(exp.alias_(exp.paren(union), "listed_groups"))
+    frame = exp.select(*keys).distinct().from_(derived_table(union, "listed_groups"))
     on = exp.and_(
         *(same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
     )
-    return query.from_(exp.alias_(exp.paren(frame), LIST_GROUPS)).join(
-        "per_user", on=on, join_type="left"
+    return query.from_(derived_table(frame, LIST_GROUPS)).join(
+        "per_user", on=on, join_type="left", copy=False
     )
 
 

@@ -391,7 +391,8 @@ def _query_sql(
     if recommendations or interactions:
         read_inputs_again(query, interactions, recommendations)
     refuse_too_wide(query)
-    return query.sql("duckdb")
+    # composed for this call alone: the generator need not copy it first
+    return query.sql("duckdb", copy=False)
 
 
 def metrics_only(
