@@ -11,6 +11,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.engines import duckdb as duckdb_engine
+from sqlmetrics.engines import duckdb_passes
 from sqlmetrics.io.database import local_database
 
 
@@ -44,7 +45,9 @@ class _Database:
 @pytest.fixture
 def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
-    duckdb_engine._cursor_progress_bar()  # read once per process, before tracing
+    # read once per process, before tracing
+    duckdb_engine._cursor_progress_bar()
+    duckdb_engine._database_memory_limit()
     monkeypatch.setattr(duckdb_engine, "local_database", lambda: _Database(seen))
     return seen
 
@@ -52,8 +55,8 @@ def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def test_a_dataframe_call_makes_one_round_trip_per_need(
     small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str]
 ) -> None:
-    """Each input registered and its columns read, the memory limit read, the query: no
-    setting read or written on a cursor of our own that already has it."""
+    """Each input registered and its columns read, then the query: no setting read or
+    written on a cursor of our own (the database's memory limit is read once per process)."""
     recs, truth = small
     sqlmetrics.evaluate(recs, truth, ["ndcg@3", "P@2"])
     assert traced == [
@@ -61,9 +64,34 @@ def test_a_dataframe_call_makes_one_round_trip_per_need(
         "execute SELECT *",
         "register sqlmetrics_interactions",
         "execute SELECT *",
-        "execute SELECT current_setting('memory_limit')",
         "execute WITH input_recommendations",
     ]
+
+
+def test_a_callers_connection_has_its_memory_limit_read_at_each_call(
+    small: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    """The limit decides the passes over the users: a caller may change it between calls."""
+    recs, truth = small
+    connection = duckdb.connect()
+    seen: list[float] = []
+    reading = duckdb_passes.memory_limit
+
+    def read(cursor: duckdb.DuckDBPyConnection) -> float:
+        seen.append(reading(cursor))
+        return seen[-1]
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(duckdb_passes, "memory_limit", read)
+        sqlmetrics.evaluate(recs, truth, ["P@2"], connection=connection)
+        connection.execute("SET memory_limit = '1GiB'")
+        sqlmetrics.evaluate(recs, truth, ["P@2"], connection=connection)
+    assert seen[1] == 2**30 != seen[0]
+
+
+def test_our_databases_memory_limit_is_the_one_a_cursor_reads() -> None:
+    cursor = local_database().cursor()
+    assert duckdb_engine._database_memory_limit() == duckdb_passes.memory_limit(cursor)
 
 
 def test_progress_asked_for_is_set_on_our_own_cursor(

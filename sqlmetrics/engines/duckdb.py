@@ -68,6 +68,17 @@ _names = _Names()
 
 
 @functools.cache
+def _database_memory_limit() -> float:
+    """The process's database's memory limit, read once: DuckDB sets it when the database is
+    made, and sqlmetrics never changes it (a caller's connection is read at each call)."""
+    cursor = local_database().cursor()
+    try:
+        return duckdb_passes.memory_limit(cursor)
+    finally:
+        cursor.close()
+
+
+@functools.cache
 def _cursor_progress_bar() -> bool:
     """Whether a new cursor of the process's database shows DuckDB's progress bar (a setting
     of each connection, which the database cannot change for them all)."""
@@ -252,10 +263,12 @@ class DuckDBEngine(Engine):
             rows = known_rows(recommendations.origin, inputs.recommendations, self.connection)
         connection = self.connection
 
+        limit = _database_memory_limit() if self.own_connection else None
+
         def run() -> tuple[pd.DataFrame, pd.DataFrame, int]:
             floor = duckdb_passes.score_floor(connection, requests, inputs, options, rows)
             return duckdb_passes.run(
-                connection, requests, inputs, options, per_user, floor=floor, rows=rows
+                connection, requests, inputs, options, per_user, floor=floor, rows=rows, limit=limit
             )
 
         return self.guarded(run)

@@ -47,10 +47,12 @@ def run(
     per_user: bool,
     floor: float | None = None,
     rows: int | None = None,
+    limit: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """One query; if DuckDB runs out of memory (top-k states do not spill), passes of users.
     Returns the metrics, the diagnostics and how many passes it took. ``floor``:
-    score_floor's; ``rows``: the recommendations' known_rows (duckdb.py)."""
+    score_floor's; ``rows``: the recommendations' known_rows (duckdb.py); ``limit``: the
+    connection's memory limit in bytes when known (else read from it)."""
     import duckdb
 
     query = _evaluate_sql(requests, inputs, options, per_user, None, floor)
@@ -58,7 +60,7 @@ def run(
     # late, after most of its work (docs/benchmark.md, memory limits). A large input on a plan
     # that sorts every row gets passes of WINDOW_PASS_BYTES whatever the limit: smaller sorts
     # are faster too.
-    limit = _memory_limit(connection)
+    limit = memory_limit(connection) if limit is None else limit
     budget = 0.5 * limit
     if rows is not None and rows >= WINDOW_PASSES_FROM_ROWS and sorts_every_row(requests, options):
         budget = min(budget, WINDOW_PASS_BYTES)
@@ -132,7 +134,7 @@ UNITS = {
 }
 
 
-def _memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
+def memory_limit(connection: duckdb.DuckDBPyConnection) -> float:
     """DuckDB's memory_limit in bytes; a form this does not read counts as no limit (passes are
     then only made after running out of memory, never planned from a misread limit)."""
     row = connection.execute("SELECT current_setting('memory_limit')").fetchone()
