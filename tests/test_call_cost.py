@@ -11,7 +11,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.engines import duckdb as duckdb_engine
-from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.engines import duckdb_passes, duckdb_schemas
 from sqlmetrics.io.database import local_database
 
 
@@ -53,10 +53,12 @@ def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_dataframe_call_makes_one_round_trip_per_need(
-    small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str]
+    small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Each input registered and its columns read, then the query: no setting read or
-    written on a cursor of our own (the database's memory limit is read once per process)."""
+    written on a cursor of our own (the database's memory limit is read once per process);
+    frames of the same columns and dtypes again: their types are known."""
+    monkeypatch.setattr(duckdb_schemas, "_known", {})
     recs, truth = small
     sqlmetrics.evaluate(recs, truth, ["ndcg@3", "P@2"])
     assert traced == [
@@ -66,6 +68,87 @@ def test_a_dataframe_call_makes_one_round_trip_per_need(
         "execute SELECT *",
         "execute WITH input_recommendations",
     ]
+    traced.clear()
+    sqlmetrics.evaluate(recs.assign(score=recs["score"] / 2), truth.copy(), ["ndcg@3", "P@2"])
+    assert traced == [
+        "register sqlmetrics_recommendations",
+        "register sqlmetrics_interactions",
+        "execute WITH input_recommendations",
+    ]
+
+
+def test_a_frame_whose_dtypes_changed_is_read_again(
+    small: tuple[pd.DataFrame, pd.DataFrame], traced: list[str]
+) -> None:
+    """Same column names, another dtype: its types are read, not taken from the frame before
+    (an integer score would otherwise be bound as the float it was)."""
+    recs, truth = small
+    sqlmetrics.evaluate(recs, truth, ["P@2"])
+    traced.clear()
+    integers = recs.assign(score=(recs["score"] * 10).astype("int32"))
+    result = sqlmetrics.evaluate(integers, truth, ["P@2"])
+    assert traced[:2] == ["register sqlmetrics_recommendations", "execute SELECT *"]
+    engine = duckdb_engine.DuckDBEngine()
+    try:
+        assert engine.bind(integers, "recommendations").columns["score"] == "INTEGER"
+    finally:
+        engine.close()
+    assert result["P@2"].tolist() == sqlmetrics.evaluate(recs, truth, ["P@2"])["P@2"].tolist()
+
+
+FRAMES = {
+    "numbers": pd.DataFrame(
+        {
+            "b": [True, False],
+            "i8": pd.array([1, 2], dtype="int8"),
+            "u64": pd.array([1, 2], dtype="uint64"),
+            "f32": pd.array([0.5, 1.5], dtype="float32"),
+            "f": [0.5, float("nan")],
+        }
+    ),
+    "times": pd.DataFrame(
+        {
+            "ns": pd.to_datetime(["2024-01-01", "2024-01-02"]).astype("datetime64[ns]"),
+            "us": pd.to_datetime(["2024-01-01", "2024-01-02"]).astype("datetime64[us]"),
+        }
+    ),
+    "text": pd.DataFrame({"s": pd.array(["a", None], dtype="str")}),
+}
+
+
+@pytest.mark.parametrize("name", list(FRAMES))
+def test_remembered_types_are_those_duckdb_reads(name: str) -> None:
+    """For each dtype the cache admits, the types given from it equal a fresh probe's, and the
+    dict handed out is the caller's own."""
+    frame = FRAMES[name]
+    key = duckdb_schemas.schema_key(frame)
+    assert key is not None
+    engine = duckdb_engine.DuckDBEngine()
+    try:
+        first = engine.bind(frame, "items")
+        probed = engine._probed(first.relation, None, "items", frame)
+        assert duckdb_schemas.known(key) == probed == first.columns
+        first.columns["s"] = "changed"
+        assert duckdb_schemas.known(key) == probed
+    finally:
+        engine.close()
+
+
+def test_frames_whose_values_decide_their_types_are_always_read() -> None:
+    objects = pd.DataFrame({"user_id": [1, 2], "item_id": ["a", 3]}, dtype=object)
+    categories = pd.DataFrame({"c": pd.Categorical(["a", "b"])})
+    nullable = pd.DataFrame({"n": pd.array([1, None], dtype="Int64")})
+    repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    for frame in (objects, categories, nullable, repeated):
+        assert duckdb_schemas.schema_key(frame) is None
+
+
+def test_the_remembered_schemas_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(duckdb_schemas, "_known", {})
+    monkeypatch.setattr(duckdb_schemas, "MAX_SCHEMAS", 3)
+    for index in range(5):
+        duckdb_schemas.remember(((f"c{index}", "<i8"),), {f"c{index}": "BIGINT"})
+    assert list(duckdb_schemas._known) == [((f"c{i}", "<i8"),) for i in (2, 3, 4)]
 
 
 def test_a_callers_connection_has_its_memory_limit_read_at_each_call(

@@ -22,7 +22,7 @@ from sqlglot.errors import ParseError
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.plan import lists_stage
-from sqlmetrics.engines import duckdb_passes
+from sqlmetrics.engines import duckdb_passes, duckdb_schemas
 from sqlmetrics.engines.base import Engine, Query, Source, first_line
 from sqlmetrics.engines.duckdb_limits import refuse_too_wide
 from sqlmetrics.errors import SqlmetricsError
@@ -199,6 +199,23 @@ class DuckDBEngine(Engine):
             if isinstance(value, trec_reader.TrecFile):  # the caller's connection: its rows
                 value = trec_reader.frame(trec_reader.load(value))
             relation = self._registered(value, role, name)
+        schema = duckdb_schemas.schema_key(value)
+        columns = None if schema is None else duckdb_schemas.known(schema)
+        if columns is not None:
+            return Source(role, relation, columns, origin=value)
+        columns = self._probed(relation, view, role, value)
+        if schema is not None:
+            duckdb_schemas.remember(schema, columns)
+        # A CSV file with a header and no rows reads as text columns: say it is empty rather
+        # than that its score is not a number.
+        if is_csv and all(kind == "VARCHAR" for kind in columns.values()) and self._empty(relation):
+            raise SqlmetricsError(f"{role}: no rows to evaluate; check the file or filter")
+        return Source(role, relation, columns, origin=value)
+
+    def _probed(
+        self, relation: exp.Expr, view: exp.Expr | None, role: str, value: object
+    ) -> dict[str, str]:
+        """The relation's column types, read from DuckDB (after creating its view, if any)."""
         probe = exp.select("*").from_(relation.copy()).limit(0)
         try:
             if view is not None:
@@ -206,12 +223,7 @@ class DuckDBEngine(Engine):
             description = self.connection.execute(probe.sql("duckdb")).description
         except Exception as error:
             raise SqlmetricsError(f"{role}: cannot read {value!r}: {first_line(error)}") from error
-        columns = {str(name): str(kind).upper() for name, kind, *_ in description}
-        # A CSV file with a header and no rows reads as text columns: say it is empty rather
-        # than that its score is not a number.
-        if is_csv and all(kind == "VARCHAR" for kind in columns.values()) and self._empty(relation):
-            raise SqlmetricsError(f"{role}: no rows to evaluate; check the file or filter")
-        return Source(role, relation, columns, origin=value)
+        return {str(name): str(kind).upper() for name, kind, *_ in description}
 
     def _registered(self, value: object, role: str, name: str) -> exp.Expr:
         """A DataFrame, an Arrow table or a DuckDB relation registered under a name of its
