@@ -21,12 +21,14 @@ from typing import cast
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 import pytest
 from sqlglot import exp
 
 from sqlmetrics import api
 from sqlmetrics.catalog.metrics import parse_requests
 from sqlmetrics.compose import plan
+from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS
 from sqlmetrics.compose.inputs import Options
 from sqlmetrics.options import QueryOptions, filled
 from sqlmetrics.render.dialects import render
@@ -64,8 +66,32 @@ HIT_ROWS = ["ndcg@5", "precision@3", "recall@5", "map@5", "mrr@3", "hit_rate@3",
 OTHERS = ["ndcg@3", "dcg_exp@5", "r_precision", "precision_listed@5", "err@5"]
 
 
+# Bad rows of every kind the recommendations' checks count: a row without a user, one without
+# an item, a NaN score, a score above 1 (and user 5's two NULL scores above). An Arrow table
+# built from Python values: pandas' NaN would reach DuckDB as NULL.
+_BAD = [(None, "q", 0.5), (1, None, 0.05), (2, "n", float("nan")), (3, "o", 1.5)]
+_ROWS = [(user, item, score) for user, items in _LISTS.items() for item, score in items] + _BAD
+BAD_RECOMMENDATIONS = pa.table(
+    {
+        name: pa.array([row[i] for row in _ROWS])
+        for i, name in enumerate(["user_id", "item_id", "score"])
+    }
+)
+# The lists with their positions as a rank column (scores descending, ties by item id).
+RANKED_RECOMMENDATIONS = RECOMMENDATIONS.assign(
+    rank=RECOMMENDATIONS.sort_values(["score", "item_id"], ascending=False, na_position="last")
+    .groupby("user_id")
+    .cumcount()
+    + 1
+).drop(columns="score")
+
+
 def _rows(
-    chained: bool, metrics: list[str], monkeypatch: pytest.MonkeyPatch, **options: object
+    chained: bool,
+    metrics: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    recommendations: pd.DataFrame | pa.Table = RECOMMENDATIONS,
+    **options: object,
 ) -> pd.DataFrame:
     """evaluate's query (metrics and diagnostics) on the portable plan, run on DuckDB."""
     monkeypatch.setattr(plan, "TOP_K_DIALECTS", frozenset())
@@ -77,9 +103,13 @@ def _rows(
     sql = render(query, "duckdb")
     assert ("AS kinds" in sql) == chained, sql  # the chain's two-row table
     connection = duckdb.connect()
-    connection.register("recommendations", RECOMMENDATIONS)
+    connection.register("recommendations", recommendations)
     connection.register("interactions", INTERACTIONS)
-    return connection.execute(sql).df().sort_values("sqlmetrics_row").reset_index(drop=True)
+    frame = connection.execute(sql).df().sort_values("sqlmetrics_row").reset_index(drop=True)
+    # the counts' types differ by form (a BIGINT or DuckDB's HUGEINT sum); evaluate reads
+    # them all as int64 (engines.base.diagnostics_frame)
+    counts = [name for name in (*DIAGNOSTICS, *CHECKS) if name in frame]
+    return frame.astype(dict.fromkeys(counts, "float64"))
 
 
 @pytest.mark.parametrize("metrics", [HIT_ROWS, HIT_ROWS + OTHERS], ids=["hit rows", "every row"])
@@ -111,6 +141,38 @@ def test_chained_diagnostics_equal_the_diagnostics_apart_under_average_ties(
     metrics = ["ndcg@5", "precision@3", "recall@5", "dcg_exp@5"]  # those average ties serve
     chained = _rows(True, metrics, monkeypatch, ties="average")
     apart = _rows(False, metrics, monkeypatch, ties="average")
+    pd.testing.assert_frame_equal(chained, apart, check_exact=False, rtol=1e-12)
+
+
+def test_chained_diagnostics_count_bad_rows_over_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The row checks (list_checks.sql) count what list_counts.sql counted per list."""
+    chained = _rows(True, HIT_ROWS, monkeypatch, BAD_RECOMMENDATIONS)
+    apart = _rows(False, HIT_ROWS, monkeypatch, BAD_RECOMMENDATIONS)
+    pd.testing.assert_frame_equal(chained, apart, check_exact=False, rtol=1e-12)
+    diagnostics = chained[chained["sqlmetrics_row"] == "diagnostics"].iloc[0]
+    assert diagnostics["bad_recommendation_user_ids"] == 1
+    assert diagnostics["bad_recommendation_item_ids"] == 1
+    assert diagnostics["bad_scores"] == 1  # the NaN
+    assert diagnostics["scores_outside_0_1"] == 2  # 1.5 and the NaN (DuckDB orders it above 1)
+    assert diagnostics["null_scores"] == 2  # user 5's
+
+
+@pytest.mark.parametrize(
+    ("recommendations", "options"),
+    [
+        (RANKED_RECOMMENDATIONS, {"columns": {"rank": "rank"}}),
+        (RECOMMENDATIONS, {"duplicates": "first"}),
+    ],
+    ids=["rank column", "duplicates first"],
+)
+def test_chained_diagnostics_reading_whole_lists_equal_the_diagnostics_apart(
+    recommendations: pd.DataFrame, options: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chained_lists: a rank column's broken ranks and repeats anywhere need list_counts."""
+    chained = _rows(True, HIT_ROWS, monkeypatch, recommendations, **options)
+    apart = _rows(False, HIT_ROWS, monkeypatch, recommendations, **options)
     pd.testing.assert_frame_equal(chained, apart, check_exact=False, rtol=1e-12)
 
 
@@ -158,3 +220,26 @@ def test_the_plan_says_when_the_diagnostics_are_chained(
     assert chosen.diagnostics == ("chained" if why is None else "apart")
     expected = "diagnostics: chained" if why is None else f"diagnostics: apart ({why})"
     assert expected in chosen.describe()
+
+
+@pytest.mark.parametrize(
+    ("metrics", "options", "rank", "why"),
+    [
+        (["ndcg@5"], {}, True, "a rank column: each list's ranks checked"),
+        (["ndcg@5"], {"checks": "full"}, False, "repeats counted anywhere in a list"),
+        (["ndcg@5", "r_precision"], {}, False, "repeats counted anywhere in a list"),
+    ],
+)
+def test_the_plan_says_when_the_chained_diagnostics_count_whole_lists(
+    metrics: list[str], options: dict[str, str], rank: bool, why: str
+) -> None:
+    chosen = plan.choose_plan(
+        parse_requests(metrics),
+        plan_inputs(rank=rank),
+        Options(ties="id", **options),  # type: ignore[arg-type]
+        "spark",
+        per_user=False,
+        diagnostics=True,
+    )
+    assert chosen.diagnostics == "chained_lists"
+    assert f"diagnostics: chained_lists ({why})" in chosen.describe()

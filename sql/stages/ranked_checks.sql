@@ -5,6 +5,9 @@
 -- a requested cutoff ($cutoffs) whose score the next row shares, a tie group straddling the
 -- cutoff; the composer adds, for each later cutoff, that the group did not straddle the cutoff
 -- before (the same score there), so a group is counted once however many cutoffs it straddles.
+-- list_length: the rows ranked keeps of the list, its length where shorter than ranked's depth
+-- (and every metric reading a whole list's length keeps it whole): the chain reads it where no
+-- list_counts.sql counts the lists (diagnostics_chained.sql).
 SELECT
   ranked_rows.user_id,
   CASE
@@ -25,5 +28,6 @@ SELECT
       )
       THEN 1
     ELSE 0
-  END AS straddling_tie
+  END AS straddling_tie,
+  COUNT(*) OVER (PARTITION BY ranked_rows.user_id) AS list_length
 FROM ranked_rows

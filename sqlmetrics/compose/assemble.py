@@ -32,6 +32,7 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose import chain, curve_steps, curve_sums, curve_windows, curves, duckdb_plan
 from sqlmetrics.compose.diagnostics import (
     diagnostics_stages,
+    row_checks_stages,
     with_diagnostics_rows,
 )
 from sqlmetrics.compose.inputs import (
@@ -104,6 +105,9 @@ class _Call:
     # input's reader refused them)
     repeats: str  # "lists" | "ranked" | "none"
     chained: bool  # the diagnostics ride the metrics' chain (chain.py)
+    # chained, the recommendations' bad rows one aggregate over every row (list_checks.sql)
+    # and the lists' lengths ranked's own, where no count needs a row per list
+    row_checks: bool
     flags: tuple[str, ...]  # the counts the chain carries (_chained_flags)
     over_lists: tuple[MetricRequest, ...]  # the requests reading every list at once
 
@@ -140,7 +144,7 @@ def _call(
     depth = repeats_depth(requests, options)
     top_k = plan.lists is not None
     repeats = "none" if depth == 0 else "ranked" if depth is not None and not top_k else "lists"
-    chained = diagnostics and plan.diagnostics == "chained"
+    chained = diagnostics and plan.diagnostics in ("chained", "chained_lists")
     return _Call(
         plan=plan,
         requests=requests,
@@ -156,6 +160,7 @@ def _call(
         depth=depth,
         repeats=repeats,
         chained=chained,
+        row_checks=diagnostics and plan.diagnostics == "chained",
         flags=tuple(_chained_flags(requests, repeats)) if chained else (),
         over_lists=over_lists,
     )
@@ -209,8 +214,9 @@ def assemble(
     scored = _scored_stages(call, users.selects)
     diagnosis = _diagnosis(call, scored="scored" in users.selects)
     needed = _prune_ranking(call, ranking, users, scored, diagnosis)
-    # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists.
-    list_lengths = "list_length" in needed and not call.top_k
+    # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists
+    # (under row_checks, ranked's rows give them: chain.flag_ranked).
+    list_lengths = "list_length" in needed and not call.top_k and not call.row_checks
     _bind_ranking(call, ranking, users.ranking, list_lengths)
     top_lists = top_lists_stage(
         plan.lists,
@@ -318,6 +324,8 @@ def _diagnosis(call: _Call, scored: bool) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql's CTEs with the diagnostics, else none."""
     if not call.diagnostics:
         return []
+    if call.row_checks:
+        return row_checks_stages(call.options, call.requests, call.dialect)
     return diagnostics_stages(
         call.options,
         call.requests,
@@ -345,8 +353,8 @@ def _prune_ranking(
         needed |= {column.name for column in source.find_all(exp.Column)}
     if call.plan.own:
         duckdb_plan.next_score_in_ranked(ranking.ranked, diagnosis)
-    for name, cte in diagnosis:
-        if name != "counted":  # list_counts.sql's columns, not ranked's
+    for _, cte in diagnosis:
+        if _reads(cte, "ranked"):
             needed |= {column.name for column in cte.find_all(exp.Column)}
     flagged = {"item_id", "score"} if call.flags else set()
     lists = {"user_id", "item_id"} if call.over_lists else set()
@@ -379,7 +387,11 @@ def _bind_ranking(call: _Call, ranking: _Ranking, ranks: bool, list_lengths: boo
         ranked = with_list_lengths(ranked)
     if call.flags:
         ranked = chain.flag_ranked(
-            ranked, call.flags, requested_cutoffs(call.requests), call.cutoff
+            ranked,
+            call.flags,
+            requested_cutoffs(call.requests),
+            call.cutoff,
+            lengths=call.row_checks,
         )
     ranking.ranked = ranked
 
@@ -432,7 +444,7 @@ def _ranking_stages(
     """list_counts where it is read, then the hit-rows plan's stages or truth, the lists,
     ranked, joined and judged where read (``readers``: the diagnostics' and scored stages)."""
     stages: list[tuple[str, exp.Expr]] = []
-    if (list_lengths or call.diagnostics) and not call.top_k:
+    if (list_lengths or call.diagnostics) and not call.top_k and not call.row_checks:
         counts = bound_list_counts(
             call.plan, call.inputs, call.options, call.dialect, call.diagnostics, call.repeats
         )

@@ -5,9 +5,14 @@ reads the users' counts beside per_user: two readers of each stage, which an eng
 a CTE at each reader (Spark) computes twice, ranking every list twice. Chained, the
 ranked rows carry those counts as flags (ranked_checks.sql) through joined and judged to
 per_user, which keeps every user (its population a condition, not a HAVING) and sums them; one
-aggregate (diagnosed, joined to per_user) gives the diagnostics and the means, and a two-row
-table makes it the metrics row and the diagnostics row. Each input is then read once by one
-chain from its scan to the result.
+aggregate (diagnosed) gives the diagnostics and the means, and a two-row table makes it the
+metrics row and the diagnostics row. Each list is then ranked once, by one chain from its scan
+to the result.
+
+Where no count needs a row per list (plan.py's "chained"), the recommendations' bad rows are one
+aggregate over every row (list_checks.sql), the lists' lengths ranked's own rows, and diagnosed
+reads per_user beside interacted (diagnostics_chained.sql); else ("chained_lists") diagnostics.sql
+counts each whole list (list_counts.sql) and diagnosed joins per_user.
 """
 
 from __future__ import annotations
@@ -32,11 +37,17 @@ KINDS = "kinds"
 
 
 def flag_ranked(
-    ranked: exp.Select, flags: Sequence[str], cutoffs: Sequence[int], max_k: int | None
+    ranked: exp.Select,
+    flags: Sequence[str],
+    cutoffs: Sequence[int],
+    max_k: int | None,
+    lengths: bool = False,
 ) -> exp.Select:
-    """ranked with ranked_checks.sql's ``flags`` (those the diagnostics count here)."""
+    """ranked with ranked_checks.sql's ``flags`` (those the diagnostics count here), and with
+    ``lengths`` its list_length (the rows ranked keeps of each list)."""
     checks = stage("ranked_checks")
-    kept = [p for p in checks.expressions if p.alias_or_name in ("user_id", *flags)]
+    read = ("user_id", *flags, *(["list_length"] if lengths else []))
+    kept = [p for p in checks.expressions if p.alias_or_name in read]
     names = [name for name in ranked.named_selects if name != "user_id"]
     checks.set(
         "expressions",
@@ -115,17 +126,28 @@ def open_population(
         per_user.select(exp.alias_(exp.func("SUM", exp.column(flag)), FLAG_SUMS[flag]), copy=False)
 
 
-def chained_rows(
-    stages: list[tuple[str, exp.Expr]],
-    summary: exp.Select,
-    columns: Sequence[MetricColumn],
-    flags: Sequence[str],
-) -> exp.Query:
-    """The metrics row and the diagnostics row from one aggregate: diagnosed (the last of
-    ``stages``' diagnostics.sql CTEs) joined to per_user, with the summary's aggregates
-    (summary.final's, from per_user) beside its counts, read twice by a two-row table."""
-    index = next(i for i, (name, _) in enumerate(stages) if name == "diagnosed")
-    diagnosed = cast(exp.Select, stages[index][1])
+def _reads_per_user(users: exp.Expr | None) -> bool:
+    return users is not None and any(t.name == "per_user" for t in users.find_all(exp.Table))
+
+
+def _carry_per_user(
+    users: exp.Select, aggregates: Sequence[exp.Expr], flags: Sequence[str]
+) -> None:
+    """diagnostics_chained.sql's users carrying the per_user columns the summary's
+    ``aggregates`` read, and 0 for a flag's sum the chain does not carry."""
+    uncarried = set(FLAG_SUMS.values()) - {FLAG_SUMS[flag] for flag in flags}
+    for projection in users.expressions:
+        if projection.alias_or_name in uncarried:
+            projection.replace(exp.alias_(exp.Literal.number(0), projection.alias_or_name))
+    present = set(users.named_selects)
+    read = {column.name for a in aggregates for column in a.find_all(exp.Column)}
+    for name in sorted(read - present):
+        users.select(exp.column(name, "per_user"), copy=False)
+
+
+def _join_per_user(diagnosed: exp.Select, flags: Sequence[str]) -> None:
+    """diagnostics.sql's final SELECT joined to per_user, each flag's sum per_user's (for a
+    listed user, as listed took ranked_counts')."""
     for column in diagnosed.find_all(exp.Column):
         if not column.table:
             column.set("table", exp.to_identifier("users"))
@@ -135,7 +157,7 @@ def chained_rows(
         if summed not in carried:
             continue
         for column in projection.find_all(exp.Column):
-            if column.name == summed:  # a listed user's sum, as listed took ranked_counts'
+            if column.name == summed:
                 listed = exp.column("listed_user", "users").is_(exp.Null()).not_()
                 column.replace(exp.Case().when(listed, exp.column(summed, "per_user")))
     diagnosed.join(
@@ -144,11 +166,31 @@ def chained_rows(
         join_type="left",
         copy=False,
     )
+
+
+def chained_rows(
+    stages: list[tuple[str, exp.Expr]],
+    summary: exp.Select,
+    columns: Sequence[MetricColumn],
+    flags: Sequence[str],
+) -> exp.Query:
+    """The metrics row and the diagnostics row from one aggregate: diagnosed (the last of
+    ``stages``' diagnostics CTEs) over per_user's rows, with the summary's aggregates
+    (summary.final's, from per_user) beside its counts, read twice by a two-row table."""
+    index = next(i for i, (name, _) in enumerate(stages) if name == "diagnosed")
+    diagnosed = cast(exp.Select, stages[index][1])
     aggregates = [projection.copy() for projection in summary.expressions]
+    users = dict(stages).get("users")
+    if _reads_per_user(users):  # diagnostics_chained.sql: users holds per_user's rows
+        _carry_per_user(cast(exp.Select, users), aggregates, flags)
+        source = "users"
+    else:
+        _join_per_user(diagnosed, flags)
+        source = "per_user"
     for aggregate in aggregates:
         for column in aggregate.find_all(exp.Column):
             if not column.table:
-                column.set("table", exp.to_identifier("per_user"))
+                column.set("table", exp.to_identifier(source))
     diagnosed.select(*aggregates, copy=False)
     stages[index] = ("diagnosed", diagnosed)
 

@@ -15,6 +15,7 @@ from typing import cast
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose import duckdb_plan
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.per_user import MetricColumn, requested_cutoffs
 from sqlmetrics.compose.stages import (
@@ -95,6 +96,29 @@ def diagnostics_stages(
         query.set("expressions", groups + query.expressions)
         query = query.group_by(*[exp.Literal.number(i + 1) for i in range(len(keys))])
     return [*ctes, ("diagnosed", query)]
+
+
+def row_checks_stages(
+    options: Options, requests: Sequence[MetricRequest], dialect: str
+) -> list[tuple[str, exp.Expr]]:
+    """The chained diagnostics without a row per list (plan.py's diagnostics "chained"):
+    list_checks.sql's one aggregate over every recommendation, diagnostics.sql's interacted,
+    and diagnostics_chained.sql's users (per_user beside interacted) and final SELECT, named
+    ``diagnosed``."""
+    checks = stage("list_checks")
+    if dialect == "duckdb":
+        duckdb_plan.count_nan_by_filter(checks)
+    interacted = bind_placeholders(
+        _cte(stage("diagnostics"), "interacted"), threshold=number(options.threshold)
+    )
+    max_k = max(requested_cutoffs(requests), default=None)
+    chained = bind_placeholders(
+        stage("diagnostics_chained"),
+        max_k=exp.Literal.number(max_k) if max_k is not None else exp.Null(),
+    )
+    ctes = [(cte.alias, cte.this) for cte in chained.args["with_"].expressions]
+    chained.set("with_", None)
+    return [("list_checks", checks), ("interacted", interacted), *ctes, ("diagnosed", chained)]
 
 
 def _count_repeats(query: exp.Select, repeats: str) -> None:

@@ -44,7 +44,11 @@ diagnostics       with evaluate's diagnostics, ``chained`` (chain.py: the ranked
                   user, and one aggregate gives both rows: each list ranked once, where an
                   engine inlining a CTE at each reader would rank it twice) for a summary
                   without groups of ranking metrics on the portable plan, per_user a
-                  column per request, a population not of judged users; else ``apart``
+                  column per request, a population not of judged users; its bad rows of
+                  the recommendations one aggregate over every row (list_checks.sql,
+                  diagnostics_chained.sql: no row per list beside the ranking), or
+                  ``chained_lists`` where a count needs each whole list (a rank column's
+                  broken ranks, repeats counted anywhere: list_counts.sql); else ``apart``
                   (diagnostics.sql's own readers of the stages); none without them.
 same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its
                   other sums in position order, the sums over users exact, so that every
@@ -105,7 +109,7 @@ class Plan:
     per_user: str  # "columns" | "curves"
     scored: str | None  # "scored" | "scored_positives" | None
     judgements: str | None  # "judgements" | "judged_pairs" | None
-    diagnostics: str | None  # "chained" | "apart" | None
+    diagnostics: str | None  # "chained" | "chained_lists" | "apart" | None
     same_bits: bool
     curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
     why: tuple[str, ...]
@@ -346,8 +350,24 @@ def _diagnostics(call: _Call, curve_plan: bool) -> _Choice:
     )
     if not CHAIN_DIAGNOSTICS:
         why_apart = "turned off"
-    diagnosed = "apart" if why_apart else "chained"
-    return diagnosed, f"diagnostics: {diagnosed}" + (f" ({why_apart})" if why_apart else "")
+    if why_apart:
+        return "apart", f"diagnostics: apart ({why_apart})"
+    why_lists = per_list_checks(call.inputs, call.requests, call.options)
+    if why_lists:
+        return "chained_lists", f"diagnostics: chained_lists ({why_lists})"
+    return "chained", "diagnostics: chained"
+
+
+def per_list_checks(
+    inputs: Inputs, requests: Sequence[MetricRequest], options: Options
+) -> str | None:
+    """Why the chained diagnostics count each whole list (list_counts.sql) rather than every
+    row at once (list_checks.sql); None when they need not."""
+    if inputs.rank is not None:
+        return "a rank column: each list's ranks checked"
+    if repeats_depth(requests, options) is None:
+        return "repeats counted anywhere in a list"
+    return None
 
 
 def diagnostics_apart(
