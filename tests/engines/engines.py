@@ -218,6 +218,36 @@ def _is_nan(value: Any) -> bool:
     return isinstance(value, float) and value != value
 
 
+# The tests' inputs are a few rows, and an every-metric query is hundreds of stages: Spark's
+# machinery for large inputs costs far more than the rows here (docs/benchmark.md, "The test
+# suite's time"). Whole-stage code generation compiles Java for each stage before running it
+# once; adaptive execution re-plans after each shuffle stage; each shuffle partition is a task.
+# None of them changes a result, which the tests check against DuckDB's. The tests of what a
+# user's session does (the plan's shape, cancelling adaptive execution's stages) run with
+# Spark's defaults instead (spark_defaults).
+TINY_INPUT_SETTINGS = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.shuffle.partitions": "1",
+}
+
+
+@contextlib.contextmanager
+def spark_defaults(spark: Any) -> Iterator[None]:
+    """Spark's own defaults in place of TINY_INPUT_SETTINGS, the session's settings after."""
+    before = {key: spark.conf.get(key, None) for key in TINY_INPUT_SETTINGS}
+    for key in TINY_INPUT_SETTINGS:
+        spark.conf.unset(key)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 class SparkEngine(Engine):
     """Apache Spark in local mode; tables are temporary views over typed VALUES."""
 
@@ -227,12 +257,12 @@ class SparkEngine(Engine):
     def __init__(self, warehouse: str) -> None:
         from pyspark.sql import SparkSession
 
+        builder = SparkSession.builder.master("local[2]").appName("sqlmetrics-tests")
+        for key, value in TINY_INPUT_SETTINGS.items():
+            builder = builder.config(key, value)
         self.spark = (
-            SparkSession.builder.master("local[2]")
-            .appName("sqlmetrics-tests")
-            .config("spark.ui.enabled", "false")
+            builder.config("spark.ui.enabled", "false")
             .config("spark.driver.host", "127.0.0.1")
-            .config("spark.sql.shuffle.partitions", "2")
             .config("spark.default.parallelism", "2")
             .config("spark.sql.warehouse.dir", warehouse)
             .config("spark.sql.session.timeZone", "UTC")

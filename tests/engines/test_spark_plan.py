@@ -33,6 +33,7 @@ import pytest
 
 import sqlmetrics
 from tests.engines.conftest import EnginePool
+from tests.engines.engines import spark_defaults
 
 pytestmark = pytest.mark.spark
 
@@ -140,7 +141,7 @@ def test_evaluate_keeps_the_partitioning_by_user_and_ranks_once(
     views = {
         name: recommendations if "_recommendations_" in name else interactions for name in names
     }
-    with _planning(spark, views):
+    with spark_defaults(spark), _planning(spark, views):  # a user's session's plan
         frame = spark.sql(sql)
         planned = _formatted(frame)
         frame.collect()
@@ -164,7 +165,7 @@ def test_to_sql_keeps_the_partitioning_by_user_without_the_engine_settings(
         SEVEN, "recs", "interactions", dialect="spark", columns={"relevance": None}
     )
     views = {"recs": recommendations, "interactions": interactions}
-    with _planning(spark, views, engine=False):
+    with spark_defaults(spark), _planning(spark, views, engine=False):
         planned = _formatted(spark.sql(sql))
     tree = _tree(planned)
     assert len(re.findall(r"(?<![\w])Exchange \(", tree)) <= 4, tree

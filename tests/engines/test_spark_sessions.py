@@ -17,6 +17,7 @@ import pytest
 
 import sqlmetrics
 from tests.engines.conftest import EnginePool
+from tests.engines.engines import spark_defaults
 
 # Two users, hand-made. User 1's top 2 are items 10 and 11 (scores 0.9, 0.8), 11 relevant: a hit,
 # precision 1/2. User 2's top 2 are 20 and 21, its relevant item 22 is not recommended: no hit,
@@ -96,16 +97,17 @@ def test_a_timeout_that_passes_while_spark_plans_cancels_the_jobs_after_it(
         never = lambda *_: False  # noqa: E731
         monkeypatch.setattr(spark_engine, "_cancel_with_later_jobs", never, raising=False)
     started = time.monotonic()
-    with pytest.raises(sqlmetrics.SqlmetricsError, match=r"timeout=1 s on Spark .* cancelled"):
-        sqlmetrics.evaluate(SLOW, TRUTH, ["ndcg@10"], connection=spark, timeout=1)
-    # back at the deadline, not after the planning (2 s and more) and the jobs (a minute, here)
-    assert time.monotonic() - started < 20  # the probes of the inputs, then 1 s
-    # the statement Spark was planning ends on its own thread, its jobs cancelled as they start
-    for thread in threading.enumerate():
-        if thread.name == "sqlmetrics-spark":
-            thread.join(timeout=300)
-            assert not thread.is_alive()
-    assert _no_active_jobs(spark)
+    with spark_defaults(spark):  # adaptive execution's stages start on their own, as for users
+        with pytest.raises(sqlmetrics.SqlmetricsError, match=r"timeout=1 s on Spark .* cancelled"):
+            sqlmetrics.evaluate(SLOW, TRUTH, ["ndcg@10"], connection=spark, timeout=1)
+        # back at the deadline, not after the planning (2 s and more) and the jobs (a minute)
+        assert time.monotonic() - started < 20  # the probes of the inputs, then 1 s
+        # the statement Spark was planning ends on its thread, its jobs cancelled as they start
+        for thread in threading.enumerate():
+            if thread.name == "sqlmetrics-spark":
+                thread.join(timeout=300)
+                assert not thread.is_alive()
+        assert _no_active_jobs(spark)
 
 
 @pytest.mark.spark
