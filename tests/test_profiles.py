@@ -149,7 +149,12 @@ def test_profile_averages_each_metric_over_its_own_population(
     assert lenskit["precision@2"].iloc[0] == by_user["precision@2"].mean()  # NaN skipped
     assert lenskit["ndcg@2"].iloc[0] == by_user["ndcg@2"].mean()
 
-    def in_passes(*arguments: Any, floor: float | None = None, rows: int | None = None) -> Any:
+    def in_passes(
+        *arguments: Any,
+        floor: float | None = None,
+        rows: int | None = None,
+        limit: float | None = None,
+    ) -> Any:
         passes = duckdb_passes.user_passes(3, None)
         return (*duckdb_passes.run_in_passes(*arguments, passes=passes, floor=floor), 3)
 
