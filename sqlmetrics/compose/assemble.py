@@ -539,7 +539,7 @@ def _with_diagnostics(
 ) -> exp.Query:
     """The result rows, with the diagnostics row from the chain's aggregate or beside them."""
     if call.chained:
-        return chain.chained_rows(stages, rows, columns, call.flags)
+        return chain.chained_rows(stages, rows, columns, call.flags, call.row_checks)
     if call.diagnostics:
         sums = call.user_pass is not None
         return with_diagnostics_rows(rows, call.inputs, columns, call.per_user, sums=sums)

@@ -126,10 +126,6 @@ def open_population(
         per_user.select(exp.alias_(exp.func("SUM", exp.column(flag)), FLAG_SUMS[flag]), copy=False)
 
 
-def _reads_per_user(users: exp.Expr | None) -> bool:
-    return users is not None and any(t.name == "per_user" for t in users.find_all(exp.Table))
-
-
 def _carry_per_user(
     users: exp.Select, aggregates: Sequence[exp.Expr], flags: Sequence[str]
 ) -> None:
@@ -173,16 +169,18 @@ def chained_rows(
     summary: exp.Select,
     columns: Sequence[MetricColumn],
     flags: Sequence[str],
+    row_checks: bool,
 ) -> exp.Query:
     """The metrics row and the diagnostics row from one aggregate: diagnosed (the last of
     ``stages``' diagnostics CTEs) over per_user's rows, with the summary's aggregates
-    (summary.final's, from per_user) beside its counts, read twice by a two-row table."""
+    (summary.final's, from per_user) beside its counts, read twice by a two-row table.
+    ``row_checks``: the stages are diagnostics_chained.sql's, whose users holds per_user's
+    rows; else diagnostics.sql's, whose diagnosed joins per_user."""
     index = next(i for i, (name, _) in enumerate(stages) if name == "diagnosed")
     diagnosed = cast(exp.Select, stages[index][1])
     aggregates = [projection.copy() for projection in summary.expressions]
-    users = dict(stages).get("users")
-    if _reads_per_user(users):  # diagnostics_chained.sql: users holds per_user's rows
-        _carry_per_user(cast(exp.Select, users), aggregates, flags)
+    if row_checks:
+        _carry_per_user(cast(exp.Select, dict(stages)["users"]), aggregates, flags)
         source = "users"
     else:
         _join_per_user(diagnosed, flags)
