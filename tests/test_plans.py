@@ -692,3 +692,20 @@ def test_many_cutoffs_over_judged_users_take_the_window_plan() -> None:
         assert abs(curve[f"ndcg@{k}"][0] - alone[f"ndcg@{k}"][0]) < 1e-12
     assert "per_user_lists" not in sqlmetrics.to_sql(labels, population="judged")
     assert "per_user_lists" in sqlmetrics.to_sql(labels)
+
+
+def test_the_ideal_order_stage_carries_the_chained_diagnostics_flags(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """ndcg_rel, normalized_gain and rndcg read ranked_ideal.sql in ranked's place; beside a
+    metric with a cutoff the portable plan's chained diagnostics read ranked's tie flag through
+    it, so it must carry that flag: the same numbers and counts as DuckDB's own plan."""
+    recs, truth = tied_data(5)
+    labels = ["ndcg_rel", "normalized_gain", "rndcg", "ndcg@5"]
+    fast = sqlmetrics.evaluate(recs, truth, labels)
+    monkeypatch.setattr(plan_module, "TOP_K_DIALECTS", frozenset())
+    portable = sqlmetrics.evaluate(recs, truth, labels)
+    pd.testing.assert_frame_equal(fast, portable, check_exact=False, rtol=0, atol=1e-12)
+    diagnostics = sqlmetrics.read_diagnostics(portable)
+    pd.testing.assert_frame_equal(sqlmetrics.read_diagnostics(fast), diagnostics)
+    assert diagnostics["tied_score_groups"].sum() > 0

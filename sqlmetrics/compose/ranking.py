@@ -159,12 +159,17 @@ def match_within(joined: exp.Select, cutoff: int) -> None:
 def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
     """ranked_ideal.sql, when joined (pruned) reads its columns of the ideal order (only
     ndcg_rel, normalized_gain and rndcg do): pruned to what joined reads, and read by joined
-    in ranked's place (as ``ranked``, so joined.sql's names stand). Else nothing."""
+    in ranked's place (as ``ranked``, so joined.sql's names stand), with ranked's other
+    columns joined reads (the chained diagnostics' flags). Else nothing."""
     reads = {column.name for column in joined.find_all(exp.Column)}
     if not reads & set(IDEAL_COLUMNS):
         return []
     ranked_ideal = stage("ranked_ideal")
     prune(ranked_ideal, reads)
+    own = set(ranked_ideal.named_selects)
+    carried = {column.name for column in joined.find_all(exp.Column) if column.table == "ranked"}
+    for name in sorted(carried - own):
+        ranked_ideal.select(exp.column(name, "ranked"), copy=False)
     for table in joined.find_all(exp.Table):
         if table.name == "ranked":
             table.set("this", exp.to_identifier("ranked_ideal"))
