@@ -709,3 +709,14 @@ def test_the_ideal_order_stage_carries_the_chained_diagnostics_flags(
     diagnostics = sqlmetrics.read_diagnostics(portable)
     pd.testing.assert_frame_equal(sqlmetrics.read_diagnostics(fast), diagnostics)
     assert diagnostics["tied_score_groups"].sum() > 0
+
+
+def test_the_ideal_order_computes_only_the_windows_read() -> None:
+    """ranked_ideal.sql's windows over the ideal order (its DCG, its excess cost, the R levels'
+    weights) are each computed only for a metric that reads them, in every nested select."""
+    ndcg_rel = sqlmetrics.to_sql("ndcg_rel", dialect="postgres")
+    assert "ideal_dcg_through" in ndcg_rel
+    assert "ideal_excess_through" not in ndcg_rel and "level_end" not in ndcg_rel
+    normalized_gain = sqlmetrics.to_sql("normalized_gain", dialect="postgres")
+    assert "ideal_excess_through" in normalized_gain and "ideal_dcg_through" not in normalized_gain
+    assert "level_end" in sqlmetrics.to_sql("rndcg", dialect="postgres")

@@ -166,6 +166,7 @@ def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
         return []
     ranked_ideal = stage("ranked_ideal")
     prune(ranked_ideal, reads)
+    _prune_derived(ranked_ideal)
     own = set(ranked_ideal.named_selects)
     carried = {column.name for column in joined.find_all(exp.Column) if column.table == "ranked"}
     for name in sorted(carried - own):
@@ -175,6 +176,19 @@ def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
             table.set("this", exp.to_identifier("ranked_ideal"))
             table.set("alias", exp.TableAlias(this=exp.to_identifier("ranked")))
     return [("ranked_ideal", ranked_ideal)]
+
+
+def _prune_derived(select: exp.Select) -> None:
+    """The derived tables ``select`` reads, each pruned to the columns the rest of ``select``
+    reads, down the nesting: a window of the ideal order no metric asked for is not computed."""
+    sources = [select.args["from_"].this, *(join.this for join in select.args.get("joins") or [])]
+    for source in sources:
+        if not (isinstance(source, exp.Subquery) and isinstance(source.this, exp.Select)):
+            continue
+        inside = {id(column) for column in source.find_all(exp.Column)}
+        outside = {c.name for c in select.find_all(exp.Column) if id(c) not in inside}
+        prune(source.this, outside)
+        _prune_derived(source.this)
 
 
 def hits_so_far(judged: exp.Select, literal: bool) -> None:

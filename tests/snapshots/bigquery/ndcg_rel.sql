@@ -60,19 +60,7 @@ WITH input_recommendations AS (
     SELECT
       user_id AS user_id,
       ideal_pos AS ideal_pos,
-      ideal_dcg_through AS ideal_dcg_through,
-      ideal_excess_through AS ideal_excess_through,
-      SUM(
-        CASE
-          WHEN level_end = 1
-          THEN CAST(1 AS FLOAT64) / NULLIF(ideal_dcg_through, 0)
-          ELSE 0
-        END
-      ) OVER (
-        PARTITION BY user_id
-        ORDER BY ideal_pos DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level_weight_from
+      ideal_dcg_through AS ideal_dcg_through
     FROM (
       SELECT
         user_id AS user_id,
@@ -81,20 +69,7 @@ WITH input_recommendations AS (
           PARTITION BY user_id
           ORDER BY CASE WHEN ideal_pos IS NULL THEN 1 ELSE 0 END, ideal_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_dcg_through,
-        SUM(GREATEST(COALESCE(relevance, 1), 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY CASE WHEN ideal_pos IS NULL THEN 1 ELSE 0 END, ideal_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
-        CASE
-          WHEN LEAD(relevance) OVER (
-            PARTITION BY user_id
-            ORDER BY CASE WHEN ideal_pos IS NULL THEN 1 ELSE 0 END, ideal_pos
-          ) = relevance
-          THEN 0
-          ELSE 1
-        END AS level_end
+        ) AS ideal_dcg_through
       FROM truth
     ) AS ideal_prefix
   ) AS ideal

@@ -57,13 +57,7 @@ WITH input_recommendations AS (
     SELECT
       user_id,
       ideal_pos,
-      ideal_dcg_through,
-      ideal_excess_through,
-      SUM(CASE WHEN level_end = 1 THEN 1 / ideal_dcg_through ELSE 0 END) OVER (
-        PARTITION BY user_id
-        ORDER BY ideal_pos DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level_weight_from
+      ideal_dcg_through
     FROM (
       SELECT
         user_id,
@@ -72,17 +66,7 @@ WITH input_recommendations AS (
           PARTITION BY user_id
           ORDER BY ideal_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_dcg_through,
-        SUM(GREATEST(relevance, 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
-        CASE
-          WHEN LEAD(relevance) OVER (PARTITION BY user_id ORDER BY ideal_pos) = relevance
-          THEN 0
-          ELSE 1
-        END AS level_end
+        ) AS ideal_dcg_through
       FROM truth
     ) AS ideal_prefix
   ) AS ideal

@@ -57,8 +57,6 @@ WITH input_recommendations AS (
     SELECT
       user_id,
       ideal_pos,
-      ideal_dcg_through,
-      ideal_excess_through,
       SUM(CASE WHEN level_end = 1 THEN 1 / ideal_dcg_through ELSE 0 END) OVER (
         PARTITION BY user_id
         ORDER BY ideal_pos DESC
@@ -73,11 +71,6 @@ WITH input_recommendations AS (
           ORDER BY ideal_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ) AS ideal_dcg_through,
-        SUM(GREATEST(relevance, 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
         CASE
           WHEN LEAD(relevance) OVER (PARTITION BY user_id ORDER BY ideal_pos) = relevance
           THEN 0

@@ -62,8 +62,6 @@ WITH input_recommendations AS (
     SELECT
       user_id AS user_id,
       ideal_pos AS ideal_pos,
-      ideal_dcg_through AS ideal_dcg_through,
-      ideal_excess_through AS ideal_excess_through,
       SUM(
         CASE
           WHEN level_end = 1
@@ -84,11 +82,6 @@ WITH input_recommendations AS (
           ORDER BY ideal_pos NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ) AS ideal_dcg_through,
-        SUM(GREATEST(COALESCE(relevance, 1), 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_pos NULLS LAST
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
         CASE
           WHEN LEAD(relevance) OVER (PARTITION BY user_id ORDER BY ideal_pos NULLS LAST) = relevance
           THEN 0
