@@ -195,3 +195,71 @@ def test_the_command_line_report_imports_no_pandas(tmp_path: Path) -> None:
     # query 1: AP 5/6 (see above); query 2: 0
     assert done.stdout == "map                   \tall\t0.4167\n"
     assert done.stderr.splitlines()[-1] == "False 0"
+
+
+def _report_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run: str, qrels: str) -> str:
+    """The report's text, after recording its query (metrics_only's)."""
+    from sqlmetrics.trec import trec_report
+
+    (tmp_path / "run").write_text(run)
+    (tmp_path / "qrels").write_text(qrels)
+    queries: list[str] = []
+    composed = duckdb_passes._query_sql
+
+    def recorded(*args: object) -> str:
+        queries.append(composed(*args))  # type: ignore[arg-type]
+        return queries[-1]
+
+    monkeypatch.setattr(duckdb_passes, "_query_sql", recorded)
+    text = trec_report(tmp_path / "run", tmp_path / "qrels", per_query=True).text()
+    assert len(queries) == 1
+    return text + "\n-- query --\n" + queries[0]
+
+
+def test_the_report_places_the_judged_documents_by_their_scores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trec_eval's default measures read a position only at judged documents: the report's
+    query ranks those alone (ranked_judged.sql), not every line with its docno (on the
+    5M-line report that sort was two fifths of the query). Query 1's ties at 1.0 go by docno
+    as text, descending: x (2.0) at 1, then 9, 100, 10 at 2, 3, 4; 100 and 10 are relevant: AP
+    (1/3 + 2/4) / 2 = 5/12, P_5 2/5, num_ret 4. Query 2 has no judged document in its list:
+    num_ret 1 still."""
+    run = "1 Q0 10 1 1.0 t\n1 Q0 x 2 2.0 t\n1 Q0 100 3 1.0 t\n1 Q0 9 4 1.0 t\n2 Q0 y 1 1 t\n"
+    qrels = "1 0 10 1\n1 0 100 1\n1 0 9 0\n2 0 z 1\n"
+    text, query = _report_query(tmp_path, monkeypatch, run, qrels).split("\n-- query --\n")
+    assert "ranked AS (SELECT user_id, item_id, pos, list_length FROM (WITH judged_items" in query
+    assert "ROW_NUMBER()" not in query
+    values = {tuple(line.split()[:2]): line.split()[2] for line in text.splitlines()}
+    assert values[("map", "1")] == "0.4167"
+    assert values[("P_5", "1")] == "0.4000"
+    assert values[("num_ret", "1")] == "4"
+    assert values[("num_ret", "2")] == "1"
+    assert values[("map", "2")] == "0.0000"
+
+
+def test_placed_positions_equal_the_window_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lists full of ties (scores of one decimal, 0 and -0 among them, docnos that sort
+    differently as text and as numbers), judged documents in and out of the lists, a query
+    whose list has none: every per-query line equals the window plan's."""
+    import random
+
+    from sqlmetrics.compose import duckdb_plan
+
+    rng = random.Random(7)
+    run_lines, qrels_lines = [], []
+    for qid in range(1, 9):
+        docs = rng.sample(range(1, 400), 60)
+        for rank, doc in enumerate(docs, 1):
+            score = rng.choice(["0", "-0", "0.5", "1.0", "1.5", "2", str(rng.randint(0, 30) / 10)])
+            run_lines.append(f"{qid} Q0 {doc} {rank} {score} t")
+        judged = rng.sample(range(1, 400), 120) if qid != 8 else [1000, 1001]
+        qrels_lines += [f"{qid} 0 {doc} {rng.choice([0, 0, 1, 2])}" for doc in judged]
+    run, qrels = "\n".join(run_lines) + "\n", "\n".join(qrels_lines) + "\n"
+    placed = _report_query(tmp_path, monkeypatch, run, qrels).split("\n-- query --\n")
+    monkeypatch.setattr(duckdb_plan, "PLACED_RANKING", False)
+    window = _report_query(tmp_path, monkeypatch, run, qrels).split("\n-- query --\n")
+    assert "judged_items" in placed[1] and "judged_items" not in window[1]
+    assert placed[0] == window[0]

@@ -215,8 +215,10 @@ def assemble(
     diagnosis = _diagnosis(call, scored="scored" in users.selects)
     needed = _prune_ranking(call, ranking, users, scored, diagnosis)
     # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists
-    # (under row_checks, ranked's rows give them: chain.flag_ranked).
-    list_lengths = "list_length" in needed and not call.top_k and not call.row_checks
+    # (under row_checks, ranked's rows give them: chain.flag_ranked; ranked_judged.sql counts
+    # them itself).
+    own_lengths = call.top_k or call.row_checks or plan.ranked == "ranked_judged"
+    list_lengths = "list_length" in needed and not own_lengths
     _bind_ranking(call, ranking, users.ranking, list_lengths)
     top_lists = top_lists_stage(
         plan.lists,
@@ -312,6 +314,10 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
         for source in ("scored", "rated", "judgements", "pool")
         if source in selects
     ]
+    if call.plan.ranked == "ranked_judged":
+        for name, source in scored_stages:
+            if name == "judgements":
+                duckdb_plan.lengths_from_ranked(cast(exp.Select, source))
     if call.plan.scored != "scored_positives":
         return scored_stages
     return [

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
+from sqlmetrics.compose.inputs import READ_CHECKED, Options
 from sqlmetrics.compose.stages import derived_table
 
 # Metrics whose per-user value is a sum or maximum of per-row terms that are 0 on a recommended
@@ -60,6 +61,35 @@ WHOLE_LIST_HIT_ROWS_METRICS = frozenset(
 # Metrics reading scored.sql only through per-user sums of positives, negatives and positives *
 # negatives_below_in_list: what scored_positives.sql gives (tests/test_plans.py compares both).
 SCORED_SUM_METRICS = frozenset({"gauc", "user_auc"})
+
+
+# Whether sql/stages/ranked_judged.sql may rank the judged items only (places_judged_items);
+# tests turn it off to compare it with the window.
+PLACED_RANKING = True
+PLACED_WHY = (
+    ", the judged items placed by their scores (inputs checked by their reader, metrics reading"
+    " positions at judged items only)"
+)
+
+
+def places_judged_items(
+    options: Options, judged: str | None, judgements: str | None, reads_all: bool, reads: set[str]
+) -> bool:
+    """Whether ranked_judged.sql ranks the rows on DuckDB's own plans without lists (a metric
+    without a cutoff): inputs whose reader refused NULL ids and scores, NaN and repeats (a TREC
+    run: checks READ_CHECKED), judged ``joined_hits`` (which reads ranked at relevant items
+    and each list's first position only), judgements none or ``judged_pairs`` (judged pairs
+    only), and nothing else read (``reads``: the stages the metrics read). ``reads_all``: the
+    diagnostics or groups read every ranked row."""
+    return (
+        PLACED_RANKING
+        and options.checks == READ_CHECKED
+        and options.duplicates != "first"
+        and not reads_all
+        and judged == "joined_hits"
+        and judgements in (None, "judged_pairs")
+        and reads <= {"judged", "judgements"}
+    )
 
 
 def sums_scored_only(requests: Sequence[MetricRequest]) -> bool:
@@ -292,6 +322,14 @@ def read_inputs_again(query: exp.Query, interactions: bool, recommendations: boo
     for cte in query.args["with_"].expressions:
         if cte.alias in again:
             cte.set("materialized", False)
+
+
+def lengths_from_ranked(judgements: exp.Select) -> None:
+    """judged_pairs.sql's list_length read from ranked's own (ranked_judged.sql's rows are the
+    judged items only, so their last position is not the list's)."""
+    for projection in judgements.find_all(exp.Alias):
+        if projection.alias == "list_length" and isinstance(projection.this, exp.Max):
+            projection.set("this", exp.func("MAX", exp.column("list_length")))
 
 
 def place_hits(judged: exp.Select, placed: exp.Select) -> None:

@@ -16,9 +16,13 @@ lists             DuckDB's own plans (``TOP_K_DIALECTS``, not ``portable``), tie
                   (judged_hits below), else ``sorted_lists`` (each whole list sorted);
                   else none.
 ranked            the stage ranking the rows: ``ranked_given`` (a rank column),
-                  ``ranked_top_k`` (unnests the lists above), ``ranked`` (a window; ties "id"
-                  and "id_text"), ``ranked_average`` or ``ranked_by_relevance`` (the other
-                  tie policies).
+                  ``ranked_top_k`` (unnests the lists above), ``ranked_judged`` (DuckDB's own
+                  plans without lists, inputs its reader checked (TREC files), judged
+                  ``joined_hits`` and judgements none or ``judged_pairs``, no diagnostics, no
+                  groups: the judged items' positions placed by their scores, every list's
+                  length; duckdb_plan.places_judged_items), ``ranked`` (a window; ties "id"
+                  and "id_text"), ``ranked_average`` or ``ranked_by_relevance`` (the other tie
+                  policies).
 judged            for the ranking metrics: ``judged_hits`` (lists + hit rows only, when every
                   metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
                   (the window plan keeping hit rows and each user's first, on every dialect;
@@ -182,11 +186,18 @@ def choose_plan(
     )
     groups, groups_why = _groups(call)
     lists, lists_why = _lists(call)
-    ranked = ranked_stage_name(inputs, options, top_k=lists is not None)
     judged, judged_why = _judged(call, lists)
+    judgements, judgements_why = _judgements(requests)
+    placed = (
+        call.duckdb_own
+        and lists is None
+        and duckdb_plan.places_judged_items(
+            options, judged, judgements, diagnostics or bool(inputs.groups), call.reads
+        )
+    )
+    ranked = "ranked_judged" if placed else ranked_stage_name(inputs, options, lists is not None)
     curve, per_user_why = _per_user(call, arms=groups == "arms", judged=judged)
     scored, scored_why = _scored(call)
-    judgements, judgements_why = _judgements(requests)
     diagnosed, diagnostics_why = _diagnostics(call, curve_plan=curve is not None)
     same_bits = dialect == "duckdb"
     # the same bits on every run and every plan
@@ -194,7 +205,7 @@ def choose_plan(
     why = (
         groups_why,
         lists_why,
-        f"ranked: {ranked}",
+        f"ranked: {ranked}" + (duckdb_plan.PLACED_WHY if placed else ""),
         judged_why,
         per_user_why,
         scored_why,
@@ -400,11 +411,13 @@ def judgements_stage(requests: Sequence[MetricRequest]) -> str | None:
 
 def plan_switches() -> tuple[object, ...]:
     """What tests switch plans with (TOP_K_DIALECTS, curves.MIN_CUTOFFS,
-    duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS, JUDGED_PAIRS_METRICS, CHAIN_DIAGNOSTICS): part of
-    the keys of the caches of composed SQL, so that a switched plan is composed again."""
+    duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS, JUDGED_PAIRS_METRICS, CHAIN_DIAGNOSTICS,
+    duckdb_plan.PLACED_RANKING): part of the keys of the caches of composed SQL, so that a
+    switched plan is composed again."""
     return (
         TOP_K_DIALECTS,
         CHAIN_DIAGNOSTICS,
+        duckdb_plan.PLACED_RANKING,
         curves.MIN_CUTOFFS,
         duckdb_plan.WHOLE_LIST_HIT_ROWS_METRICS,
         JUDGED_PAIRS_METRICS,

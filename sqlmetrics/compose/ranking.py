@@ -111,7 +111,7 @@ def hit_rows_stages(
 
 def ranked_stage(name: str, options: Options) -> exp.Select:
     ranked = stage(name)
-    if name in ("ranked", "ranked_top_k") and options.ties == "id_text":
+    if name in ("ranked", "ranked_top_k", "ranked_judged") and options.ties == "id_text":
         order_ids_as_text(ranked)
     if name == "ranked_by_relevance" and options.ties == "pessimistic":
         for ordered in ranked.find_all(exp.Ordered):
@@ -127,7 +127,7 @@ def order_ids_as_text(ranked: exp.Select) -> None:
     for ordered in ranked.find_all(exp.Ordered):
         if isinstance(ordered.this, exp.Column) and ordered.this.name == "item_id":
             ordered.set("this", exp.cast(ordered.this.copy(), exp.DataType.build("varchar")))
-    # placed_hits.sql counts the rows of a tied hit's score with a greater item id
+    # placed_hits.sql and ranked_judged.sql count the rows of a tied score with a greater item id
     for greater in ranked.find_all(exp.GT):
         sides = (greater.this, greater.expression)
         if all(isinstance(side, exp.Column) and side.name == "item_id" for side in sides):
