@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -216,6 +217,20 @@ def test_one_argument_log_gets_base_10() -> None:
     tree = sqlglot.parse_one("SELECT LOG(x) AS y FROM t", read="duckdb")
     assert render_tree(tree, "mysql", pretty=False) == "SELECT LOG(10, x) AS y FROM t"
     assert render_tree(tree, "tsql", pretty=False) == "SELECT LOG(x, 10) AS y FROM t"
+
+
+def test_postgres_reads_a_logarithm_of_a_double_as_a_ratio_of_natural_logs() -> None:
+    """PostgreSQL's two-argument LOG takes NUMERIC only, and a DOUBLE PRECISION argument
+    (normalized_gain's cost over fractional relevances) is not cast to it: LOG(2, x) failed
+    with "function log(integer, double precision) does not exist". LN(x) / ln(2) takes both."""
+    from sqlmetrics.render.dialects import render as render_tree
+
+    tree = sqlglot.parse_one("SELECT LOG2(x) AS y, LOG(b, x) AS z FROM t", read="duckdb")
+    for dialect in ("postgres", "redshift"):
+        sql = render_tree(tree, dialect, pretty=False)
+        assert "LOG(" not in sql.upper(), sql
+        assert f"(CAST(LN(x) AS DOUBLE PRECISION) / {math.log(2)!r}) AS y" in sql, sql
+        assert "/ NULLIF(LN(b), 0)) AS z" in sql, sql
 
 
 def test_nulls_last_inside_a_framed_window_is_spelled_out_where_sqlglot_cannot() -> None:

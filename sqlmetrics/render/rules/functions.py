@@ -3,6 +3,7 @@ with a base, POWER and AVG of integers, LEAST/GREATEST with NULLs, ISNAN."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from sqlglot import exp
@@ -18,9 +19,12 @@ def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
     sees its arguments as rewritten, as it would if each rewrite walked the tree in turn."""
     is_nan = _is_nan_rewrite(target)
     two_argument_case = is_dialect(target, "tsql")
+    natural_ratio = is_dialect(target, "postgres")  # Redshift reads as PostgreSQL
     for node in reversed(list(tree.walk())):
         if isinstance(node, exp.Log):
             _log_base(node)
+            if natural_ratio:
+                _natural_ratio(node)
         elif isinstance(node, exp.IsNan):
             is_nan(node)
         elif isinstance(node, exp.Div):
@@ -39,6 +43,19 @@ def _log_base(log: exp.Log) -> None:
     if log.args.get("expression") is None:
         log.set("expression", log.this)
         log.set("this", exp.Literal.number(10))
+
+
+def _natural_ratio(log: exp.Log) -> None:
+    """LOG(b, x) as LN(x) / ln(b): PostgreSQL's two-argument LOG takes NUMERIC only, and a
+    DOUBLE PRECISION argument (a fractional relevance summed) does not cast to it by itself.
+    A literal base's ln is a literal (the nearest double), else LN(b) guarded."""
+    base = log.this
+    if isinstance(base, exp.Literal) and base.is_number and float(base.name) > 0:
+        denominator: exp.Expr = exp.Literal.number(repr(math.log(float(base.name))))
+    else:
+        denominator = exp.Nullif(this=exp.Ln(this=base), expression=exp.Literal.number(0))
+    ratio = exp.Div(this=to_double(exp.Ln(this=log.expression)), expression=denominator)
+    log.replace(exp.paren(ratio, copy=False))
 
 
 # Engines whose doubles cannot hold NaN (it arrives as NULL or is refused on insert).

@@ -77,7 +77,11 @@ WITH input_recommendations AS (
     MAX(judged.n_relevant) > 0
 ), m1_groups AS (
   SELECT
-    LOG(2, SUM(exposure.n)) - CAST(SUM(exposure.n * LOG(2, exposure.n)) AS DOUBLE PRECISION) / NULLIF(SUM(exposure.n), 0) AS m1
+    (
+      CAST(LN(SUM(exposure.n)) AS DOUBLE PRECISION) / 0.6931471805599453
+    ) - CAST(SUM(exposure.n * (
+      CAST(LN(exposure.n) AS DOUBLE PRECISION) / 0.6931471805599453
+    )) AS DOUBLE PRECISION) / NULLIF(SUM(exposure.n), 0) AS m1
   FROM (
     SELECT
       item_id AS item_id,

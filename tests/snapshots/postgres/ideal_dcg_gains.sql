@@ -74,7 +74,7 @@ WITH input_recommendations AS (
       SUM(
         CASE
           WHEN ideal_gain_pos <= 10
-          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_gain_pos + 1), 0)
+          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_gain_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ),

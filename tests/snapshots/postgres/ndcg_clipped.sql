@@ -86,14 +86,32 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN pos <= 10
-          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CASE WHEN pos <= 2 THEN 1 ELSE LOG(2, pos) END, 0)
+          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(
+            CASE
+              WHEN pos <= 2
+              THEN 1
+              ELSE (
+                CAST(LN(pos) AS DOUBLE PRECISION) / 0.6931471805599453
+              )
+            END,
+            0
+          )
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / NULLIF(
         SUM(
           CASE
             WHEN ideal_pos <= 10
-            THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(CASE WHEN ideal_pos <= 2 THEN 1 ELSE LOG(2, ideal_pos) END, 0)
+            THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(
+              CASE
+                WHEN ideal_pos <= 2
+                THEN 1
+                ELSE (
+                  CAST(LN(ideal_pos) AS DOUBLE PRECISION) / 0.6931471805599453
+                )
+              END,
+              0
+            )
             ELSE 0
           END
         ),

@@ -88,14 +88,14 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN pos <= 10
-          THEN CAST(exp_gain AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0)
+          THEN CAST(exp_gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / NULLIF(
         SUM(
           CASE
             WHEN ideal_pos <= 10
-            THEN CAST(POWER(CAST(2 AS DOUBLE PRECISION), relevance) - 1 AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_pos + 1), 0)
+            THEN CAST(POWER(CAST(2 AS DOUBLE PRECISION), relevance) - 1 AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
             ELSE 0
           END
         ),

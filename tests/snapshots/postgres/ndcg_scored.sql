@@ -79,14 +79,14 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN pos <= 10
-          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0)
+          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / NULLIF(
         SUM(
           CASE
             WHEN scored_ideal_pos <= 10
-            THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(LOG(2, scored_ideal_pos + 1), 0)
+            THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(CAST(LN(scored_ideal_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
             ELSE 0
           END
         ),

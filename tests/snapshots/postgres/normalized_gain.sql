@@ -119,7 +119,10 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN NOT pos IS NULL AND gain <> 0
-          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, 2 + pos + ideal_excess_at_pos - gain_so_far), 0)
+          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(
+            CAST(LN(2 + pos + ideal_excess_at_pos - gain_so_far) AS DOUBLE PRECISION) / 0.6931471805599453,
+            0
+          )
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / NULLIF(SUM(CASE WHEN NOT ideal_pos IS NULL THEN relevance ELSE 0 END), 0),

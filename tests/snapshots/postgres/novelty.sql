@@ -86,7 +86,11 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE PRECISION)
+      CAST((
+        CAST(LN(interacting.users) AS DOUBLE PRECISION) / 0.6931471805599453
+      ) - (
+        CAST(LN(COALESCE(popularity.users, 1)) AS DOUBLE PRECISION) / 0.6931471805599453
+      ) AS DOUBLE PRECISION)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity

@@ -75,7 +75,9 @@ WITH input_recommendations AS (
       SELECT
         user_id AS user_id,
         ideal_pos AS ideal_pos,
-        SUM(CAST(relevance AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_pos + 1), 0)) OVER (
+        SUM(
+          CAST(relevance AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
+        ) OVER (
           PARTITION BY user_id
           ORDER BY ideal_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
@@ -121,7 +123,7 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN NOT pos IS NULL
-          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0) * level_weight_at_pos
+          THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0) * level_weight_at_pos
           ELSE 0
         END
       ) + CASE
@@ -129,14 +131,14 @@ WITH input_recommendations AS (
         THEN CAST(SUM(
           CASE
             WHEN NOT pos IS NULL
-            THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0)
+            THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
             ELSE 0
           END
         ) AS DOUBLE PRECISION) / NULLIF(
           SUM(
             CASE
               WHEN NOT ideal_pos IS NULL
-              THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_pos + 1), 0)
+              THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
               ELSE 0
             END
           ),

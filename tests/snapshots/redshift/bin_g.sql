@@ -72,7 +72,7 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN NOT pos IS NULL AND hit = 1
-          THEN CAST(1 AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 2 - hits_so_far), 0)
+          THEN CAST(1 AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 2 - hits_so_far) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / NULLIF(MAX(judged.n_relevant), 0),

@@ -83,7 +83,7 @@ WITH input_recommendations AS (
       SUM(
         CASE
           WHEN ideal_pos <= 10
-          THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_pos + 1), 0)
+          THEN CAST(relevance AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ),

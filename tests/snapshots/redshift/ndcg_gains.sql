@@ -76,14 +76,14 @@ WITH input_recommendations AS (
         CAST(SUM(
           CASE
             WHEN pos <= 10
-            THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0)
+            THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
             ELSE 0
           END
         ) AS DOUBLE PRECISION) / NULLIF(
           SUM(
             CASE
               WHEN ideal_gain_pos <= 10
-              THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_gain_pos + 1), 0)
+              THEN CAST(gain AS DOUBLE PRECISION) / NULLIF(CAST(LN(ideal_gain_pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
               ELSE 0
             END
           ),

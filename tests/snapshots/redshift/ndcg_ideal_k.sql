@@ -81,7 +81,7 @@ WITH input_recommendations AS (
       CAST(SUM(
         CASE
           WHEN pos <= 10
-          THEN CAST(hit AS DOUBLE PRECISION) / NULLIF(LOG(2, pos + 1), 0)
+          THEN CAST(hit AS DOUBLE PRECISION) / NULLIF(CAST(LN(pos + 1) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
           ELSE 0
         END
       ) AS DOUBLE PRECISION) / 4.543559338088346,
