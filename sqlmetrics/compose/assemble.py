@@ -58,7 +58,7 @@ from sqlmetrics.compose.per_user import (
     widest_population,
     with_judged_users,
 )
-from sqlmetrics.compose.plan import Plan, repeats_depth
+from sqlmetrics.compose.plan import Plan
 from sqlmetrics.compose.ranking import (
     bound_list_counts,
     cutoff_literal,
@@ -99,11 +99,6 @@ class _Call:
     keys: tuple[str, ...]  # the group columns' names in the stages
     population: str  # per_user's users (widest_population)
     cutoff: int | None  # the deepest requested
-    depth: int | None  # how deep repeated items are counted (plan.repeats_depth)
-    # where the repeated items are counted: by the lists themselves (DuckDB's, or
-    # list_counts.sql over whole lists), among ranked's first positions, or nowhere (0: the
-    # input's reader refused them)
-    repeats: str  # "lists" | "ranked" | "none"
     chained: bool  # the diagnostics ride the metrics' chain (chain.py)
     # chained, the recommendations' bad rows one aggregate over every row (list_checks.sql)
     # and the lists' lengths ranked's own, where no count needs a row per list
@@ -115,6 +110,11 @@ class _Call:
     def top_k(self) -> bool:
         """DuckDB's lists (plan.lists) rank the rows."""
         return self.plan.lists is not None
+
+    @property
+    def repeats(self) -> str:
+        """Where the diagnostics count the repeated items (plan.repeats)."""
+        return self.plan.repeats or "none"
 
     @property
     def ranked_cutoff(self) -> int | None:
@@ -141,9 +141,6 @@ def _call(
             "evaluated in passes over the users; raise DuckDB's memory_limit "
             "(connection=duckdb.connect(config={'memory_limit': ...}))"
         )
-    depth = repeats_depth(requests, options)
-    top_k = plan.lists is not None
-    repeats = "none" if depth == 0 else "ranked" if depth is not None and not top_k else "lists"
     chained = diagnostics and plan.diagnostics in ("chained", "chained_lists")
     return _Call(
         plan=plan,
@@ -157,11 +154,9 @@ def _call(
         keys=tuple(group_key(i) for i in range(len(inputs.groups))),
         population=widest_population(requests, options),
         cutoff=deepest_cutoff(requests),
-        depth=depth,
-        repeats=repeats,
         chained=chained,
         row_checks=diagnostics and plan.diagnostics == "chained",
-        flags=tuple(_chained_flags(requests, repeats)) if chained else (),
+        flags=tuple(_chained_flags(requests, plan.repeats)) if chained else (),
         over_lists=over_lists,
     )
 
@@ -227,7 +222,7 @@ def assemble(
         call.ranked_cutoff,
         score_floor,
         diagnostics,
-        call.depth if diagnostics else None,  # without the diagnostics no repeat is counted
+        call.plan.repeats_depth,
     )
     if users.ranking and plan.same_bits:
         stable_user_sums(users.selects["judged"])
@@ -568,7 +563,7 @@ def _read_on_duckdb(call: _Call, composed: exp.Query, scored: bool) -> None:
         )
 
 
-def _chained_flags(requests: Sequence[MetricRequest], repeats: str) -> list[str]:
+def _chained_flags(requests: Sequence[MetricRequest], repeats: str | None) -> list[str]:
     """The counts diagnostics.sql would take from ranked, carried by the chain instead
     (chain.py): the repeated items where ranked's first positions count them, the tie groups
     where a cutoff is requested."""

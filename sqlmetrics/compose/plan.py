@@ -54,6 +54,11 @@ diagnostics       with evaluate's diagnostics, ``chained`` (chain.py: the ranked
                   ``chained_lists`` where a count needs each whole list (a rank column's
                   broken ranks, repeats counted anywhere: list_counts.sql); else ``apart``
                   (diagnostics.sql's own readers of the stages); none without them.
+repeats           with evaluate's diagnostics, where the repeated (user, item) rows are counted
+                  (repeats_depth: as deep as the metrics read, or anywhere): ``lists`` by
+                  the lists themselves (DuckDB's lists, or list_counts.sql's whole lists),
+                  ``ranked`` among ranked's first positions, ``none`` where the input's
+                  reader refused them; none without the diagnostics.
 same_bits         DuckDB (any plan): a user's sums of fractional terms exact (sums.py), its
                   other sums in position order, the sums over users exact, so that every
                   run and every plan gives the same bits.
@@ -114,6 +119,8 @@ class Plan:
     scored: str | None  # "scored" | "scored_positives" | None
     judgements: str | None  # "judgements" | "judged_pairs" | None
     diagnostics: str | None  # "chained" | "chained_lists" | "apart" | None
+    repeats: str | None  # "lists" | "ranked" | "none" | None
+    repeats_depth: int | None  # how deep (repeats_depth); None: anywhere, or not counted
     same_bits: bool
     curve: curves.Split | None  # the curve plan's parts, for per_user "curves"
     why: tuple[str, ...]
@@ -137,6 +144,7 @@ class _Call:
     cross_arms: bool
     curve_cutoffs: Sequence[int] | None
     diagnostics: bool
+    chained: bool  # the caller lets the diagnostics ride the metrics' chain
 
     @property
     def reads(self) -> set[str]:
@@ -170,6 +178,7 @@ def choose_plan(
     cross_arms: bool = False,
     curve_cutoffs: Sequence[int] | None = None,
     diagnostics: bool = False,
+    chained: bool = True,
 ) -> Plan:
     """The Plan for these requests (query.compose()'s arguments of the same names)."""
     call = _Call(
@@ -183,6 +192,7 @@ def choose_plan(
         cross_arms,
         curve_cutoffs,
         diagnostics,
+        chained,
     )
     groups, groups_why = _groups(call)
     lists, lists_why = _lists(call)
@@ -199,6 +209,7 @@ def choose_plan(
     curve, per_user_why = _per_user(call, arms=groups == "arms", judged=judged)
     scored, scored_why = _scored(call)
     diagnosed, diagnostics_why = _diagnostics(call, curve_plan=curve is not None)
+    repeats, depth, repeats_why = _repeats(call, lists)
     same_bits = dialect == "duckdb"
     # the same bits on every run and every plan
     sums_why = "sums: per user exact or in position order, over users exact (the same bits)"
@@ -211,6 +222,7 @@ def choose_plan(
         scored_why,
         judgements_why,
         diagnostics_why,
+        repeats_why,
         sums_why if same_bits else None,
     )
     return Plan(
@@ -223,6 +235,8 @@ def choose_plan(
         scored=scored,
         judgements=judgements,
         diagnostics=diagnosed,
+        repeats=repeats,
+        repeats_depth=depth,
         same_bits=same_bits,
         curve=curve,
         why=tuple(line for line in why if line is not None),
@@ -361,12 +375,26 @@ def _diagnostics(call: _Call, curve_plan: bool) -> _Choice:
     )
     if not CHAIN_DIAGNOSTICS:
         why_apart = "turned off"
+    if not call.chained:
+        why_apart = "kept apart by the caller"
     if why_apart:
         return "apart", f"diagnostics: apart ({why_apart})"
     why_lists = per_list_checks(call.inputs, call.requests, call.options)
     if why_lists:
         return "chained_lists", f"diagnostics: chained_lists ({why_lists})"
     return "chained", "diagnostics: chained"
+
+
+def _repeats(call: _Call, lists: str | None) -> tuple[str | None, int | None, str | None]:
+    """Where the diagnostics count the repeated items, how deep, and why (the module's table)."""
+    if not call.diagnostics:
+        return None, None, None
+    depth = repeats_depth(call.requests, call.options)
+    if depth == 0:
+        return "none", 0, "repeats: none counted (the input's reader refused them)"
+    where = "ranked" if depth is not None and lists is None else "lists"
+    deep = "anywhere in a list" if depth is None else f"in the first {depth} positions"
+    return where, depth, f"repeats: {where} ({deep})"
 
 
 def per_list_checks(

@@ -64,7 +64,8 @@ def compose(
         portable=portable,
         cross_arms=cross_arms,
         curve_cutoffs=curve_cutoffs,
-        diagnostics=diagnostics and chained,
+        diagnostics=diagnostics,
+        chained=chained,
     )
     if curve_cutoffs is not None:
         _check_curve_rows(plan, requests, curve_cutoffs, per_user or diagnostics or bool(user_pass))
