@@ -221,7 +221,8 @@ def test_the_report_places_the_judged_documents_by_their_scores(
 ) -> None:
     """trec_eval's default measures read a position only at judged documents: the report's
     query ranks those alone (ranked_judged.sql), not every line with its docno (on the
-    5M-line report that sort was two fifths of the query). Query 1's ties at 1.0 go by docno
+    5M-line report that sort was two fifths of the query), and bpref's window sorts the
+    recommended judged pairs only. Query 1's ties at 1.0 go by docno
     as text, descending: x (2.0) at 1, then 9, 100, 10 at 2, 3, 4; 100 and 10 are relevant: AP
     (1/3 + 2/4) / 2 = 5/12, P_5 2/5, num_ret 4. Query 2 has no judged document in its list:
     num_ret 1 still."""
@@ -230,6 +231,8 @@ def test_the_report_places_the_judged_documents_by_their_scores(
     text, query = _report_query(tmp_path, monkeypatch, run, qrels).split("\n-- query --\n")
     assert "ranked AS (SELECT user_id, item_id, pos, list_length FROM (WITH judged_items" in query
     assert "ROW_NUMBER()" not in query
+    # bpref's judged pairs: the window over the recommended ones only (judged_pairs_ranked.sql)
+    assert ") AS recommended ON counts.user_id = recommended.user_id" in query
     values = {tuple(line.split()[:2]): line.split()[2] for line in text.splitlines()}
     assert values[("map", "1")] == "0.4167"
     assert values[("P_5", "1")] == "0.4000"

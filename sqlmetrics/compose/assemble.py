@@ -309,10 +309,6 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
         for source in ("scored", "rated", "judgements", "pool")
         if source in selects
     ]
-    if call.plan.ranked == "ranked_judged":
-        for name, source in scored_stages:
-            if name == "judgements":
-                duckdb_plan.lengths_from_ranked(cast(exp.Select, source))
     if call.plan.scored != "scored_positives":
         return scored_stages
     return [

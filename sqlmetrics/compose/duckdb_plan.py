@@ -324,14 +324,6 @@ def read_inputs_again(query: exp.Query, interactions: bool, recommendations: boo
             cte.set("materialized", False)
 
 
-def lengths_from_ranked(judgements: exp.Select) -> None:
-    """judged_pairs.sql's list_length read from ranked's own (ranked_judged.sql's rows are the
-    judged items only, so their last position is not the list's)."""
-    for projection in judgements.find_all(exp.Alias):
-        if projection.alias == "list_length" and isinstance(projection.this, exp.Max):
-            projection.set("this", exp.func("MAX", exp.column("list_length")))
-
-
 def place_hits(judged: exp.Select, placed: exp.Select) -> None:
     """judged_hits.sql's hits from placed_hits.sql: score_lists.sql's lists carry scores, not
     items, so each recommended relevant item is placed by its score."""

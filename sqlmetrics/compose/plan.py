@@ -40,9 +40,9 @@ per_user          ``curves`` (curves.py; a row per user and step from DuckDB's l
 scored            ``scored_positives`` on DuckDB when gauc and user_auc are all that read the
                   scores (duckdb_plan.sums_scored_only); else ``scored``; none when unread.
 judgements        ``judged_pairs`` (the judged pairs only, every dialect) when bpref, gm_bpref
-                  and num_nonrel_judged_ret are all that read judgements (JUDGED_PAIRS_METRICS);
-                  else ``judgements`` (every recommended item too: unj, rbp_resid); none when
-                  unread.
+                  and num_nonrel_judged_ret are all that read judgements (JUDGED_PAIRS_METRICS),
+                  ``judged_pairs_ranked`` under ranked ``ranked_judged``; else ``judgements``
+                  (every recommended item too: unj, rbp_resid); none when unread.
 diagnostics       with evaluate's diagnostics, ``chained`` (chain.py: the ranked rows carry the
                   counts diagnostics.sql takes from ranked to per_user, which keeps every
                   user, and one aggregate gives both rows: each list ranked once, where an
@@ -117,7 +117,7 @@ class Plan:
     judged: str | None  # "judged_hits" | "joined_hits" | "joined" | None
     per_user: str  # "columns" | "curves"
     scored: str | None  # "scored" | "scored_positives" | None
-    judgements: str | None  # "judgements" | "judged_pairs" | None
+    judgements: str | None  # "judgements" | "judged_pairs" | "judged_pairs_ranked" | None
     diagnostics: str | None  # "chained" | "chained_lists" | "apart" | None
     repeats: str | None  # "lists" | "ranked" | "none" | None
     repeats_depth: int | None  # how deep (repeats_depth); None: anywhere, or not counted
@@ -206,6 +206,8 @@ def choose_plan(
         )
     )
     ranked = "ranked_judged" if placed else ranked_stage_name(inputs, options, lists is not None)
+    if placed and judgements == "judged_pairs":  # its judged pairs are all ranked_judged holds
+        judgements, judgements_why = "judged_pairs_ranked", f"{judgements_why}, as ranked's"
     curve, per_user_why = _per_user(call, arms=groups == "arms", judged=judged)
     scored, scored_why = _scored(call)
     diagnosed, diagnostics_why = _diagnostics(call, curve_plan=curve is not None)
