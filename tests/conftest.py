@@ -48,6 +48,14 @@ def exported_dbt_package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # tests/test_dialects.py's every-option round trips, tests/engines/test_engines.py's round
 # trips of every metric).
 FULL_MATRIX = os.environ.get("SQLMETRICS_FULL_MATRIX", "").strip() == "1"
+
+# ranx (test_crosscheck, test_rank_biased, test_stats' randomization test) compiles its numba
+# functions at their first call in each process, and a new environment has no cache of them:
+# on the tests' few dozen users its Python source, run as it stands, gives the same numbers in
+# a fraction of that time. A developer's run reads ranx's definitions that way; CI runs the
+# compiled library (docs/benchmark.md, the suite's time). Set before anything imports numba.
+if not FULL_MATRIX:
+    os.environ.setdefault("NUMBA_DISABLE_JIT", "1")
 _left_to_ci: list[int] = []
 
 
