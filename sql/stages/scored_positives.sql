@@ -6,7 +6,7 @@
 -- of its negatives. The join grows as a list's rows times its positive scores, so a list with
 -- more than 32 positive scores (a crowded one) takes scored.sql's window over its own rows
 -- instead. scored.sql groups every row by (user, score) and sorts those groups for its
--- window: at 1e8 rows about 1000 s under an 8 GB limit, against 23 s here. Its other
+-- window, far slower at scale and under a memory limit (docs/benchmark.md). Its other
 -- columns are not given here.
 SELECT
   user_id,

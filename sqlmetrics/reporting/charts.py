@@ -38,8 +38,8 @@ STYLE: dict[str, Any] = {
 
 # Room (inches: left, bottom, right, top) for the furniture of a chart whose tick labels are
 # numbers (curves, ECDFs): a one-line title, axis labels, ticks up to 6 characters. Fixed
-# margins spare the constrained layout's cost (22 of 53 ms a chart, 8 charts a page); charts
-# labelled with names of any length (segments, models) keep the constrained layout.
+# margins spare the constrained layout's cost, most of a chart's drawing time (docs/benchmark.md,
+# "The report"); charts labelled with names of any length (segments, models) keep it.
 NUMBERS_MARGINS = (0.75, 0.5, 0.15, 0.3)
 
 
