@@ -42,7 +42,7 @@ NAMES = (
     "micro_mrr",
 )
 CURVES = [f"{name}@1:12" for name in NAMES]
-# ties="average" has a closed form for these only (compose._check_compatible)
+# ties="average" has a closed form for these only (compose/refusals.py)
 AVERAGED = [f"{name}@1:12" for name in ("hits", "precision", "recall", "f1", "dcg", "ndcg", "cg")]
 
 

@@ -15,7 +15,8 @@ from sqlmetrics.compose.assemble import assemble
 from sqlmetrics.compose.diagnostics import CHECKS, DIAGNOSTICS, refused_checks
 from sqlmetrics.compose.inputs import Inputs, Options
 from sqlmetrics.compose.per_user import deepest_cutoff
-from sqlmetrics.compose.plan import Plan, check_compatible, choose_plan
+from sqlmetrics.compose.plan import Plan, choose_plan
+from sqlmetrics.compose.refusals import check_compatible
 from sqlmetrics.compose.stages import group_key, nulls_last, with_ctes
 from sqlmetrics.compose.summary import UserPass
 from sqlmetrics.errors import SqlmetricsError

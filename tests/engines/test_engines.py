@@ -76,7 +76,7 @@ CURVE_LABELS = [
     f"{name}@1:8"
     for name in ("ndcg", "map", "mrr", "precision", "recall", "hit_rate", "f1", "dcg", "cg", "hits")
 ]
-# ties="average" has a closed form for these only (compose._check_compatible)
+# ties="average" has a closed form for these only (compose/refusals.py)
 CURVE_LABELS_AVERAGED = [
     f"{name}@1:8" for name in ("ndcg", "precision", "recall", "f1", "dcg", "cg", "hits")
 ]
