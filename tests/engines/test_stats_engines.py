@@ -106,8 +106,11 @@ def test_intervals_through_fakesnow_equal_duckdbs() -> None:
         assert_close(got, on_duckdb(case, item["call"]), key)
 
 
-# The dialects without an engine here: their statistics SQL read back and run on DuckDB.
+# The dialects without an engine here: their statistics SQL read back and run on DuckDB. A
+# developer's run reads back the three whose integer arithmetic and casts are rewritten the most
+# (T-SQL, BigQuery, Oracle); CI every one (full_matrix, tests/conftest.py).
 ROUND_TRIP = ("bigquery", "trino", "athena", "presto", "tsql", "oracle", "snowflake", "redshift")
+SAMPLED_ROUND_TRIPS = ("tsql", "bigquery", "oracle")
 
 
 def _to_sql(case: Case, call: str, dialect: str) -> str:
@@ -149,7 +152,15 @@ def _rows(engine: DuckDBEngine, sql: str) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.roundtrip
-@pytest.mark.parametrize("dialect", ROUND_TRIP)
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        pytest.param(
+            dialect, marks=() if dialect in SAMPLED_ROUND_TRIPS else pytest.mark.full_matrix
+        )
+        for dialect in ROUND_TRIP
+    ],
+)
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_the_statistics_sql_of_every_dialect_reads_back_to_duckdbs_numbers(
     dialect: str, case: Case
