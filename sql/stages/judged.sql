@@ -9,9 +9,10 @@
 -- repeated position's rows all included, carried by one relevant row of each position (0 on
 -- the others), so a sum over the relevant rows counts each position once (RecTools' MAP) and a
 -- MAX over them reads each position's precision once. Otherwise it is dropped.
--- For trec_eval's ndcg_rel, normalized_gain and rndcg, on the recommended rows: dcg_so_far and
--- gain_so_far (the list's DCG and gain at positions 1..pos), ideal_dcg_at_pos (the ideal DCG
--- of positions 1..min(pos, |R_u|)), ideal_excess_at_pos (the sum over those positions of
+-- For trec_eval's ndcg_rel, normalized_gain and rndcg, and q_measure, on the recommended rows:
+-- dcg_so_far and gain_so_far (the list's DCG and gain at positions 1..pos), ideal_dcg_at_pos
+-- (the ideal DCG of positions 1..min(pos, |R_u|)), ideal_gain_at_pos (the ideal gain of those
+-- positions, the sum of their relevance), ideal_excess_at_pos (the sum over those positions of
 -- max(relevance, 1) - 1) and level_weight_at_pos (joined.sql's level_weight_from, 0 beyond
 -- |R_u|).
 -- For err and nerr (the cascade of Chapelle et al.: the user stops at an item of relevance g
@@ -64,6 +65,13 @@ SELECT
         )
       )
   END AS ideal_dcg_at_pos,
+  CASE
+    WHEN pos IS NOT NULL
+      THEN COALESCE(
+        ideal_gain_through,
+        SUM(CASE WHEN ideal_pos IS NOT NULL THEN relevance ELSE 0 END) OVER (PARTITION BY user_id)
+      )
+  END AS ideal_gain_at_pos,
   CASE
     WHEN pos IS NOT NULL
       THEN COALESCE(

@@ -144,7 +144,12 @@ def order_ids_as_text(ranked: exp.Select) -> None:
         struct.set("expressions", fields)
 
 
-IDEAL_COLUMNS = ("ideal_dcg_through", "ideal_excess_through", "level_weight_from")
+IDEAL_COLUMNS = (
+    "ideal_dcg_through",
+    "ideal_gain_through",
+    "ideal_excess_through",
+    "level_weight_from",
+)
 
 
 def match_within(joined: exp.Select, cutoff: int) -> None:
@@ -158,9 +163,9 @@ def match_within(joined: exp.Select, cutoff: int) -> None:
 
 def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
     """ranked_ideal.sql, when joined (pruned) reads its columns of the ideal order (only
-    ndcg_rel, normalized_gain and rndcg do): pruned to what joined reads, and read by joined
-    in ranked's place (as ``ranked``, so joined.sql's names stand), with ranked's other
-    columns joined reads (the chained diagnostics' flags). Else nothing."""
+    ndcg_rel, normalized_gain, rndcg and q_measure do): pruned to what joined reads, and read
+    by joined in ranked's place (as ``ranked``, so joined.sql's names stand), with ranked's
+    other columns joined reads (the chained diagnostics' flags). Else nothing."""
     reads = {column.name for column in joined.find_all(exp.Column)}
     if not reads & set(IDEAL_COLUMNS):
         return []
