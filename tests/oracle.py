@@ -52,7 +52,7 @@ ALL_METRICS = TREC_METRICS | frozenset(
     | {"ndcg", "dcg_exp", "ndcg_exp", "ndcg_scored", "ndcg_exp_scored", "recall_scored"}
     | {"r_precision_scored", "ndcg_ideal_k", "precision_listed", "recall_capped"}
     | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
-    | {"ideal_dcg", "unj", "judged_share", "err", "nerr"}
+    | {"ideal_dcg", "unj", "judged_share", "err", "nerr", "q_measure"}
     | {"ndcg_gains", "dcg_gains", "ideal_dcg_gains"}
 )
 
@@ -247,6 +247,8 @@ def _num_den(metric: str, ul: UserList, k: int | None) -> tuple[float, float]:
         return _ideal_dcg(list(ul.ideal), k, _linear), 1.0
     if metric.partition("/")[0] in ("err", "nerr"):
         return _cascade(metric, ul, k), 1.0
+    if metric == "q_measure":
+        return _q_measure(ul, k), 1.0
     if metric == "micro_hit_ratio":
         return float(hits), float(n_rel)
     if metric == "micro_mrr":
@@ -352,6 +354,23 @@ def _cascade(metric: str, ul: UserList, k: int | None) -> float:
         return value
     ideal = _err(list(ul.ideal)[:k], gmax)
     return value / ideal if ideal > 0 else 0.0
+
+
+def _q_measure(ul: UserList, k: int | None) -> float:
+    """Sakai's Q (beta 1) walked down the list: at each relevant item, the relevant items so
+    far plus their gain, over the position plus the ideal list's gain there; the sum over
+    min(|R_u|, k) (every relevant item without a cutoff)."""
+    listed = sorted((pos, rel) for pos, rel in zip(ul.positions, ul.rels, strict=True))
+    found, gain, total = 0, 0.0, 0.0
+    for position, rel in listed:
+        if k is not None and position > k:
+            break
+        gain += rel
+        if rel > 0:
+            found += 1
+            total += (found + gain) / (position + sum(ul.ideal[:position]))
+    counted = len(ul.ideal) if k is None else min(len(ul.ideal), k)
+    return total / counted if counted else 0.0
 
 
 def _interpolated(rels: Sequence[float], n_rel: int, level: float, nine: bool = False) -> float:

@@ -80,6 +80,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
         "ndcg_exp",
         "ndcg_scored",
         "ndcg_exp_scored",
+        "q_measure",
     ),
 }
 ALL = tuple(metric for family in FAMILIES.values() for metric in family)
@@ -99,6 +100,7 @@ NORMALISED = (
     "ndcg_exp_scored",
     "micro_hit_ratio",
     "micro_mrr",
+    "q_measure",
 )
 # Equal to 1 at every cutoff for a perfect ranking holding every relevant item.
 PERFECT_AT_EVERY_CUTOFF = (
@@ -110,6 +112,7 @@ PERFECT_AT_EVERY_CUTOFF = (
     "map_hits",
     "mrr",
     "hit_rate",
+    "q_measure",
 )
 # Equal to 1 without a cutoff (the whole list) for such a ranking.
 PERFECT_WITHOUT_CUTOFF = ("r_precision", "map", "recall")
@@ -353,8 +356,9 @@ def test_normalised_metrics_lie_in_unit_interval(
 @INVARIANT_SETTINGS
 @given(data=perfect_rankings(), ties=st.sampled_from(TIE_POLICIES), ks=cutoffs())
 def test_perfect_ranking_scores_one(data: tuple[Rows, Rows], ties: str, ks: list[int]) -> None:
-    """ndcg (every variant), map_min, map_hits, mrr and hit_rate are 1 at every cutoff, and
-    r_precision, map and recall without one, when every relevant item leads the list."""
+    """ndcg (every variant), map_min, map_hits, mrr, hit_rate and q_measure are 1 at every
+    cutoff, and r_precision, map and recall without one, when every relevant item leads the
+    list."""
     recs, inter = data
     specs = metric_specs(PERFECT_AT_EVERY_CUTOFF, ties, ks)
     specs += metric_specs(PERFECT_WITHOUT_CUTOFF, ties, [])
