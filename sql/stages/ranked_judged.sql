@@ -4,7 +4,7 @@
 -- relevant rows, judged_pairs_ranked.sql's pairs): ranked.sql's rows of the judged items
 -- only, with ranked.sql's positions, and one row per list (item_id NULL, pos 1: the first
 -- position, which joined_hits keeps) carrying its list_length, as every row does. Sorting
--- every row by score and item id costs twice what sorting each list's scores alone does, and
+-- every row by score and item id costs far more than sorting each list's scores alone, and
 -- most rows are never judged. A row's position in ranked.sql's order is 1 + the rows above
 -- it: the scores greater than its own, which is where its score first appears in the list's
 -- scores sorted descending, plus the rows of an equal score and a greater item id, counted
