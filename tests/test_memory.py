@@ -87,7 +87,6 @@ def test_the_curve_plan_in_passes_gives_the_one_query_numbers(
     """Many cutoffs (the curve plan, sqlmetrics/compose/curves.py) under a memory limit: each pass's
     curve plan gives partial sums (a mean, a micro ratio's parts), and their total is the one
     query's, which is the window plan's."""
-    from sqlmetrics.compose import curves
     from sqlmetrics.engines import duckdb_passes
 
     recs, truth = many_users
@@ -110,7 +109,29 @@ def test_the_curve_plan_in_passes_gives_the_one_query_numbers(
     pd.testing.assert_frame_equal(
         sqlmetrics.read_diagnostics(limited), sqlmetrics.read_diagnostics(free)
     )
-    # A population per metric (MS Recommenders' profile): each mean counts its own users.
+
+
+# CI's (full_matrix, tests/conftest.py): the curve plan in passes is the test above's, here under
+# a population per metric; the window plan in passes is test_passes_under_a_memory_limit's.
+@pytest.mark.full_matrix
+def test_the_curve_plan_in_passes_with_a_population_per_metric(
+    many_users: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MS Recommenders' profile: each mean counts its own users, in every pass, by the curve
+    plan and by the window plan."""
+    from sqlmetrics.compose import curves
+    from sqlmetrics.engines import duckdb_passes
+
+    recs, truth = many_users
+    ran: list[str] = []
+    single_pass = duckdb_passes.split_diagnostics
+
+    def recorded(connection: Any, query: str, *args: Any) -> Any:
+        ran.append(query)
+        return single_pass(connection, query, *args)
+
+    monkeypatch.setattr(duckdb_passes, "split_diagnostics", recorded)
+    tight = duckdb.connect(config={"memory_limit": "64MB", "threads": 2})
     profiled = [f"{name}@1:16" for name in ("ndcg", "precision", "map")]
     free = sqlmetrics.evaluate(recs, truth, profiled, profile="recommenders")
     limited = sqlmetrics.evaluate(recs, truth, profiled, profile="recommenders", connection=tight)
