@@ -11,7 +11,7 @@ import pytest
 from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import parse_requests
-from sqlmetrics.compose.inputs import Group, Inputs, Options
+from sqlmetrics.compose.inputs import READ_CHECKED, Group, Inputs, Options
 from sqlmetrics.compose.plan import choose_plan
 from sqlmetrics.compose.query import compose
 
@@ -139,3 +139,27 @@ def test_compose_assembles_the_chosen_plan(
     ctes = {cte.alias for cte in query.find_all(exp.CTE)}
     assert present <= ctes
     assert not absent & ctes
+
+
+@pytest.mark.parametrize(
+    ("metrics", "dialect", "checks", "repeats", "depth"),
+    [
+        ("ndcg@10,recall@5", "spark", "read", "ranked", 10),  # among ranked's first 10 rows
+        ("ndcg@10", "duckdb", "read", "lists", 10),  # the top-k lists' items
+        ("ndcg@10", "spark", "full", "lists", None),  # the audit: list_counts.sql, anywhere
+        ("ndcg", "spark", "read", "lists", None),  # no cutoff: the whole list
+        ("ndcg@10", "spark", "reader", "none", 0),  # the input's reader refused them
+    ],
+)
+def test_where_the_diagnostics_count_repeats_is_a_plan_choice(
+    metrics: str, dialect: str, checks: str, repeats: str, depth: int | None
+) -> None:
+    requests = parse_requests(metrics.split(","))
+    options = Options(checks=READ_CHECKED if checks == "reader" else checks)
+    plan = choose_plan(requests, inputs(), options, dialect, diagnostics=True)
+    assert (plan.repeats, plan.repeats_depth) == (repeats, depth)
+    assert f"repeats: {repeats}" in plan.describe()
+    kept_apart = choose_plan(requests, inputs(), options, dialect, diagnostics=True, chained=False)
+    assert (kept_apart.diagnostics, kept_apart.repeats) == ("apart", repeats)
+    without = choose_plan(requests, inputs(), options, dialect)
+    assert (without.repeats, without.repeats_depth, without.diagnostics) == (None, None, None)
