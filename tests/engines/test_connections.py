@@ -46,10 +46,9 @@ class Way:
 
 # What binding, fetching and shaping through a connection meet, one case each: group columns
 # (NULL ones, arms), items and history, string ids, a rank column, NULL scores, no relevance
-# column, repeated recommendations kept first, literal ranks, a population and threshold, the
-# scored, rated and judgements stages, the curve plan, a profile. Every case's SQL runs on
-# SQLite in every run anyway (tests/engines/test_engines.py: golden values, per-user rows,
-# checks); the connection path is the same code for each.
+# column, the scored, rated and judgements stages, a profile. Every case's SQL runs on SQLite
+# in every run anyway (tests/engines/test_engines.py: golden values, per-user rows, checks);
+# the connection path is the same code for each. CI runs every case (full_matrix).
 SQLITE_SAMPLE = frozenset(
     {
         "beyond_lists_by_model",
@@ -60,14 +59,9 @@ SQLITE_SAMPLE = frozenset(
         "extra_rank_column",
         "extra_null_scores_first",
         "no_relevance_column",
-        "duplicate_recommendations_first",
-        "ranks_literal",
-        "extra_threshold_common",
-        "recall_scored",
         "auc_group_by_model",
         "rating_metrics",
         "trec_bpref",
-        "curve_k_1_to_16",
         "extra_profile_recommenders",
     }
 )
