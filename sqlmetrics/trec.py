@@ -114,8 +114,16 @@ class _Setting:
         return "all_judged" if self.complete else "judged"
 
     def per_query(self, labels: list[str], threshold: float) -> dict[str, dict[str, float]]:
+        # ideal_dcg of custom gains (the Rndcg recipe's test for no positive gain) is 10's
+        # measure, the same number in 9.0.8's arithmetic
+        version = 10 if any(label.startswith("ideal_dcg(gains=") for label in labels) else None
         return _per_query(
-            self.run, self.qrels, labels, threshold, self.population, VERSIONS[self.version]
+            self.run,
+            self.qrels,
+            labels,
+            threshold,
+            self.population,
+            VERSIONS[version or self.version],
         )
 
 
@@ -395,6 +403,8 @@ def _lines_text(rows: Iterable[tuple[Any, ...]]) -> str:
     lines = []
     for measure, qid, value in rows:
         shown = f"{value:6.4f}" if isinstance(value, float) else str(value)
+        if isinstance(value, float) and math.isnan(value):
+            shown = "  -nan"  # glibc's %6.4f of 0.0 / 0, whose sign bit x86 sets
         lines.append(f"{measure:<22}\t{qid}\t{shown}\n")
     return "".join(lines)
 
@@ -460,15 +470,26 @@ TREC_TABLE: tuple[tuple[str, str, str | None, str], ...] = (
     ("success", "success_10", "hit_rate", "@k"),
     ("map_cut", "map_cut_10", "map", "@k"),
     ("ndcg_cut", "ndcg_cut_10", "ndcg", "@k"),
-    ("ndcg_rel", "ndcg_rel", "ndcg_rel", "whole list; gain = rel, as ndcg (custom gains refused)"),
+    (
+        "ndcg_rel",
+        "ndcg_rel",
+        "ndcg_rel",
+        "whole list; gain = rel, as ndcg; `ndcg_rel.1=3,2=9` (custom gains): `ndcg_rel_gains`",
+    ),
     (
         "Rndcg",
         "Rndcg",
         "rndcg",
-        "whole list; gain = rel, 0 without a rel >= -l (custom gains refused)",
+        "whole list; gain = rel, 0 without a rel >= -l; `Rndcg.1=3,2=9` (custom gains): "
+        "`rndcg_gains` (-nan for a query with no positive gain, as trec_eval)",
     ),
     ("binG", "binG", "bin_g", "whole list; relevant means rel >= -l"),
-    ("G", "G", "normalized_gain", "whole list; gain = rel, as ndcg (custom gains refused)"),
+    (
+        "G",
+        "G",
+        "normalized_gain",
+        "whole list; gain = rel, as ndcg; `G.1=3,2=9` (custom gains): `normalized_gain_gains`",
+    ),
     ("set_P", "set_P", "precision", "whole list"),
     ("set_recall", "set_recall", "recall", "whole list"),
     ("set_relative_P", "set_relative_P", "recall_capped", "whole list"),

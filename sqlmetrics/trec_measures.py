@@ -5,6 +5,7 @@ sqlmetrics requests that compute them."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,16 @@ RECALL_LEVELS = tuple(i / 10 for i in range(11))
 R_MULTIPLES = tuple(i / 10 for i in range(2, 21, 2))
 MIN_GEO_MEAN = 0.00001  # trec_eval.h: gm_map's and gm_bpref's floor (sql/gm_map.sql)
 # the measures whose -m takes rel=gain pairs that sqlmetrics computes (m_ndcg.c: ndcg.1=3,2=9)
-GAIN_MEASURES = ("ndcg", "dcg", "ideal_dcg")
+# (m_ndcg.c, m_ndcg_rel.c, m_Rndcg.c, m_G.c: ndcg.1=3,2=9), each with the sqlmetrics metric
+# that takes the gains
+GAIN_MEASURES = {
+    "ndcg": "ndcg",
+    "dcg": "dcg",
+    "ideal_dcg": "ideal_dcg",
+    "ndcg_rel": "ndcg_rel",
+    "Rndcg": "rndcg",
+    "G": "normalized_gain",
+}
 
 
 @dataclass(frozen=True)
@@ -181,11 +191,6 @@ def _parameterized(text: str, measure: Measure, parameter: str) -> list[tuple[st
     if "=" in parameter and measure.name in GAIN_MEASURES:
         parse_gains(text, parameter, separator="=")  # refused here when not rel=gain pairs
         return [(measure.name, f"{measure.name}_{parameter}")]
-    if "=" in parameter and measure.name in ("ndcg_rel", "Rndcg", "G"):
-        raise SqlmetricsError(
-            f"{text!r}: gains of the rel levels (rel=gain) are offered for ndcg, dcg and "
-            f"ideal_dcg (ndcg.1=3,2=9), not for {measure.name}: its gain is the rel level"
-        )
     from sqlmetrics.catalog.metrics import parse_request
 
     parse_request(text)  # the reason it is unknown or malformed, as everywhere
@@ -218,9 +223,18 @@ def recipe(name: str, label: str, num_docs: int = 0) -> Recipe | None:
     if name in ("rbp", "rbp_resid") and label != name:
         return (f"{name}@{label.split('=', 1)[1]}",), lambda values: values[0]
     if name in GAIN_MEASURES and label != name:
-        gains = parse_gains(label, label.removeprefix(f"{name}_"), separator="=")
-        return (f"{name}(gains={written(gains)})",), lambda values: values[0]
+        gains = f"(gains={written(parse_gains(label, label.removeprefix(f'{name}_'), '='))})"
+        if name == "Rndcg":
+            return (f"rndcg{gains}", f"ideal_dcg{gains}", "num_rel"), _rndcg
+        return (f"{GAIN_MEASURES[name]}{gains}",), lambda values: values[0]
     return None
+
+
+def _rndcg(values: Sequence[float]) -> float:
+    """Rndcg of custom gains: m_Rndcg.c divides 0 points by 0 (nan, printed -nan) for a query
+    with something relevant but no positive gain (an ideal DCG of 0)."""
+    value, ideal, relevant = values
+    return math.nan if relevant > 0 and ideal == 0 else value
 
 
 def expand_measures(names: Sequence[str] | None, version: int = 10) -> list[tuple[str, str]]:

@@ -54,6 +54,7 @@ ALL_METRICS = TREC_METRICS | frozenset(
     | {"ndcg_clipped", "map_min", "map_hits", "map_listed", "micro_hit_ratio", "micro_mrr"}
     | {"ideal_dcg", "unj", "judged_share", "err", "nerr", "q_measure"}
     | {"ndcg_gains", "dcg_gains", "ideal_dcg_gains"}
+    | {"ndcg_rel_gains", "normalized_gain_gains", "rndcg_gains"}
 )
 
 
@@ -547,12 +548,22 @@ def _judgement_value(
         return (p ** len(order) + (1 - p) * sum(p ** (i - 1) for i in missing)) if missing else (
             0.0
         ), 1.0
-    if metric.partition("/")[0] in ("ndcg_gains", "dcg_gains", "ideal_dcg_gains"):
+    if metric.partition("/")[0] in GAIN_METRICS:
         return _custom_gains(metric, order, judged, threshold, k), 1.0
     if metric == "num_nonrel_judged_ret":  # the listed items judged at or below the threshold
         return float(sum(1 for item in order if item in judged and judged[item] <= threshold)), 1.0
     value = _bpref(order, judged, threshold)
     return (max(value, 1e-5) if metric == "gm_bpref" else value), 1.0
+
+
+GAIN_METRICS = (
+    "ndcg_gains",
+    "dcg_gains",
+    "ideal_dcg_gains",
+    "ndcg_rel_gains",
+    "normalized_gain_gains",
+    "rndcg_gains",
+)
 
 
 def _custom_gains(
@@ -575,8 +586,17 @@ def _custom_gains(
         return gains.get(rel, rel if rel > threshold else 0.0)
 
     cut = None if k is None else int(k)
-    dcg = sum(gain(judged.get(item)) / math.log2(i + 2) for i, item in enumerate(order[:cut]))
     best = sorted((gain(rel) for rel in judged.values()), reverse=True)
+    if name in ("ndcg_rel_gains", "normalized_gain_gains", "rndcg_gains"):
+        # m_ndcg_rel.c, m_G.c, m_Rndcg.c with the gains: relevant is a positive gain, the
+        # ideal the positive gains; ndcg_rel's sum of 0 or less and Rndcg without a relevant
+        # rel stay 0
+        if name == "rndcg_gains" and not any(rel > threshold for rel in judged.values()):
+            return 0.0
+        rels = [gain(judged.get(item)) for item in order]
+        value = _against_the_ideal(name[: -len("_gains")], rels, [g for g in best if g > 0])
+        return max(value, 0.0) if name == "ndcg_rel_gains" else value
+    dcg = sum(gain(judged.get(item)) / math.log2(i + 2) for i, item in enumerate(order[:cut]))
     ideal = sum(g / math.log2(i + 2) for i, g in enumerate(best[:cut]) if g > 0)
     if name == "dcg_gains":
         return dcg

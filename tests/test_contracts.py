@@ -20,6 +20,11 @@ SOURCE_COLUMNS = {
     source: {column.alias_or_name for column in stage(source).expressions} - STAND_INS
     for source in ("judged", "scored", "rated", "judgements", "pool")
 }
+# judgements_ideal.sql's own columns (the ideal order by gain read at a listed position): the
+# composer reads it in judgements' place for the metrics that read them
+SOURCE_COLUMNS["judgements"] |= {
+    column.alias_or_name for column in stage("judgements_ideal").expressions
+} - {"user_id", "pos"}
 # Per-user queries over a stage; the metrics over the lists are checked apart below.
 METRICS = sorted(name for name, metric in metrics().items() if metric.reads in SOURCE_COLUMNS)
 LIST_METRICS = sorted(name for name, metric in metrics().items() if metric.reads == "lists")
@@ -84,6 +89,11 @@ def test_judgements_offers_the_documented_columns() -> None:
         "list_length",
         "gain",
         "ideal_gain_pos",
+        "gains_dcg_so_far",
+        "gains_gain_so_far",
+        "gains_ideal_dcg_at_pos",
+        "gains_ideal_excess_at_pos",
+        "gains_level_weight_at_pos",
     } == SOURCE_COLUMNS["judgements"]
 
 
@@ -159,9 +169,11 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     )
     connection.execute(
         "CREATE TABLE judgements (user_id INT, pos INT, hit INT, nonrelevant_so_far INT,"
-        " n_relevant INT, n_nonrelevant INT, list_length INT, gain DOUBLE, ideal_gain_pos INT)"
+        " n_relevant INT, n_nonrelevant INT, list_length INT, gain DOUBLE, ideal_gain_pos INT,"
+        " gains_dcg_so_far DOUBLE, gains_gain_so_far DOUBLE, gains_ideal_dcg_at_pos DOUBLE,"
+        " gains_ideal_excess_at_pos DOUBLE, gains_level_weight_at_pos DOUBLE)"
     )
-    connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3, 2, 1)")
+    connection.execute("INSERT INTO judgements VALUES (1, 2, 1, 1, 1, 1, 3, 2, 1, 1, 2, 2, 1, 1)")
     connection.execute(
         "CREATE TABLE pool (user_id INT, pos INT, hit INT, relevant_so_far INT,"
         " nonrelevant_so_far INT, unjudged_so_far INT, n_relevant INT, n_nonrelevant INT,"

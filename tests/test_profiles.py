@@ -279,6 +279,9 @@ TREC_MEASURES = {
     "rndcg": "Rndcg",
     "ndcg_gains": "ndcg",  # without gains
     "ndcg_gains@k": "ndcg_cut",
+    "ndcg_rel_gains": "ndcg_rel",  # without gains
+    "rndcg_gains": "Rndcg",
+    "normalized_gain_gains": "G",
 }
 # pytrec_eval's key where it is not the measure's name: the level of iprec_at_recall and
 # rprec_mult without @x (0 and 1, the profile's defaults).

@@ -37,6 +37,11 @@ MEAS_PARAMS = [
     "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "success.2,5,20",
 ]  # fmt: skip
 REFUSED = ("relstring ", "relstring_")
+# custom gains of ndcg_rel, Rndcg and G: a level-0 gain, negative gains, an unlisted level
+# (trec_eval 10.0's outputs, README.md)
+GAINS_QC = [f"{m}.0=1,1=3,3=-2,4=0,2=5" for m in ("ndcg_rel", "Rndcg", "G")]
+GAINS_QL = [f"{m}.4=-1,3=7.5" for m in ("ndcg_rel", "Rndcg", "G")]
+GAINS_NAN = [f"{m}.0=1,1=3,2=-1,3=0" for m in ("ndcg_rel", "Rndcg", "G")]
 
 # (output, run, qrels, measures, trec_eval()'s options), as trec_eval's Makefile runs them
 CASES: list[tuple[str, str, str, list[str] | None, dict[str, Any]]] = [
@@ -60,6 +65,16 @@ CASES: list[tuple[str, str, str, list[str] | None, dict[str, Any]]] = [
     ),
     ("out.test.aql", "results.test", "qrels.rel_level", ALL_TREC, {"per_query": True, "level": 2}),
     ("out.test.meas_params", "results.test", "qrels.test", MEAS_PARAMS, {"per_query": True}),
+    (
+        "gains.out.qc",
+        "results.trunc",
+        "qrels.test",
+        GAINS_QC,
+        {"per_query": True, "complete": True},
+    ),
+    ("gains.out.ql", "results.test", "qrels.rel_level", GAINS_QL, {"per_query": True, "level": 2}),
+    ("gains.out.nan", "results.gains", "qrels.gains", GAINS_NAN, {"per_query": True}),
+    ("9.gains.out.nan", "results.gains", "qrels.gains", GAINS_NAN, {"per_query": True}),
     ("9.out.test.aq", "results.test", "qrels.test", ALL_TREC_9, {"per_query": True}),
     (
         "9.out.test.aqc",

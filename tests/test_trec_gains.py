@@ -136,3 +136,39 @@ def test_a_gain_for_level_0_counts_in_a_query_without_a_relevant_document(
         tmp_path / "run", tmp_path / "qrels", ["ndcg.0=1"], per_query=True, complete=True
     )
     assert [f"{value:6.4f}" for value in report["value"]] == ["1.0000", "0.6934", "0.8467"]
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ideal_walking_gains_match_pytrec_eval_on_rewritten_qrels(
+    tmp_path: Path, seed: int
+) -> None:
+    """ndcg_rel, Rndcg and G with rel=gain pairs walk the list beside the ideal ordered by
+    gain: pytrec_eval (9.0.8's code) on qrels rewritten through the gains computes the same
+    where the gains are whole numbers, level 0 keeps 0 and every other level gains at least 1
+    (so rel >= 1 still means a positive gain, which Rndcg's num_rel reads)."""
+    import pytrec_eval
+
+    run, qrels = random_data(seed)
+    rng = random.Random(seed)
+    gains = {level: rng.randint(1, 9) for level in rng.sample(range(1, 4), 2)}
+    run_path, qrels_path = write_trec(tmp_path, run, qrels)
+    pairs = ",".join(f"{level}={gain}" for level, gain in gains.items())
+    names = {"ndcg_rel": "ndcg_rel", "Rndcg": "Rndcg", "G": "G"}
+    asked = [f"{name}.{pairs}" for name in names]
+    report = trec_eval(run_path, qrels_path, asked, per_query=True, version=9)
+    evaluator = pytrec_eval.RelevanceEvaluator(_rewritten(qrels, gains), set(names))
+    want = evaluator.evaluate(run)
+    judged = {qid for qid in run if qid in qrels}
+    got: dict[tuple[str, str], float] = {
+        (label.split("_", 1)[0] if not label.startswith("ndcg_rel") else "ndcg_rel", qid): value
+        for label, qid, value in report.itertuples(index=False)
+        if qid != "all"
+    }
+    assert {qid for _, qid in got} == judged
+    differing = [
+        (name, qid, got[name, qid], want[qid][name])
+        for name in names
+        for qid in judged
+        if abs(got[name, qid] - want[qid][name]) > 1e-9
+    ]
+    assert not differing, differing[:5]

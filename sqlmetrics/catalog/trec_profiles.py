@@ -61,6 +61,9 @@ TREC_EVAL = Profile(
         "ndcg_gains@k": "ndcg_gains",
         "dcg_gains": "dcg_gains",  # dcg.1=3,2=9
         "ideal_dcg_gains": "ideal_dcg_gains",  # ideal_dcg.1=3,2=9
+        "ndcg_rel_gains": "ndcg_rel_gains",  # ndcg_rel.1=3,2=9
+        "rndcg_gains": "rndcg_gains",  # Rndcg.1=3,2=9
+        "normalized_gain_gains": "normalized_gain_gains",  # G.1=3,2=9
     },
     ties="id_text",
     checks="full",  # trec_eval refuses a repeated docno anywhere in a topic's list
@@ -106,15 +109,20 @@ TREC_EVAL = Profile(
         "asked, the one measure that tells it from a document never judged; otherwise "
         "it is left out.",
         "Custom gains of the rel levels (trec_eval's -m ndcg.1=3,2=9,4=4.5, dcg.1=3, "
-        "ideal_dcg.1=3; ir_measures' nDCG(gains={1:3,2:9})@10) are ndcg_gains, dcg_gains "
-        "and ideal_dcg_gains: a level listed takes its gain (0 or negative too; level 0 "
-        "may be given one), a level not listed keeps its rel, a document outside the qrels "
-        "gains 0; the ideal list sorts the judged documents by gain and stops at the "
-        "first gain of 0 or less. trec_eval sorts the levels with a comparator that "
-        "truncates the difference of two gains to an integer, so two levels whose gains "
-        "differ by less than 1 can be ordered either way in its ideal list (which way "
-        "depends on its C library's qsort): sqlmetrics sorts by the gain. trec_eval also "
-        "takes gains for ndcg_rel, Rndcg and G; those are refused with the reason.",
+        "ideal_dcg.1=3, ndcg_rel.1=3, Rndcg.1=3, G.1=3; ir_measures' "
+        "nDCG(gains={1:3,2:9})@10) are ndcg_gains, dcg_gains, ideal_dcg_gains, "
+        "ndcg_rel_gains, rndcg_gains and normalized_gain_gains: a level listed takes its "
+        "gain (0 or negative too; level 0 may be given one), a level not listed keeps its "
+        "rel, a document outside the qrels gains 0; the ideal list sorts the judged "
+        "documents by gain and stops at the first gain of 0 or less. trec_eval sorts the "
+        "levels with a comparator that truncates the difference of two gains to an "
+        "integer, so two levels whose gains differ by less than 1 can be ordered either "
+        "way in its ideal list (which way depends on its C library's qsort): sqlmetrics "
+        "sorts by the gain. Under custom gains ndcg_rel and G count as relevant the "
+        "documents of positive gain, and Rndcg takes a point where the ideal's gain "
+        "changes; for a query with a rel >= -l but no positive gain trec_eval's Rndcg "
+        "divides 0 by 0 and prints -nan (its 'all' line too), which the report prints; "
+        "rndcg_gains itself is 0 there, as sqlmetrics' 0 / 0 cases are.",
         "recip_rank has no cutoff in trec_eval: mrr@k is not a trec_eval measure.",
         "trec_eval's names are accepted as written (P_5, P.5, ndcg_cut_10, recip_rank, "
         "Rprec, success_10, set_P, set_recall, set_F, relative_P_5, set_relative_P, "

@@ -70,6 +70,9 @@ GENERIC = (
     "ndcg_gains",
     "dcg_gains",
     "ideal_dcg_gains",
+    "ndcg_rel_gains",
+    "rndcg_gains",
+    "normalized_gain_gains",
 )
 
 

@@ -64,6 +64,7 @@ from sqlmetrics.compose.ranking import (
     cutoff_literal,
     hit_rows_stages,
     hits_so_far,
+    judgements_ideal,
     match_within,
     ranked_ideal,
     ranked_stage,
@@ -291,13 +292,16 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
     pruned to what they read; scored_positives.sql where the plan says."""
     # The diagnostics count the lists gauc skips from scored's positives and negatives.
     counted = {"positives", "negatives"} if call.diagnostics else set()
+    ideal, ideal_reads = (
+        judgements_ideal(selects["judgements"]) if "judgements" in selects else ([], set())
+    )
     scored_stages: list[tuple[str, exp.Expr]] = [
         (
             source,
             bound_source(
                 source,
                 selects[source],
-                counted,
+                counted | ideal_reads if source == "judgements" else counted,
                 call.options,
                 call.population,
                 call.plan.judgements if source == "judgements" else None,
@@ -309,6 +313,7 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
         for source in ("scored", "rated", "judgements", "pool")
         if source in selects
     ]
+    scored_stages += ideal
     if call.plan.scored != "scored_positives":
         return scored_stages
     return [

@@ -183,6 +183,35 @@ def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
     return [("ranked_ideal", ranked_ideal)]
 
 
+# judgements_ideal.sql's own columns: the ideal order by gain read at a listed position
+IDEAL_GAIN_COLUMNS = (
+    "gains_dcg_so_far",
+    "gains_gain_so_far",
+    "gains_ideal_dcg_at_pos",
+    "gains_ideal_excess_at_pos",
+    "gains_level_weight_at_pos",
+)
+
+
+def judgements_ideal(per_user: exp.Select) -> tuple[list[tuple[str, exp.Expr]], set[str]]:
+    """judgements_ideal.sql, when the per-user select over judgements reads its columns (only
+    ndcg_rel_gains, normalized_gain_gains and rndcg_gains do): pruned to what that select
+    reads, with judgements' other columns it reads, and read by it in judgements' place; and
+    the columns of judgements the stage reads. Else nothing."""
+    reads = {column.name for column in per_user.find_all(exp.Column)}
+    if not reads & set(IDEAL_GAIN_COLUMNS):
+        return [], set()
+    ideal = stage("judgements_ideal")
+    prune(ideal, reads)
+    own = set(ideal.named_selects)
+    for name in sorted(reads - own):
+        ideal.select(exp.column(name, "judgements"), copy=False)
+    for table in per_user.find_all(exp.Table):
+        if table.name == "judgements":
+            table.set("this", exp.to_identifier("judgements_ideal"))
+    return [("judgements_ideal", ideal)], {column.name for column in ideal.find_all(exp.Column)}
+
+
 def _prune_derived(select: exp.Select) -> None:
     """The derived tables ``select`` reads, each pruned to the columns the rest of ``select``
     reads, down the nesting: a window of the ideal order no metric asked for is not computed."""
