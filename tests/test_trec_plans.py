@@ -266,3 +266,77 @@ def test_placed_positions_equal_the_window_s(
     window = _report_query(tmp_path, monkeypatch, run, qrels).split("\n-- query --\n")
     assert "judged_items" in placed[1] and "judged_items" not in window[1]
     assert placed[0] == window[0]
+
+
+def _report_and_query(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **report: object
+) -> tuple[str, str]:
+    """trec_report's per-query text and its query, on the files already in tmp_path."""
+    from sqlmetrics.trec import trec_report
+
+    queries: list[str] = []
+    composed = duckdb_passes._query_sql
+
+    def recorded(*args: object) -> str:
+        queries.append(composed(*args))  # type: ignore[arg-type]
+        return queries[-1]
+
+    monkeypatch.setattr(duckdb_passes, "_query_sql", recorded)
+    text = trec_report(tmp_path / "run", tmp_path / "qrels", per_query=True, **report).text()  # type: ignore[arg-type]
+    return text, queries[-1]
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        {},
+        {"complete": True},
+        {"level": 2},
+        {"measures": ["P.5,10", "recall.5", "Rprec", "num_rel", "recip_rank", "iprec_at_recall"]},
+    ],
+    ids=["default", "complete", "level2", "cutoffs"],
+)
+def test_the_hits_are_numbered_among_the_recommended_relevant_documents_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, report: dict[str, object]
+) -> None:
+    """Under ranked_judged.sql, judged's rows are the recommended relevant documents, each
+    list's row and a count per query (judged_ranked_hits.sql): no FULL OUTER JOIN with every
+    relevant document to number the hits. Every per-query line equals the window plan's: a
+    query whose list holds nothing relevant, one judged but absent from the run (-c counts
+    its num_rel), one judged non-relevant only, ties, and relevance levels 1 and 2."""
+    import random
+
+    from sqlmetrics.compose import duckdb_plan
+
+    rng = random.Random(11)
+    run_lines, qrels_lines = [], []
+    for qid in range(1, 9):
+        docs = rng.sample(range(1, 300), 50)
+        if qid != 7:  # judged, never retrieved
+            for rank, doc in enumerate(docs, 1):
+                score = rng.choice(["0", "0.5", "1", str(rng.randint(0, 20) / 10)])
+                run_lines.append(f"{qid} Q0 {doc} {rank} {score} t")
+        judged = rng.sample(range(1, 300), 90) if qid != 5 else [1000, 1001]
+        levels = [0] if qid == 6 else [0, 0, 1, 2]
+        qrels_lines += [f"{qid} 0 {doc} {rng.choice(levels)}" for doc in judged]
+    (tmp_path / "run").write_text("\n".join(run_lines) + "\n")
+    (tmp_path / "qrels").write_text("\n".join(qrels_lines) + "\n")
+    placed, placed_query = _report_and_query(tmp_path, monkeypatch, **report)
+    monkeypatch.setattr(duckdb_plan, "PLACED_RANKING", False)
+    window, window_query = _report_and_query(tmp_path, monkeypatch, **report)
+    assert "relevant_counts" in placed_query and "FULL OUTER JOIN" not in placed_query
+    assert "FULL OUTER JOIN" in window_query
+    assert placed == window
+
+
+def test_ndcg_keeps_the_relevant_documents_never_recommended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ndcg reads the ideal positions of every relevant document, recommended or not: its
+    judged keeps joined.sql's rows. Query 1's ideal list is b (2), then a and c (1): IDCG = 2 +
+    1/log2(3) + 1/2 = 3.1309; the run lists a then x, DCG = 1, ndcg 1 / 3.1309 = 0.3194."""
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 t\n1 Q0 x 2 1.0 t\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 2\n1 0 c 1\n")
+    text, query = _report_and_query(tmp_path, monkeypatch, measures=["ndcg", "map"])
+    assert "relevant_counts" not in query and "joined AS" in query
+    assert "ndcg                  \t1\t0.3194" in text

@@ -375,6 +375,9 @@ def _prune_judged(
         duckdb_plan.keep_hit_rows(ranking.joined)
     chain.carry_flags(ranking.joined, ranking.judged, call.flags)
     needed = prune(ranking.judged, read) | {"user_id"}
+    if duckdb_plan.judges_ranked_hits(call.plan.ranked, ranking.judged):
+        ranking.judged = duckdb_plan.ranked_hits(ranking.judged, call.options.threshold)
+        return {"user_id", "item_id", "pos", "list_length"}
     return prune(ranking.joined, needed) | {"user_id", "item_id"}
 
 
@@ -486,8 +489,9 @@ def _window_stages(
         stages.append(("top_lists", top_lists))
     if ranks or any(_reads(cte, "ranked") for _, cte in readers):
         stages.append(("ranked", ranking.ranked))
-    if ranks:
+    if ranks and _reads(ranking.judged, "joined"):
         stages += [*ranked_ideal(ranking.joined), ("joined", ranking.joined)]
+    if ranks:
         stages.append(("judged", ranking.judged))
     return stages
 

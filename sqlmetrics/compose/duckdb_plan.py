@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.inputs import READ_CHECKED, Options
-from sqlmetrics.compose.stages import derived_table
+from sqlmetrics.compose.stages import bind_placeholders, derived_table, number, prune, stage
 
 # Metrics whose per-user value is a sum or maximum of per-row terms that are 0 on a recommended
 # row without a relevant item (hit = 0, gain = 0), reading such rows for nothing else, and that
@@ -90,6 +90,32 @@ def places_judged_items(
         and judgements in (None, "judged_pairs")
         and reads <= {"judged", "judgements"}
     )
+
+
+# judged's columns that sql/stages/judged_ranked_hits.sql gives as judged.sql's window plan does
+# for every metric reading them (at hit rows and as per-user counts; tests/test_trec_plans.py
+# compares both)
+RANKED_HITS_COLUMNS = frozenset(
+    {"user_id", "pos", "hit", "hits_so_far", "n_relevant", "list_length"}
+)
+
+
+def judges_ranked_hits(ranked: str | None, judged: exp.Select) -> bool:
+    """Whether judged (pruned to what per_user reads) may be judged_ranked_hits.sql's: under
+    ranked_judged.sql (its rows are judged items and lists only), judged reading none of the
+    relevance, gains or ideal positions that need the relevant items never recommended."""
+    return (
+        PLACED_RANKING
+        and ranked == "ranked_judged"
+        and set(judged.named_selects) <= RANKED_HITS_COLUMNS
+    )
+
+
+def ranked_hits(judged: exp.Select, threshold: float) -> exp.Select:
+    """judged_ranked_hits.sql with judged's columns (judges_ranked_hits)."""
+    hits = bind_placeholders(stage("judged_ranked_hits"), threshold=number(threshold))
+    prune(hits, set(judged.named_selects))
+    return hits
 
 
 def sums_scored_only(requests: Sequence[MetricRequest]) -> bool:

@@ -27,7 +27,9 @@ judged            for the ranking metrics: ``judged_hits`` (lists + hit rows onl
                   metric reads hit rows only: duckdb_plan.HIT_ROWS_METRICS), ``joined_hits``
                   (the window plan keeping hit rows and each user's first, on every dialect;
                   ties "id" or "id_text", no rank column, every metric reading judged at hit
-                  rows only, with or without a cutoff: judged_at_hit_rows_only), ``joined``
+                  rows only, with or without a cutoff: judged_at_hit_rows_only; under ranked
+                  ``ranked_judged``, judged reading hits and counts only is built from ranked's
+                  hits alone at assembly: duckdb_plan.judges_ranked_hits), ``joined``
                   (every row); none without a ranking metric.
 per_user          ``curves`` (curves.py; a row per user and step from DuckDB's lists,
                   curve_steps.py, or from windows elsewhere, curve_windows.py; summed by
