@@ -9,6 +9,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from sqlmetrics.catalog.metrics import metrics as catalogue
@@ -17,7 +18,18 @@ from tests.oracle import NoFormula
 Row = Mapping[str, Any]
 # The metrics over the lists this oracle has a formula for.
 LIST_METRICS = frozenset(
-    {"coverage", "novelty", "arp", "entropy", "gini", "ild", "personalization", "serendipity"}
+    {
+        "coverage",
+        "novelty",
+        "arp",
+        "entropy",
+        "gini",
+        "ild",
+        "personalization",
+        "serendipity",
+        "aplt",
+        "aclt",
+    }
 )
 # One value per user with a list (averaged over them; aggregate: mean in the header); the others
 # give one value for all lists.
@@ -61,6 +73,22 @@ def interacting_users(interactions: Iterable[Row]) -> dict[Any, set[Any]]:
     return users
 
 
+def long_tail(interactions: Iterable[Row], head_share: Fraction = Fraction(4, 5)) -> Any:
+    """Whether an item is in the long tail: Elliot's Popularity.get_short_head walks the items
+    from the most popular (distinct users; equal ones by item id here), taking each while the
+    limit head_share * interactions has not been used up, subtracting its popularity (in exact
+    fractions, where Elliot's float of 0.8 * interactions may round)."""
+    users_of = interacting_users(interactions)
+    limit = head_share * sum(len(users) for users in users_of.values())
+    head = set()
+    for item in sorted(users_of, key=lambda i: (-len(users_of[i]), i)):
+        if limit <= 0:
+            break
+        head.add(item)
+        limit -= len(users_of[item])
+    return lambda item: item not in head
+
+
 def per_user_values(
     metric: str,
     lists: Mapping[Any, list[Any]],
@@ -82,6 +110,10 @@ def per_user_values(
                 -math.log2(max(len(users_of.get(i, ())), 1) / everyone) for i in items_of_user
             ]
             values[user] = sum(surprisal) / len(surprisal)
+        elif metric in ("aplt", "aclt"):
+            in_tail = long_tail(interactions)
+            tail = sum(in_tail(i) for i in set(items_of_user))
+            values[user] = tail / len(items_of_user) if metric == "aplt" else float(tail)
         elif metric == "arp":
             values[user] = sum(len(users_of.get(i, ())) for i in items_of_user) / len(items_of_user)
         elif metric == "serendipity":

@@ -100,6 +100,7 @@ def test_random_lists_agree_with_the_oracle(seed: int) -> None:
 def test_per_user_rows_show_the_users_own_values() -> None:
     recommendations, interactions, catalogue = random_case(3)
     labels = ["novelty@3", "arp@3", "ild@3", "serendipity@3", "coverage@3", "ndcg@3"]
+    labels += ["aplt@3", "aclt@3"]
     history = random_history(3)
     result = sqlmetrics.evaluate(
         pd.DataFrame(recommendations),

@@ -33,6 +33,7 @@ LIST_SOURCES = {
     "ranked": "user_id INT, item_id INT, pos INT",
     "catalogue": "item_id INT",
     "popularity": "item_id INT, users INT",
+    "short_head": "item_id INT",
     "input_interactions": "user_id INT, item_id INT",
     "input_items": "item_id INT, category VARCHAR",
     "input_history": "user_id INT, item_id INT",
@@ -223,6 +224,7 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute("INSERT INTO ranked VALUES (1, 1, 1), (1, 2, 2), (2, 1, 1), (2, 3, 2)")
     connection.execute("INSERT INTO catalogue VALUES (1), (2), (3), (4)")
     connection.execute("INSERT INTO popularity VALUES (1, 2), (2, 1)")
+    connection.execute("INSERT INTO short_head VALUES (1), (2)")  # 2 + 1 of 3: under 80% before 2
     connection.execute("INSERT INTO input_interactions VALUES (1, 1), (2, 1), (2, 2)")
     connection.execute("INSERT INTO input_items VALUES (1, 'a'), (2, 'b'), (3, 'a')")
     connection.execute("INSERT INTO input_history VALUES (1, 3), (2, 2)")
@@ -236,6 +238,8 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         "personalization": [(0.5,)],  # one pair sharing 1 of 2
         "novelty": [(1, 0.5), (2, 0.5)],  # -log2(2/2) = 0, -log2(1/2) = 1 (item 3 as 1)
         "arp": [(1, 1.5), (2, 1.0)],  # (2 + 1) / 2, (2 + 0) / 2
+        "aplt": [(1, 0.0), (2, 0.5)],  # item 3 alone in the tail
+        "aclt": [(1, 0.0), (2, 1.0)],
         "ild": [(1, 1.0), (2, 0.0)],  # a, b differ; a, a do not
         # user 1: relevant item 1 (a), history all a -> 0; user 2: relevant 3 (a), history b -> 1
         "serendipity": [(1, 0.0), (2, 0.5)],

@@ -498,7 +498,7 @@ def lists_stages(
 ) -> list[tuple[str, exp.Expr]]:
     """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
     for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
-    and the global stages (catalogue, popularity) they read."""
+    and the global stages (catalogue, popularity, short_head) they read."""
     stages: list[tuple[str, exp.Expr]] = []
     read: set[str] = set()
     for column in columns:
@@ -528,8 +528,10 @@ def lists_stages(
                 if table.name == "input_interactions":
                     table.set("this", exp.to_identifier("input_items"))
         shared.append(("catalogue", catalogue))
-    if "popularity" in read:
+    if read & {"popularity", "short_head"}:
         shared.append(("popularity", stage("popularity")))
+    if "short_head" in read:  # popularity's most popular items (the long-tail metrics)
+        shared.append(("short_head", stage("short_head")))
     return shared + stages
 
 
