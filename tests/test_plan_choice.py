@@ -163,3 +163,23 @@ def test_where_the_diagnostics_count_repeats_is_a_plan_choice(
     assert (kept_apart.diagnostics, kept_apart.repeats) == ("apart", repeats)
     without = choose_plan(requests, inputs(), options, dialect)
     assert (without.repeats, without.repeats_depth, without.diagnostics) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "dialect", "checks", "diagnostics", "lengths"),
+    [
+        ("ndcg@10", "duckdb", "read", True, "lists"),  # the top-k lists count them
+        ("ndcg@10", "spark", "read", True, "ranked"),  # chained, no row per list
+        ("ndcg@10", "spark", "full", True, "list_counts"),  # repeats anywhere: each whole list
+        ("ndcg,map", "spark", "read", False, "list_counts"),
+        ("map,recall@10,num_ret", "duckdb", "reader", False, "ranked_judged"),  # a TREC run's
+    ],
+)
+def test_which_stage_gives_the_lists_lengths_is_a_plan_choice(
+    metrics: str, dialect: str, checks: str, diagnostics: bool, lengths: str
+) -> None:
+    options = Options(ties="id_text", checks=READ_CHECKED if checks == "reader" else checks)
+    requests = parse_requests(metrics.split(","))
+    plan = choose_plan(requests, inputs(), options, dialect, diagnostics=diagnostics)
+    assert plan.lengths == lengths
+    assert f"lengths: {lengths}" in plan.describe()

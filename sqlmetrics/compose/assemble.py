@@ -210,11 +210,7 @@ def assemble(
     scored = _scored_stages(call, users.selects)
     diagnosis = _diagnosis(call, scored="scored" in users.selects)
     needed = _prune_ranking(call, ranking, users, scored, diagnosis)
-    # list_counts.sql gives the lengths ranked no longer counts with windows over whole lists
-    # (under row_checks, ranked's rows give them: chain.flag_ranked; ranked_judged.sql counts
-    # them itself).
-    own_lengths = call.top_k or call.row_checks or plan.ranked == "ranked_judged"
-    list_lengths = "list_length" in needed and not own_lengths
+    list_lengths = "list_length" in needed and plan.lengths == "list_counts"
     _bind_ranking(call, ranking, users.ranking, list_lengths)
     top_lists = top_lists_stage(
         plan.lists,
@@ -449,7 +445,7 @@ def _ranking_stages(
     """list_counts where it is read, then the hit-rows plan's stages or truth, the lists,
     ranked, joined and judged where read (``readers``: the diagnostics' and scored stages)."""
     stages: list[tuple[str, exp.Expr]] = []
-    if (list_lengths or call.diagnostics) and not call.top_k and not call.row_checks:
+    if (list_lengths or call.diagnostics) and call.plan.lengths == "list_counts":
         counts = bound_list_counts(
             call.plan, call.inputs, call.options, call.dialect, call.diagnostics, call.repeats
         )

@@ -56,6 +56,10 @@ diagnostics       with evaluate's diagnostics, ``chained`` (chain.py: the ranked
                   ``chained_lists`` where a count needs each whole list (a rank column's
                   broken ranks, repeats counted anywhere: list_counts.sql); else ``apart``
                   (diagnostics.sql's own readers of the stages); none without them.
+lengths           which stage gives each list's length, where a metric or the diagnostics read
+                  it: ``lists`` (DuckDB's lists count them), ``ranked_judged`` (its row per
+                  list), ``ranked`` (the chained diagnostics without a row per list: ranked's
+                  own window, chain.flag_ranked), else ``list_counts`` (list_counts.sql).
 repeats           with evaluate's diagnostics, where the repeated (user, item) rows are counted
                   (repeats_depth: as deep as the metrics read, or anywhere): ``lists`` by
                   the lists themselves (DuckDB's lists, or list_counts.sql's whole lists),
@@ -119,6 +123,7 @@ class Plan:
     scored: str | None  # "scored" | "scored_positives" | None
     judgements: str | None  # "judgements" | "judged_pairs" | "judged_pairs_ranked" | None
     diagnostics: str | None  # "chained" | "chained_lists" | "apart" | None
+    lengths: str  # the lists' lengths from: "lists" | "ranked" | "ranked_judged" | "list_counts"
     repeats: str | None  # "lists" | "ranked" | "none" | None
     repeats_depth: int | None  # how deep (repeats_depth); None: anywhere, or not counted
     same_bits: bool
@@ -212,6 +217,7 @@ def choose_plan(
     scored, scored_why = _scored(call)
     diagnosed, diagnostics_why = _diagnostics(call, curve_plan=curve is not None)
     repeats, depth, repeats_why = _repeats(call, lists)
+    lengths = _lengths(lists, ranked, diagnosed)
     same_bits = dialect == "duckdb"
     # the same bits on every run and every plan
     sums_why = "sums: per user exact or in position order, over users exact (the same bits)"
@@ -225,6 +231,7 @@ def choose_plan(
         judgements_why,
         diagnostics_why,
         repeats_why,
+        f"lengths: {lengths}",
         sums_why if same_bits else None,
     )
     return Plan(
@@ -237,6 +244,7 @@ def choose_plan(
         scored=scored,
         judgements=judgements,
         diagnostics=diagnosed,
+        lengths=lengths,
         repeats=repeats,
         repeats_depth=depth,
         same_bits=same_bits,
@@ -385,6 +393,16 @@ def _diagnostics(call: _Call, curve_plan: bool) -> _Choice:
     if why_lists:
         return "chained_lists", f"diagnostics: chained_lists ({why_lists})"
     return "chained", "diagnostics: chained"
+
+
+def _lengths(lists: str | None, ranked: str, diagnosed: str | None) -> str:
+    """Which stage gives each list's length where a metric or the diagnostics read it (the
+    module's table)."""
+    if lists is not None:
+        return "lists"
+    if ranked == "ranked_judged":
+        return "ranked_judged"
+    return "ranked" if diagnosed == "chained" else "list_counts"
 
 
 def _repeats(call: _Call, lists: str | None) -> tuple[str | None, int | None, str | None]:
