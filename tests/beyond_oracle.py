@@ -103,6 +103,7 @@ def per_user_values(
     users_of = interacting_users(interactions)
     everyone = len({row["user_id"] for row in interactions})
     category = {row["item_id"]: row["category"] for row in items or []}
+    in_tail = long_tail(interactions)
     values: dict[Any, float] = {}
     for user, items_of_user in lists.items():
         if metric == "novelty":
@@ -111,7 +112,6 @@ def per_user_values(
             ]
             values[user] = sum(surprisal) / len(surprisal)
         elif metric in ("aplt", "aclt"):
-            in_tail = long_tail(interactions)
             tail = sum(in_tail(i) for i in set(items_of_user))
             values[user] = tail / len(items_of_user) if metric == "aplt" else float(tail)
         elif metric == "arp":

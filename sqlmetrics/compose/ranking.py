@@ -169,17 +169,8 @@ def ranked_ideal(joined: exp.Select) -> list[tuple[str, exp.Expr]]:
     reads = {column.name for column in joined.find_all(exp.Column)}
     if not reads & set(IDEAL_COLUMNS):
         return []
-    ranked_ideal = stage("ranked_ideal")
-    prune(ranked_ideal, reads)
-    _prune_derived(ranked_ideal)
-    own = set(ranked_ideal.named_selects)
     carried = {column.name for column in joined.find_all(exp.Column) if column.table == "ranked"}
-    for name in sorted(carried - own):
-        ranked_ideal.select(exp.column(name, "ranked"), copy=False)
-    for table in joined.find_all(exp.Table):
-        if table.name == "ranked":
-            table.set("this", exp.to_identifier("ranked_ideal"))
-            table.set("alias", exp.TableAlias(this=exp.to_identifier("ranked")))
+    ranked_ideal = _in_place_of(joined, "ranked_ideal", "ranked", carried)
     return [("ranked_ideal", ranked_ideal)]
 
 
@@ -201,15 +192,26 @@ def judgements_ideal(per_user: exp.Select) -> tuple[list[tuple[str, exp.Expr]], 
     reads = {column.name for column in per_user.find_all(exp.Column)}
     if not reads & set(IDEAL_GAIN_COLUMNS):
         return [], set()
-    ideal = stage("judgements_ideal")
-    prune(ideal, reads)
-    own = set(ideal.named_selects)
-    for name in sorted(reads - own):
-        ideal.select(exp.column(name, "judgements"), copy=False)
-    for table in per_user.find_all(exp.Table):
-        if table.name == "judgements":
-            table.set("this", exp.to_identifier("judgements_ideal"))
+    ideal = _in_place_of(per_user, "judgements_ideal", "judgements", reads)
     return [("judgements_ideal", ideal)], {column.name for column in ideal.find_all(exp.Column)}
+
+
+def _in_place_of(reader: exp.Select, name: str, replaced: str, carried: set[str]) -> exp.Select:
+    """Stage ``name`` read by ``reader`` in the place of ``replaced`` (under that name, so the
+    reader's column names stand): pruned to what ``reader`` reads, its derived tables too, with
+    those of ``carried`` (columns of ``replaced`` the reader reads) it does not compute."""
+    reads = {column.name for column in reader.find_all(exp.Column)}
+    inside = stage(name)
+    prune(inside, reads)
+    _prune_derived(inside)
+    for column in sorted(carried - set(inside.named_selects)):
+        inside.select(exp.column(column, replaced), copy=False)
+    for table in reader.find_all(exp.Table):
+        if table.name == replaced:
+            table.set("this", exp.to_identifier(name))
+            if not table.alias:
+                table.set("alias", exp.TableAlias(this=exp.to_identifier(replaced)))
+    return inside
 
 
 def _prune_derived(select: exp.Select) -> None:

@@ -95,13 +95,7 @@ WITH input_recommendations AS (
     SELECT
       user_id,
       ideal_at,
-      ideal_dcg_through,
-      ideal_excess_through,
-      SUM(CASE WHEN level_end = 1 THEN 1 / ideal_dcg_through ELSE 0 END) OVER (
-        PARTITION BY user_id
-        ORDER BY ideal_at DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level_weight_from
+      ideal_dcg_through
     FROM (
       SELECT
         user_id,
@@ -110,17 +104,7 @@ WITH input_recommendations AS (
           PARTITION BY user_id
           ORDER BY ideal_gain_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_dcg_through,
-        SUM(GREATEST(gain, 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_gain_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
-        CASE
-          WHEN LEAD(gain) OVER (PARTITION BY user_id ORDER BY ideal_gain_pos) = gain
-          THEN 0
-          ELSE 1
-        END AS level_end
+        ) AS ideal_dcg_through
       FROM judgements
       WHERE
         NOT ideal_gain_pos IS NULL
@@ -174,7 +158,7 @@ WITH input_recommendations AS (
       END,
       0
     ) AS m1
-  FROM judgements_ideal
+  FROM judgements_ideal AS judgements
   GROUP BY
     user_id
 )

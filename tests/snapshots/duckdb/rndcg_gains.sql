@@ -92,8 +92,6 @@ WITH input_recommendations AS (
     SELECT
       user_id,
       ideal_at,
-      ideal_dcg_through,
-      ideal_excess_through,
       SUM(CASE WHEN level_end = 1 THEN 1 / ideal_dcg_through ELSE 0 END) OVER (
         PARTITION BY user_id
         ORDER BY ideal_at DESC
@@ -108,11 +106,6 @@ WITH input_recommendations AS (
           ORDER BY ideal_gain_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ) AS ideal_dcg_through,
-        SUM(GREATEST(gain, 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_gain_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
         CASE
           WHEN LEAD(gain) OVER (PARTITION BY user_id ORDER BY ideal_gain_pos) = gain
           THEN 0
@@ -159,7 +152,7 @@ WITH input_recommendations AS (
       END,
       0
     ) AS m1
-  FROM judgements_ideal
+  FROM judgements_ideal AS judgements
   GROUP BY
     user_id
 )

@@ -89,38 +89,16 @@ WITH input_recommendations AS (
     SELECT
       user_id AS user_id,
       ideal_at AS ideal_at,
-      ideal_dcg_through AS ideal_dcg_through,
-      ideal_excess_through AS ideal_excess_through,
-      SUM(
-        CASE
-          WHEN level_end = 1
-          THEN CAST(1 AS DOUBLE PRECISION) / NULLIF(ideal_dcg_through, 0)
-          ELSE 0
-        END
-      ) OVER (
-        PARTITION BY user_id
-        ORDER BY ideal_at DESC NULLS LAST
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level_weight_from
+      ideal_excess_through AS ideal_excess_through
     FROM (
       SELECT
         user_id AS user_id,
         ideal_gain_pos AS ideal_at,
-        SUM(CAST(gain AS DOUBLE PRECISION) / NULLIF(LOG(2, ideal_gain_pos + 1), 0)) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_gain_pos
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_dcg_through,
         SUM(GREATEST(COALESCE(gain, 1), 1) - 1) OVER (
           PARTITION BY user_id
           ORDER BY ideal_gain_pos
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
-        CASE
-          WHEN LEAD(gain) OVER (PARTITION BY user_id ORDER BY ideal_gain_pos) = gain
-          THEN 0
-          ELSE 1
-        END AS level_end
+        ) AS ideal_excess_through
       FROM judgements
       WHERE
         NOT ideal_gain_pos IS NULL
@@ -143,7 +121,7 @@ WITH input_recommendations AS (
       ),
       0
     ) AS m1
-  FROM judgements_ideal
+  FROM judgements_ideal judgements
   GROUP BY
     user_id
 )

@@ -100,8 +100,6 @@ WITH input_recommendations AS (
     SELECT
       user_id AS user_id,
       ideal_at AS ideal_at,
-      ideal_dcg_through AS ideal_dcg_through,
-      ideal_excess_through AS ideal_excess_through,
       SUM(
         CASE
           WHEN level_end = 1
@@ -122,11 +120,6 @@ WITH input_recommendations AS (
           ORDER BY ideal_gain_pos NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
         ) AS ideal_dcg_through,
-        SUM(GREATEST(COALESCE(gain, 1), 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_gain_pos NULLS LAST
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
         CASE
           WHEN LEAD(gain) OVER (PARTITION BY user_id ORDER BY ideal_gain_pos NULLS LAST) = gain
           THEN 0
@@ -177,7 +170,7 @@ WITH input_recommendations AS (
       END,
       0
     ) AS m1
-  FROM judgements_ideal
+  FROM judgements_ideal AS judgements
   GROUP BY
     user_id
 )

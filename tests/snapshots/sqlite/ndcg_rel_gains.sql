@@ -111,19 +111,7 @@ WITH input_recommendations AS (
     SELECT
       user_id AS user_id,
       ideal_at AS ideal_at,
-      ideal_dcg_through AS ideal_dcg_through,
-      ideal_excess_through AS ideal_excess_through,
-      SUM(
-        CASE
-          WHEN level_end = 1
-          THEN CAST(1 AS REAL) / NULLIF(ideal_dcg_through, 0)
-          ELSE 0
-        END
-      ) OVER (
-        PARTITION BY user_id
-        ORDER BY ideal_at DESC
-        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-      ) AS level_weight_from
+      ideal_dcg_through AS ideal_dcg_through
     FROM (
       SELECT
         user_id AS user_id,
@@ -132,17 +120,7 @@ WITH input_recommendations AS (
           PARTITION BY user_id
           ORDER BY ideal_gain_pos NULLS LAST
           ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_dcg_through,
-        SUM(MAX(COALESCE(gain, 1), 1) - 1) OVER (
-          PARTITION BY user_id
-          ORDER BY ideal_gain_pos NULLS LAST
-          ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
-        ) AS ideal_excess_through,
-        CASE
-          WHEN LEAD(gain) OVER (PARTITION BY user_id ORDER BY ideal_gain_pos NULLS LAST) = gain
-          THEN 0
-          ELSE 1
-        END AS level_end
+        ) AS ideal_dcg_through
       FROM judgements
       WHERE
         NOT ideal_gain_pos IS NULL
@@ -206,7 +184,7 @@ WITH input_recommendations AS (
       END,
       0
     ) AS m1
-  FROM judgements_ideal
+  FROM judgements_ideal AS judgements
   GROUP BY
     user_id
 )
