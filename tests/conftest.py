@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from tests import cpu_times
 from tests.engines.conftest import _deselected_engines, _skipped, required_engines
 
 REPO = Path(__file__).resolve().parent.parent
@@ -75,6 +76,10 @@ def _sample_the_full_matrix(config: pytest.Config, items: list[pytest.Item]) -> 
         _left_to_ci.append(len(drop))
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if not sampled_out(item)]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    cpu_times.register(config)  # opt-in: SQLMETRICS_TEST_CPU (tests/cpu_times.py)
 
 
 _UNGROUPED = (
