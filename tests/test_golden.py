@@ -13,10 +13,10 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import parse_request
+from tests.engines.cases import read_yaml
 from tests.fixture_index import case_metrics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -25,7 +25,7 @@ TOLERANCE = 1e-9
 
 
 def load(path: Path) -> dict[str, Any]:
-    case: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    case: dict[str, Any] = read_yaml(path)
     for key in ("description", "given", "expect", "derivation"):
         assert key in case, f"{path.name}: missing {key!r}"
     return case

@@ -10,6 +10,7 @@ fixture's cutoffs (compared with DuckDB's values for the same query).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -94,8 +95,19 @@ class Case:
         return kwargs
 
 
+def read_yaml(path: Path) -> Any:
+    """A fixture's YAML, parsed by libyaml where PyYAML was built with it (a tenth of the pure
+    Python parser's CPU, the same values on every fixture): the engine tests, test_golden and
+    test_dbt read every fixture at each collection, in each pytest-xdist worker."""
+    text = path.read_text(encoding="utf-8")
+    if hasattr(yaml, "CSafeLoader"):
+        return yaml.load(text, Loader=yaml.CSafeLoader)
+    return yaml.safe_load(text)
+
+
+@functools.cache  # a Case is frozen: the test files that build their matrix from it share it
 def load_case(path: Path) -> Case:
-    data: dict[str, Any] = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = read_yaml(path)
     options = dict(data.get("options", {}))
     groups = set(options.get("group_by", []))
     requested = [key for key in data["expect"][0] if key not in groups | {"users"}]
