@@ -81,6 +81,7 @@ class CpuTimes:
         self.log = log  # None on an xdist worker: the controller writes the file
         self.started: dict[str, _Snapshot] = {}
         self.per_test: dict[str, tuple[float, float]] = {}
+        self.per_worker: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
@@ -104,9 +105,11 @@ class CpuTimes:
             if key == _KEY and report.when == "teardown":
                 cpu, wall = value
                 self.per_test[report.nodeid] = (cpu, wall)
+                node = getattr(report, "node", None)  # the xdist worker
+                worker = node.gateway.id if node is not None else "-"
+                self.per_worker[worker][0] += cpu
+                self.per_worker[worker][1] += wall
                 if self.log is not None:
-                    node = getattr(report, "node", None)  # the xdist worker
-                    worker = node.gateway.id if node is not None else "-"
                     with self.log.open("a", encoding="utf-8") as out:
                         out.write(f"{report.nodeid}\t{cpu:.3f}\t{wall:.3f}\t{worker}\n")
 
@@ -126,6 +129,10 @@ class CpuTimes:
         ranked = sorted(files.items(), key=lambda pair: -pair[1][1])
         for name, (count, cpu, wall) in ranked[:TOP_FILES]:
             write(f"{name:<52} {int(count):>6} {cpu:>9.1f} {wall:>9.1f}")
+        # the busiest worker's wall clock is the run's: a group pinned to one worker (Spark's,
+        # a server's) can make it the longest
+        for worker, (cpu, wall) in sorted(self.per_worker.items()):
+            write(f"worker {worker}: {cpu:,.1f} CPU s, {wall:,.1f} s in its tests")
         terminalreporter.section(f"the {TOP_TESTS} tests with the most CPU s")
         slowest = sorted(self.per_test.items(), key=lambda pair: -pair[1][0])
         for nodeid, (cpu, wall) in slowest[:TOP_TESTS]:
