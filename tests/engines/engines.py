@@ -221,12 +221,18 @@ def _is_nan(value: Any) -> bool:
 # The tests' inputs are a few rows, and an every-metric query is hundreds of stages: Spark's
 # machinery for large inputs costs far more than the rows here (docs/benchmark.md, "The test
 # suite's time"). Whole-stage code generation compiles Java for each stage before running it
-# once; adaptive execution re-plans after each shuffle stage; each shuffle partition is a task.
-# None of them changes a result, which the tests check against DuckDB's. The tests of what a
-# user's session does (the plan's shape, cancelling adaptive execution's stages) run with
-# Spark's defaults instead (spark_defaults).
+# once; without it, each operator still compiles its projections, filters and orderings (the
+# codegen factory), which interpreted expressions replace (NO_CODEGEN, the mode Spark's own
+# tests run too); the optimizer infers filters from every predicate and alias of a plan of
+# hundreds of CTEs (constraint propagation), filters the few rows would not miss; adaptive
+# execution re-plans after each shuffle stage; each shuffle partition is a task. None of them
+# changes a result, which the tests check against DuckDB's. The tests of what a user's session
+# does (the plan's shape, cancelling adaptive execution's stages) run with Spark's defaults
+# instead (spark_defaults).
 TINY_INPUT_SETTINGS = {
     "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+    "spark.sql.constraintPropagation.enabled": "false",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
 }
