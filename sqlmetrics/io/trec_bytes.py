@@ -109,8 +109,10 @@ def _refuse_bytes(data: bytes, lines: int, where: str) -> None:
 class Prepass:
     """What the pass over the bytes found: the compression DuckDB is to read, how many bytes
     the file gave (a /proc file says size 0), whether a line ends in \\r\\n, and, for a
-    file whose only whitespace is spaces and line ends (``plain``), its lines and the last
-    one's bytes."""
+    ``plain`` file (each line's fields separated by single spaces: no other whitespace, no
+    empty field, no blank line, no line starting with #), its lines, the last one's bytes
+    and whether a byte is ``_`` (which DuckDB's cast reads in a number as a digit
+    separator)."""
 
     compression: str
     size: int
@@ -118,10 +120,65 @@ class Prepass:
     plain: bool = False
     lines: int = 0
     last_line: bytes = b""
+    underscore: bool = False
 
 
 # Whitespace that a plain file has none of: its fields can then only be separated by spaces.
 _NOT_PLAIN = (b"\t", b"\v", b"\f", b"\r")
+_SPACE, _NEWLINE, _HASH = 32, 10, 35
+# numpy compares a block in parts this long, so that its temporaries stay in the CPU's cache
+_PART = 1 << 18
+
+
+def _below_space(block: bytes, pairs: bool) -> tuple[int, bool]:
+    """The bytes of ``block`` below a space (its line ends, if it has no control character),
+    and, with ``pairs``, whether two bytes up to a space (a space, a line end, a control
+    character) meet in it."""
+    import numpy as np
+
+    data = np.frombuffer(block, np.uint8)
+    below, meet = 0, not pairs
+    for at in range(0, len(data), _PART):
+        part = data[at : at + _PART + 1]  # a byte more: the pair across two parts
+        below += int(np.count_nonzero(part[:_PART] < _SPACE))
+        if not meet:
+            separator = part <= _SPACE
+            meet = bool(np.any(separator[1:] & separator[:-1]))
+    return below, pairs and meet
+
+
+def _separators_meet(block: bytes) -> bool:
+    """Whether a space or a line end meets another in ``block`` (holding control
+    characters, which _below_space counts as separators)."""
+    import numpy as np
+
+    data = np.frombuffer(block, np.uint8)
+    separator = (data == _SPACE) | (data == _NEWLINE)
+    return bool(np.any(separator[1:] & separator[:-1]))
+
+
+def _single_spaces(block: bytes, previous: bytes, meet: bool) -> bool:
+    """Whether ``block`` keeps a file plain, its separators' pairs known (``meet``): no empty
+    field across its start (``previous``: the byte before it) and no line starting with #."""
+    if meet or (previous in (b" ", b"\n") and block[:1] in (b" ", b"\n")):
+        return False
+    if b"#" not in block:
+        return True
+    import numpy as np
+
+    data = np.frombuffer(block, np.uint8)
+    starts = data[1:][data[:-1] == _NEWLINE]
+    return not (np.any(starts == _HASH) or (previous == b"\n" and block[:1] == b"#"))
+
+
+def _last_line(last: bytes, block: bytes) -> bytes:
+    """The file's last line once ``block`` is read (with its line end, if it has one);
+    ``last``: the last line before it."""
+    cut = block.rfind(b"\n", 0, len(block) - 1)
+    if cut >= 0:
+        return block[cut + 1 :]
+    joined = last + block
+    return joined[joined.rfind(b"\n", 0, len(joined) - 1) + 1 :]
 
 
 def prepass(path: str, kind: str) -> Prepass:
@@ -133,24 +190,31 @@ def prepass(path: str, kind: str) -> Prepass:
         handle.close()
         return Prepass(compression, os.path.getsize(path), crlf=True)
     size = lines = 0
-    crlf = False
+    crlf = underscore = False
     plain = True
     previous = b"\n"  # the byte before the block (a line starts the file)
-    tail = (b"", b"")  # the last two blocks: a line is shorter than one
+    last = b""
     with handle:
         for block in _blocks(handle, where):
-            data = previous + block
-            _refuse_bytes(data, lines - previous.count(b"\n"), where)
-            crlf = crlf or (b"\r" in data and b"\r\n" in data)
-            plain = plain and not any(byte in block for byte in _NOT_PLAIN)
-            lines += block.count(b"\n")
+            newlines = block.count(b"\n")
+            below, meet = _below_space(block, plain)
+            # a \r ending the block before is judged with this block's first byte
+            if previous == b"\r" or below != newlines:
+                data = previous + block
+                _refuse_bytes(data, lines - previous.count(b"\n"), where)
+                crlf = crlf or (b"\r" in data and b"\r\n" in data)
+                plain = plain and not any(byte in block for byte in _NOT_PLAIN)
+                meet = plain and _separators_meet(block)
+            plain = plain and _single_spaces(block, previous, meet)
+            underscore = underscore or b"_" in block
+            last = _last_line(last, block)
+            lines += newlines
             size += len(block)
             previous = block[-1:]
-            tail = (tail[1], block)
-    if not plain or not size:
+    if not plain or not size or previous == b" ":
         return Prepass(compression, size, crlf)
-    last = (tail[0] + tail[1]).removesuffix(b"\n").rsplit(b"\n", 1)[-1]
-    return Prepass(compression, size, crlf, True, lines + (previous != b"\n"), last)
+    lines += previous != b"\n"
+    return Prepass(compression, size, crlf, True, lines, last.removesuffix(b"\n"), underscore)
 
 
 def diagnosis(path: str, kind: str) -> str | None:

@@ -71,35 +71,30 @@ QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 
 
 def plain_lines(path: str, read: Prepass, kind: str) -> exp.Select:
-    """A plain file's lines (trec_bytes.Prepass.plain) split at their spaces: (user_id,
-    item_id, score or relevance), the score or relevance NULL where the line is not a data
-    line of ``kind`` as written (an empty field, left by a space too many, a # starting it, a
-    score the general reader would refuse, a rel that is not a whole number); such a line
-    is left to the general reader (``numbered``), which says what is wrong with it."""
-    names = RUN_FIELDS if kind == "run" else QRELS_FIELDS
-    whole = exp.and_(
-        *(exp.column(name).is_(exp.null()).not_() for name in names),
-        exp.not_(exp.func("starts_with", exp.column("qid"), exp.Literal.string("#"))),
-    )
+    """A plain file's lines (trec_bytes.Prepass.plain: every field holds a byte and no line
+    is a comment) split at their spaces: (user_id, item_id, score or relevance), the score or
+    relevance NULL where the line is not a data line of ``kind`` as written (a score the
+    general reader would refuse, a rel that is not a whole number); such a line is left to
+    the general reader (``numbered``), which says what is wrong with it."""
     if kind == "run":
-        value = exp.and_(
-            whole,
-            exp.EQ(
+        read_as: exp.Expr = exp.TryCast(this=exp.column("score"), to=exp.DataType.build("DOUBLE"))
+        if read.underscore:  # DuckDB's cast reads 1_5 as 15, strtod as 1
+            no_underscore = exp.EQ(
                 this=exp.func("strpos", exp.column("score"), exp.Literal.string("_")),
                 expression=exp.Literal.number(0),
-            ),
-        )
-        read_as = exp.TryCast(this=exp.column("score"), to=exp.DataType.build("DOUBLE"))
+            )
+            read_as = exp.case().when(no_underscore, read_as)
     else:
         integer = exp.func(
             "regexp_full_match", exp.column("rel"), exp.Literal.string(r"[+-]?[0-9]+")
         )
-        value = exp.and_(whole, integer)
-        read_as = exp.TryCast(this=exp.column("rel"), to=exp.DataType.build("BIGINT"))
+        whole = exp.TryCast(this=exp.column("rel"), to=exp.DataType.build("BIGINT"))
+        read_as = exp.case().when(integer, whole)
+    names = RUN_FIELDS if kind == "run" else QRELS_FIELDS
     return exp.select(
         exp.alias_(exp.column("qid"), "user_id"),
         exp.alias_(exp.column("docno"), "item_id"),
-        exp.alias_(exp.case().when(value, read_as), "score" if kind == "run" else "relevance"),
+        exp.alias_(read_as, "score" if kind == "run" else "relevance"),
     ).from_(exp.alias_(_lines(path, read.compression, read.crlf, names), "lines"))
 
 

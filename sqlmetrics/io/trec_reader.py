@@ -12,10 +12,10 @@ fraction are counted so the caller can say so. A duplicate (qid, docno) in qrels
 the ``Parsed`` that names it is collected): first a pass in Python over the bytes for what
 DuckDB's line reader would misread or report badly (a NUL byte, a control character it takes
 as a delimiter, a carriage return inside a line, a file that is not a regular one), then one
-DuckDB read into the table (every line in the file's order, so its rowid numbers it; split at
-single spaces when the pass found nothing else between fields), then one scan for the checks,
-each refusal naming the file and line: a malformed line, and a (qid, docno) twice in qrels or
-in a run (trec_eval stops at both).
+DuckDB read into the table (every line in the file's order, so its rowid numbers it; its data
+lines split at their spaces when the pass found each field separated from the next by one
+space and no comment), then one scan for the checks, each refusal naming the file and line: a
+malformed line, and a (qid, docno) twice in qrels or in a run (trec_eval stops at both).
 """
 
 from __future__ import annotations
@@ -230,11 +230,13 @@ def _plain(
     counted = execute(cursor, counts.from_(table.name))
     lines = sum(row[1] for row in counted)
     malformed = any(row[2] for row in counted)
-    # a blank line is not read at all: it shows in the count
+    queries = {str(row[0]): int(row[1]) for row in counted}
+    # numbers first: the repeats' hashes of BIGINT qids cost less
+    numbers = lines == read.lines and not malformed and _as_numbers(cursor, table.name, queries)
+    # a line a read_csv would not give shows in the count
     if lines != read.lines or malformed or may_repeat(cursor, table.name, every_line=True):
         cursor.execute(_dropping(table.name))
         return None
-    queries = {str(row[0]): int(row[1]) for row in counted}
     runid = b""
     if trec.kind == "run":
         runid = read.last_line.split(b" ")[-1]
@@ -243,7 +245,7 @@ def _plain(
         runid=runid.decode("utf-8", errors="replace"),
         every_line=True,
         queries=queries,
-        numeric_qids=_as_numbers(cursor, table.name, queries),
+        numeric_qids=numbers,
     )
 
 
