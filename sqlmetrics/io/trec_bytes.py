@@ -130,21 +130,23 @@ _SPACE, _NEWLINE, _HASH = 32, 10, 35
 _PART = 1 << 18
 
 
-def _below_space(block: bytes, pairs: bool) -> tuple[int, bool]:
+def _below_space(block: bytes, pairs: bool) -> tuple[int, int, bool]:
     """The bytes of ``block`` below a space (its line ends, if it has no control character),
-    and, with ``pairs``, whether two bytes up to a space (a space, a line end, a control
-    character) meet in it."""
+    its line ends, and, with ``pairs``, whether two bytes up to a space (a space, a line end,
+    a control character) meet in it."""
     import numpy as np
 
     data = np.frombuffer(block, np.uint8)
-    below, meet = 0, not pairs
+    below = newlines = 0
+    meet = not pairs
     for at in range(0, len(data), _PART):
         part = data[at : at + _PART + 1]  # a byte more: the pair across two parts
         below += int(np.count_nonzero(part[:_PART] < _SPACE))
+        newlines += int(np.count_nonzero(part[:_PART] == _NEWLINE))
         if not meet:
             separator = part <= _SPACE
             meet = bool(np.any(separator[1:] & separator[:-1]))
-    return below, pairs and meet
+    return below, newlines, pairs and meet
 
 
 def _separators_meet(block: bytes) -> bool:
@@ -196,8 +198,7 @@ def prepass(path: str, kind: str) -> Prepass:
     last = b""
     with handle:
         for block in _blocks(handle, where):
-            newlines = block.count(b"\n")
-            below, meet = _below_space(block, plain)
+            below, newlines, meet = _below_space(block, plain)
             # a \r ending the block before is judged with this block's first byte
             if previous == b"\r" or below != newlines:
                 data = previous + block
