@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import sqlglot
 from sqlglot import exp
@@ -280,3 +281,35 @@ def test_spark_counts_distinct_values_per_user_as_sets() -> None:
     coverage = sqlmetrics.to_sql(["coverage@10", "novelty@10"], "r", "i", dialect="spark")
     assert "COLLECT_SET" not in coverage
     assert "COUNT(DISTINCT ranked.item_id)" in coverage and "COUNT(DISTINCT user_id)" in coverage
+
+
+def test_mysql_writes_ctes_past_mariadbs_limit_where_they_are_read() -> None:
+    """MariaDB takes at most 64 CTEs in one WITH: past that, CTEs become derived tables where
+    they are read, those read once first (from the last), then those read in several places
+    (copied into each); other dialects keep every CTE."""
+    from sqlmetrics.render.dialects import render as render_tree
+    from sqlmetrics.render.rules.with_limit import MOST_CTES
+
+    many = MOST_CTES + 3
+    ctes = ["c0 AS (SELECT 1 AS x)"]
+    ctes += [f"c{i} AS (SELECT x + 1 AS x FROM c{i - 1})" for i in range(1, many)]
+    # c0 .. c{many - 2} are each read once (by the next); the last is read twice
+    query = f"WITH {', '.join(ctes)} SELECT a.x + b.x AS y FROM c{many - 1} AS a, c{many - 1} AS b"
+    tree = sqlglot.parse_one(query, read="duckdb")
+    duck = duckdb.sql(query).fetchall()
+    assert render_tree(tree, "postgres", pretty=False).count(" AS (") == many
+    sql = render_tree(tree, "mysql", pretty=False)
+    rendered = sqlglot.parse_one(sql, read="mysql")
+    assert len(rendered.args["with_"].expressions) == MOST_CTES
+    # the three inlined are the last ones read once: c{many-2} into c{many-1}, c{many-3} into
+    # that, and so on
+    kept = [cte.alias for cte in rendered.args["with_"].expressions]
+    assert kept == [f"c{i}" for i in range(MOST_CTES - 1)] + [f"c{many - 1}"]
+    assert duckdb.sql(rendered.sql("duckdb")).fetchall() == duck == [(2 * many,)]
+    # every CTE read in several places: the last ones copied into each
+    reads = " UNION ALL ".join(f"SELECT x FROM c{i}" for i in range(many) for _ in range(2))
+    several = f"WITH {', '.join(ctes)} SELECT SUM(x) AS y FROM ({reads}) AS every_read"
+    copied = render_tree(sqlglot.parse_one(several, read="duckdb"), "mysql", pretty=False)
+    copied_tree = sqlglot.parse_one(copied, read="mysql")
+    assert len(copied_tree.args["with_"].expressions) == MOST_CTES
+    assert duckdb.sql(copied_tree.sql("duckdb")).fetchall() == duckdb.sql(several).fetchall()

@@ -35,6 +35,8 @@ into a form that means the same everywhere:
   user are joined as they are.
 - A CTE named like one of the user's tables is renamed (SQLite calls it a circular
   reference, MariaDB crashes).
+- MariaDB takes at most 64 CTEs in one WITH clause: past that, CTEs read in one place only
+  are written there as derived tables, the last first.
 - ClickHouse names an unaliased ``t.col`` projection ``t.col``, fills the unmatched side of an
   outer join with zeros, and reads ``MAX(x) AS x ... ORDER BY MAX(x)`` as ``MAX(MAX(x))``:
   every projection gets an alias, and the query ``join_use_nulls = 1`` and
@@ -73,6 +75,7 @@ from sqlmetrics.render.rules import (
     spark_join_keys,
     text_order,
     values,
+    with_limit,
 )
 from sqlmetrics.render.rules.common import DIALECTS
 from sqlmetrics.render.rules.reserved import RESERVED_WORDS
@@ -144,6 +147,7 @@ RULES: tuple[Rule, ...] = (
     aliases.aliases,
     aliases.unshadow,
     clickhouse.clickhouse_settings,
+    with_limit.inline_past_limit,  # after every rewrite that reads the CTEs by their place
     reserved.quote_reserved,
 )
 # DuckDB gets the SQL files as written, only with names made unambiguous.

@@ -1,0 +1,44 @@
+"""A WITH clause of more CTEs than MariaDB takes (it counts them in a 64-bit map): CTEs are
+written where they are read, as derived tables, until the rest fit: first those read in one
+place, the last first, then those read in several (their query then runs once per place)."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+
+from sqlmetrics.render.rules.common import is_dialect
+
+# The most CTEs one WITH clause holds in MySQL's dialect (MariaDB refuses a 65th: "Too many
+# WITH elements in WITH clause"). A WITH nested in a derived table or a CTE would hold the
+# rest, but MariaDB 10.11 then fails to find the outer CTEs that the inner ones read.
+MOST_CTES = 64
+
+
+def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
+    """``WITH ..., c AS (q), ... SELECT ... FROM c`` becomes ``... FROM (q) AS c`` while the
+    WITH holds more than MOST_CTES."""
+    with_ = tree.args.get("with_")
+    if not is_dialect(target, "mysql") or not isinstance(with_, exp.With):
+        return tree
+    ctes: list[exp.CTE] = list(with_.expressions)
+    for most_readers in (1, len(ctes)):
+        for cte in reversed(list(ctes)):
+            if len(ctes) <= MOST_CTES:
+                break
+            readers = _readers(tree, cte.alias_or_name)
+            if len(readers) <= most_readers:
+                ctes.remove(cte)
+                with_.set("expressions", ctes)  # out of the tree: its own readers move
+                for reader in readers:
+                    alias = exp.TableAlias(this=exp.to_identifier(reader.alias_or_name))
+                    reader.replace(exp.Subquery(this=cte.this.copy(), alias=alias))
+    return tree
+
+
+def _readers(tree: exp.Expr, name: str) -> list[exp.Table]:
+    return [
+        table
+        for table in tree.find_all(exp.Table)
+        if table.name == name and not table.args.get("db")
+    ]
