@@ -1,13 +1,13 @@
 -- name: aplt
 -- title: Average percentage of long-tail items
--- definition: per user with a list, the share of its first min(k, list length) items that are in the long tail, every item outside the short head: the most popular items (by the distinct users of the interactions who interacted with each; equal popularity by item id ascending) that together make 80% of the (user, item) interactions, the item reaching 80% included; averaged over the users with a list.
+-- definition: per user with a list, the share of its first min(k, list length) items that are in the long tail, every item outside the short head: the most popular items (by the distinct users who consumed each, in the history table when given, else in the interactions; equal popularity by item id ascending) that together make 80% of the (user, item) pairs consumed, the item reaching 80% included; averaged over the users with a list.
 -- formula: \mathrm{aplt@}k = \frac{|L_u \cap T|}{|L_u|}, \quad T = \text{items outside the short head}
 -- cutoff: required
 -- aggregate: mean
 -- reads: lists
 -- ties_average: no
 -- aliases: avg_pct_long_tail, average_percentage_of_long_tail_items
--- references: Abdollahpouri, Burke and Mobasher, "Controlling Popularity Bias in Learning-to-Rank Recommendation", RecSys 2017 (APLT); Elliot `APLT` (its short head from Popularity.get_short_head with pop_ratio 0.8 over the training interactions; ties in popularity keep Elliot's internal item order, here item id ascending)
+-- references: Abdollahpouri, Burke and Mobasher, "Controlling Popularity Bias in Learning-to-Rank Recommendation", RecSys 2017 (APLT); Elliot `APLT` (its short head from Popularity.get_short_head with pop_ratio 0.8 over the training data, here the history when given, else the interactions; ties in popularity keep Elliot's internal item order, here item id ascending)
 SELECT
   ranked.user_id,
   AVG(CASE WHEN short_head.item_id IS NULL THEN 1.0 ELSE 0.0 END) AS aplt

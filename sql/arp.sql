@@ -1,12 +1,12 @@
 -- name: arp
 -- title: Average recommendation popularity
--- definition: per user with a list, the mean over its first k items of users(i), the distinct users who interacted with item i (0 for an item nobody interacted with); averaged over the users with a list.
+-- definition: per user with a list, the mean over its first k items of users(i), the distinct users who consumed item i (0 for an item nobody consumed), in the history table when given, else in the interactions; averaged over the users with a list.
 -- cutoff: required
 -- aggregate: mean
 -- reads: lists
 -- ties_average: no
 -- aliases: avg_rec_popularity, average_recommendation_popularity
--- references: RecTools `AvgRecPopularity(k)` (its popularity counts interaction rows: the same when each (user, item) appears once); Abdollahpouri et al., FLAIRS 2019
+-- references: RecTools `AvgRecPopularity(k)` (the history, else the interactions, as its prev_interactions; its popularity counts rows: the same when each (user, item) appears once); Abdollahpouri et al., FLAIRS 2019
 SELECT
   ranked.user_id,
   AVG(COALESCE(popularity.users, 0)) AS arp

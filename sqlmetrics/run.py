@@ -98,7 +98,8 @@ def evaluate(
         items: optional, in any of the same forms: one row per item (item_id, and category
             for ild). When given it is the catalogue of coverage and gini.
         history: optional, in any of the same forms: what each user consumed before (user_id,
-            item_id), for serendipity.
+            item_id), for serendipity; the popularity metrics (novelty, arp, surprisal, the
+            long tail's) count it instead of the interactions.
         profile: compute each metric as one library defines it ("trec_eval", "ranx",
             "sklearn", "spark", ...; see docs/profiles.md): the profile picks the metric
             variant and sets ties, population and how relevance is read.

@@ -1,7 +1,10 @@
 """Independent pure-Python oracle for the metrics over the top-k lists (coverage, novelty, arp,
-entropy, gini, ild, personalization), straight from their textbook forms: personalization by
-comparing every pair of lists, Gini over the sorted catalogue with its zeros, entropy as
--sum p log2 p. It shares nothing with the SQL (whose forms are closed ones)."""
+entropy, gini, ild, personalization, the long tail's), straight from their textbook forms:
+personalization by comparing every pair of lists, Gini over the sorted catalogue with its zeros,
+entropy as -sum p log2 p, the short head by Elliot's running limit, pop_rsp and pop_reo as
+numpy's population std over mean of the two groups' rates. It shares nothing with the SQL
+(whose forms are closed ones). Popularity counts what users consumed: the history when one is
+given (``history`` not None), else the interactions."""
 
 from __future__ import annotations
 
@@ -29,6 +32,10 @@ LIST_METRICS = frozenset(
         "serendipity",
         "aplt",
         "aclt",
+        "surprisal",
+        "tail_coverage",
+        "pop_rsp",
+        "pop_reo",
     }
 )
 # One value per user with a list (averaged over them; aggregate: mean in the header); the others
@@ -89,24 +96,37 @@ def long_tail(interactions: Iterable[Row], head_share: Fraction = Fraction(4, 5)
     return lambda item: item not in head
 
 
+def _surprisal(users: int, everyone: int) -> float:
+    if users == 0:
+        return 1.0
+    return math.log2(everyone / users) / math.log2(everyone) if everyone > 1 else 0.0
+
+
 def per_user_values(
     metric: str,
     lists: Mapping[Any, list[Any]],
     interactions: Sequence[Row],
     items: Sequence[Row] | None,
-    history: Sequence[Row] = (),
+    history: Sequence[Row] | None = None,
     threshold: float = 0.0,
+    k: int = 0,
 ) -> dict[Any, float]:
-    """novelty, arp, ild or serendipity of each user with a list (and a history for
-    serendipity: MS Recommenders' user_item_serendipity with cosine similarity of one-hot
-    categories, 1 for the same category, else 0)."""
-    users_of = interacting_users(interactions)
-    everyone = len({row["user_id"] for row in interactions})
+    """novelty, surprisal (k: its divisor), arp, aplt, aclt, ild or serendipity of each user
+    with a list (and a history for serendipity: MS Recommenders' user_item_serendipity with
+    cosine similarity of one-hot categories, 1 for the same category, else 0)."""
+    consumed = interactions if history is None else history
+    users_of = interacting_users(consumed)
+    everyone = len({row["user_id"] for row in consumed})
     category = {row["item_id"]: row["category"] for row in items or []}
-    in_tail = long_tail(interactions)
+    in_tail = long_tail(consumed)
     values: dict[Any, float] = {}
     for user, items_of_user in lists.items():
-        if metric == "novelty":
+        if metric == "surprisal":
+            # RePlay: log2(N / users(i)) / log2(N), 1 for an item nobody consumed; with one
+            # user, 0 / 0 for a consumed item, taken as 0
+            weights = [_surprisal(len(users_of.get(i, ())), everyone) for i in items_of_user]
+            values[user] = sum(weights) / k
+        elif metric == "novelty":
             surprisal = [
                 -math.log2(max(len(users_of.get(i, ())), 1) / everyone) for i in items_of_user
             ]
@@ -117,7 +137,7 @@ def per_user_values(
         elif metric == "arp":
             values[user] = sum(len(users_of.get(i, ())) for i in items_of_user) / len(items_of_user)
         elif metric == "serendipity":
-            past = [row["item_id"] for row in history if row["user_id"] == user]
+            past = [row["item_id"] for row in history or () if row["user_id"] == user]
             if not past:
                 continue
             relevant = {
@@ -148,22 +168,30 @@ def list_metric(
     interactions: Sequence[Row],
     items: Sequence[Row] | None = None,
     all_recommendations: Sequence[Row] | None = None,
-    history: Sequence[Row] = (),
+    history: Sequence[Row] | None = None,
     relevant_interactions: Sequence[Row] | None = None,
 ) -> float:
     """The value over one group's ``recommendations``. The catalogue and the popularity are
-    global: from ``all_recommendations`` (default: these) and all ``interactions``; relevance
-    (serendipity) comes from ``relevant_interactions`` (default: all), the group's."""
+    global: from ``all_recommendations`` (default: these) and all ``interactions`` (the
+    ``history`` when given, for the popularity); relevance (serendipity, pop_reo) comes from
+    ``relevant_interactions`` (default: all), the group's."""
     if metric not in LIST_METRICS:
         raise NoFormula(metric)
     lists = top_lists(recommendations, k)
+    if metric in ("tail_coverage", "pop_rsp", "pop_reo"):
+        every = catalogue(all_recommendations or recommendations, interactions, items)
+        consumed = interactions if history is None else history
+        in_tail = long_tail(consumed)
+        head = {item for item in _items(consumed) if not in_tail(item)}
+        relevant = relevant_interactions or interactions
+        return _long_tail_metric(metric, lists, every, head, relevant, history)
     if metric == "serendipity":
         values = per_user_values(
             metric, lists, relevant_interactions or interactions, items, history
         )
         return sum(values.values()) / len(values) if values else math.nan
     if metric in PER_USER:
-        values = per_user_values(metric, lists, interactions, items)
+        values = per_user_values(metric, lists, interactions, items, history, k=k)
         return sum(values.values()) / len(values) if values else math.nan
     exposure = Counter(item for user_items in lists.values() for item in user_items)
     if metric == "coverage":
@@ -184,3 +212,48 @@ def list_metric(
         overlap = [len(set(a) & set(b)) / k for a, b in pairs]
         return 1 - sum(overlap) / len(pairs)
     raise ValueError(metric)
+
+
+def _items(rows: Iterable[Row] | None) -> list[Any]:
+    return [row["item_id"] for row in rows or ()]
+
+
+def _long_tail_metric(
+    metric: str,
+    lists: Mapping[Any, list[Any]],
+    every: set[Any],
+    head: set[Any],
+    relevant_rows: Sequence[Row],
+    history: Sequence[Row] | None,
+) -> float:
+    """tail_coverage (the tail: the catalogue outside the head), or Elliot's PopRSP and PopREO:
+    each group's rate summed over the users (PopREO: those with a relevant item), less each
+    user's history in the denominators, then numpy's population std over the mean of the two
+    rates; a rate over an empty group is 0, and 0 / 0 is 0."""
+    tail = every - head
+    if metric == "tail_coverage":
+        shown = {i for items in lists.values() for i in items} & tail
+        return len(shown) / len(tail) if tail else 0.0
+    relevant: dict[Any, set[Any]] = {}
+    for row in relevant_rows:
+        if row.get("relevance", 1) > 0:
+            relevant.setdefault(row["user_id"], set()).add(row["item_id"])
+    found, possible = [Fraction(0), Fraction(0)], [Fraction(0), Fraction(0)]
+    for user, items in lists.items():
+        seen = {row["item_id"] for row in history or () if row["user_id"] == user}
+        if metric == "pop_rsp":
+            pools = (set(items), head, tail)
+        elif user in relevant:
+            mine = relevant[user]
+            pools = (set(items) & mine, head & mine, mine - head)
+        else:
+            continue
+        shown, head_pool, tail_pool = pools
+        found[0] += len(shown & head)
+        found[1] += len(shown - head)
+        possible[0] += len(head_pool - seen)
+        possible[1] += len(tail_pool - seen)
+    rates = [float(f / p) if p else 0.0 for f, p in zip(found, possible, strict=True)]
+    mean = sum(rates) / 2
+    std = math.sqrt(sum((rate - mean) ** 2 for rate in rates) / 2)
+    return std / mean if mean else 0.0

@@ -35,6 +35,7 @@ LIST_SOURCES = {
     "popularity": "item_id INT, users INT",
     "short_head": "item_id INT",
     "input_interactions": "user_id INT, item_id INT",
+    "consumed": "user_id INT, item_id INT",
     "input_items": "item_id INT, category VARCHAR",
     "input_history": "user_id INT, item_id INT",
     "truth": "user_id INT, item_id INT",
@@ -226,6 +227,7 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute("INSERT INTO popularity VALUES (1, 2), (2, 1)")
     connection.execute("INSERT INTO short_head VALUES (1), (2)")  # 2 + 1 of 3: under 80% before 2
     connection.execute("INSERT INTO input_interactions VALUES (1, 1), (2, 1), (2, 2)")
+    connection.execute("INSERT INTO consumed SELECT * FROM input_interactions")
     connection.execute("INSERT INTO input_items VALUES (1, 'a'), (2, 'b'), (3, 'a')")
     connection.execute("INSERT INTO input_history VALUES (1, 3), (2, 2)")
     connection.execute("INSERT INTO truth VALUES (1, 1), (2, 3)")
@@ -240,6 +242,14 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         "arp": [(1, 1.5), (2, 1.0)],  # (2 + 1) / 2, (2 + 0) / 2
         "aplt": [(1, 0.0), (2, 0.5)],  # item 3 alone in the tail
         "aclt": [(1, 0.0), (2, 1.0)],
+        # 2 users consumed: item 1 -> log2(2/2) = 0, item 2 -> 1, item 3 (nobody) -> 1; over k = 2
+        "surprisal": [(1, 0.5), (2, 0.5)],
+        "tail_coverage": [(0.5,)],  # the tail {3, 4}: 3 shown
+        # head shown 2 + 1 of 2 * 2 - 1 (user 2 consumed 2); tail 0 + 1 of 2 * 2 - 1 (user 1, 3):
+        # P = 1, 1/3; |1 - 1/3| / (1 + 1/3), in the same float steps as the SQL
+        "pop_rsp": [((1 - 1 / 3) / (1 + 1 / 3),)],
+        # relevant: user 1 {1} (head) found, user 2 {3} (tail) found, neither consumed: P = 1, 1
+        "pop_reo": [(0.0,)],
         "ild": [(1, 1.0), (2, 0.0)],  # a, b differ; a, a do not
         # user 1: relevant item 1 (a), history all a -> 0; user 2: relevant 3 (a), history b -> 1
         "serendipity": [(1, 0.0), (2, 0.5)],

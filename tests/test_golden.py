@@ -175,7 +175,7 @@ def _oracle_value(case: dict[str, Any], expected: dict[str, Any], metric: str) -
             case["given"]["interactions"],
             case["given"].get("items"),
             all_recommendations=recommendations,
-            history=case["given"].get("history", ()),
+            history=case["given"].get("history"),
             relevant_interactions=truth,
         )
     if name in SCORED_METRICS | RATED_METRICS:

@@ -84,6 +84,9 @@ class Metric:
     requires_cutoff: bool = False  # cutoff: required
     needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
     needs_history: bool = False  # reads the history table (needs_history: yes)
+    # reads it when given, as if nobody had consumed anything before otherwise
+    # (needs_history: optional)
+    reads_history: bool = False
     takes_score_threshold: bool = False  # cutoff: threshold (`@t` is a score threshold)
     # cutoff: level, `@x` a number >= 0 bound like a score threshold: a recall level
     # (iprec_at_recall@0.1) or a multiple of |R_u| (rprec_mult@0.2), trec_eval's float
@@ -263,6 +266,7 @@ def parse_metric_file(path: Path) -> Metric:
         group_level=header["aggregate"] == "group",
         needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
         needs_history=header.get("needs_history") == "yes",
+        reads_history=header.get("needs_history") in ("yes", "optional"),
         ties_average=header["ties_average"] == "yes",
         # Score and rating rows are whole lists; top-k lists stop at the cutoff like rankings.
         reads_whole_list=header.get("reads_whole_list") == "yes" or reads in ("scored", "rated"),

@@ -80,7 +80,9 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
         help="one row per item (item column, category for ild): the catalogue of coverage, gini",
     )
     parser.add_argument(
-        "--history", metavar="FILE", help="what each user consumed before, for serendipity"
+        "--history",
+        metavar="FILE",
+        help="what each user consumed before (serendipity; popularity counts it)",
     )
     add_flags(parser, Sources)
 
@@ -244,7 +246,9 @@ def _add_sql(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="one row per item (item column, category for ild): the catalogue of coverage, gini",
     )
     sql.add_argument(
-        "--history", metavar="TABLE", help="what each user consumed before, for serendipity"
+        "--history",
+        metavar="TABLE",
+        help="what each user consumed before (serendipity; popularity counts it)",
     )
     sql.add_argument(
         "--interactions-group-by",
@@ -307,7 +311,7 @@ def _add_dbt(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--items", metavar="MODEL", help="ref() name of the item table (ild; coverage, gini)"
     )
     models.add_argument(
-        "--history", metavar="MODEL", help="ref() name of what users consumed (serendipity)"
+        "--history", metavar="MODEL", help="ref() of what users consumed (serendipity, popularity)"
     )
     models.add_argument(
         "--interactions-group-by",

@@ -43,13 +43,13 @@ from sqlmetrics.compose.inputs import (
     bind_items,
     input_stages,
 )
+from sqlmetrics.compose.lists import counts_popularity, lists_stages
 from sqlmetrics.compose.per_user import (
     MetricColumn,
     bound_source,
     cascade_gmax,
     deepest_cutoff,
     item_gain,
-    lists_stages,
     per_user_stages,
     per_user_union,
     requested_cutoffs,
@@ -508,7 +508,10 @@ def _bound_inputs(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[str
         if inputs.items is not None:
             category = any("category" in r.metric.needs_items for r in call.over_lists)
             bound.append(("input_items", bind_items(inputs, category)))
-        if any(r.metric.needs_history for r in call.over_lists):
+        if any(
+            r.metric.reads_history or (inputs.history is not None and counts_popularity(r.metric))
+            for r in call.over_lists
+        ):
             bound.append(("input_history", bind_history(inputs)))
     return bound
 

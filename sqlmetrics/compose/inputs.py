@@ -187,9 +187,11 @@ def bind_items(inputs: Inputs, category: bool) -> exp.Select:
 
 
 def bind_history(inputs: Inputs) -> exp.Select:
-    """The history table as input_history: user_id, item_id (the same column names)."""
+    """The history table as input_history: user_id, item_id (the same column names); without
+    one, no row (nobody consumed anything before), of the interactions' types."""
     if inputs.history is None:
-        raise SqlmetricsError("no history table to bind")
+        nothing = exp.EQ(this=exp.Literal.number(1), expression=exp.Literal.number(0))
+        return exp.select("user_id", "item_id").from_("input_interactions").where(nothing)
     return exp.select(
         exp.alias_(exp.column(inputs.user), "user_id"),
         exp.alias_(exp.column(inputs.item), "item_id"),

@@ -6,9 +6,8 @@ a column per request (``MetricColumn``): its metric file's expressions, the cuto
 (``CUTOFF_CONSTANTS`` too) or the score threshold. Also here: the populations
 (``widest_population``, ``population_condition``, ``with_judged_users``), ``per_user`` over
 several stages (``per_user_union``), the per-user sums that give the same bits on every run
-(``stable_user_sums``, ``tie_averaged_sums``), the metrics over the top-k lists
-(``lists_stages``), and the cutoffs the requests read (``deepest_cutoff``,
-``requested_cutoffs``).
+(``stable_user_sums``, ``tie_averaged_sums``), and the cutoffs the requests read
+(``deepest_cutoff``, ``requested_cutoffs``). The metrics over the top-k lists are lists.py's.
 """
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from sqlglot import exp
 
 from sqlmetrics.catalog.gains import gain_of, parse_gains
 from sqlmetrics.catalog.metrics import MAX_CUTOFF, MetricRequest
-from sqlmetrics.compose.inputs import JUDGED_POPULATIONS, POPULATIONS, Inputs, Options, check_choice
-from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage, widen_keys
+from sqlmetrics.compose.inputs import JUDGED_POPULATIONS, POPULATIONS, Options, check_choice
+from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage
 from sqlmetrics.compose.sums import exact_conditional_sum, exact_sum, is_fractional
 from sqlmetrics.errors import SqlmetricsError
 
@@ -145,7 +143,7 @@ def population_condition(population: str, within: str | None = None) -> exp.Expr
     return exp.and_(*parts)
 
 
-def _bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> exp.Expr:
+def bind_cutoff(expression: exp.Expr, value: int | None, name: str = "k") -> exp.Expr:
     """``x <= $k`` keeps positions within k; ``$k`` elsewhere is the list size k.
 
     Without a cutoff the whole list counts: ``x <= $k`` becomes ``x IS NOT NULL`` and ``$k``
@@ -227,7 +225,7 @@ def _request_expressions(request: MetricRequest, options: Options) -> dict[str, 
     threshold = request.score_threshold
     expressions = {
         alias: _per_user_constants(
-            _bind_cutoff(expression, request.k)
+            bind_cutoff(expression, request.k)
             if threshold is None
             else exp.replace_placeholders(expression, score_threshold=number(threshold))
         )
@@ -491,94 +489,3 @@ def stable_user_sums(per_user: exp.Select) -> None:
             node.replace(exact_conditional_sum(ifs[0].this, term))
         else:
             node.replace(exact_sum(case))
-
-
-def lists_stages(
-    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
-) -> list[tuple[str, exp.Expr]]:
-    """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
-    for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
-    and the global stages (catalogue, popularity, short_head) they read."""
-    stages: list[tuple[str, exp.Expr]] = []
-    read: set[str] = set()
-    for column in columns:
-        if not column.over_lists:
-            continue
-        name, metric = column.names[0], column.request.metric
-        query = cast(exp.Select, _bind_cutoff(metric.query.copy(), column.request.k))
-        for node in query.walk():
-            node.comments = None
-        for projection in query.expressions:
-            if projection.alias_or_name == metric.name:
-                projection.set("alias", exp.to_identifier(name))
-        read |= {table.name for table in query.find_all(exp.Table)}
-        if metric.group_level:
-            stages.append((f"{name}_groups", widen_groups(query, keys)))
-            continue
-        stages.append((f"{name}_users", _widen_lists_keys(query, keys)))
-        mean = exp.select(
-            *map(exp.column, keys), exp.alias_(exp.func("AVG", exp.column(name)), name)
-        ).from_(f"{name}_users")
-        stages.append((f"{name}_groups", mean.group_by(*map(exp.column, keys)) if keys else mean))
-    shared: list[tuple[str, exp.Expr]] = []
-    if "catalogue" in read:
-        catalogue = stage("catalogue")
-        if inputs.items is not None:
-            for table in catalogue.find_all(exp.Table):
-                if table.name == "input_interactions":
-                    table.set("this", exp.to_identifier("input_items"))
-        shared.append(("catalogue", catalogue))
-    if read & {"popularity", "short_head"}:
-        shared.append(("popularity", stage("popularity")))
-    if "short_head" in read:  # popularity's most popular items (the long-tail metrics)
-        shared.append(("short_head", stage("short_head")))
-    return shared + stages
-
-
-def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
-    """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
-    not read the lists (over the history or the interactions: the same for every group)."""
-    global_selects = [
-        select
-        for select in query.find_all(exp.Select)
-        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
-    ]
-    held = {}
-    for index, select in enumerate(global_selects):
-        marker = exp.Placeholder(this=f"global_{index}")
-        held[marker.name] = select
-        select.replace(marker)
-    widen_keys(query, keys)
-    for marker in list(query.find_all(exp.Placeholder)):
-        if marker.name in held:
-            marker.replace(held[marker.name])
-    return query
-
-
-def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
-    """Makes the group columns the key of a group-level metric (``aggregate: group``): every
-    SELECT that reads the lists projects them, groups by them and partitions its windows by
-    them; a SELECT over a global stage only (the catalogue size) is left as it is."""
-    if not keys:
-        return tree
-    for select in list(tree.find_all(exp.Select)):
-        if not any(table.name == "ranked" for table in select.find_all(exp.Table)):
-            continue
-
-        def own(node: exp.Expr, select: exp.Select = select) -> bool:
-            return node.find_ancestor(exp.Select) is select
-
-        for window in [w for w in select.find_all(exp.Window) if own(w)]:
-            partition = window.args.get("partition_by") or []
-            window.set("partition_by", [*map(exp.column, keys), *partition])
-        aggregates = any(
-            own(node) and not node.find_ancestor(exp.Window)
-            for node in select.find_all(exp.AggFunc)
-        )
-        group = select.args.get("group")
-        if group is not None:
-            group.set("expressions", [*map(exp.column, keys), *group.expressions])
-        elif aggregates:
-            select.group_by(*map(exp.column, keys), copy=False)
-        select.set("expressions", [*map(exp.column, keys), *select.expressions])
-    return tree

@@ -46,7 +46,12 @@ def _is_user_key(node: exp.Expr) -> bool:
     return isinstance(node, exp.Column) and node.name == "user_id"
 
 
-def _renamed(node: exp.Expr, name: str) -> exp.Expr:
+def same_users(condition: exp.Expr) -> bool:
+    """Whether a condition is ``a.user_id = b.user_id``: a join of two stages' rows of a user."""
+    return _is_user_key(condition.this) and _is_user_key(condition.expression)
+
+
+def renamed(node: exp.Expr, name: str) -> exp.Expr:
     """A copy of node with every user_id column (and alias) renamed to ``name``."""
     copy = node.copy()
     for column in list(copy.find_all(exp.Column)):
@@ -95,13 +100,9 @@ def widen_keys(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
             node.set("expressions", _widened_list(node.expressions, keys))
         elif isinstance(node, exp.Select):
             node.set("expressions", _widened_list(node.expressions, keys, projections=True))
-        elif (
-            isinstance(node, (exp.EQ, exp.NullSafeEQ))
-            and _is_user_key(node.this)
-            and _is_user_key(node.expression)
-        ):
+        elif isinstance(node, (exp.EQ, exp.NullSafeEQ)) and same_users(node):
             groups = [
-                same_group(_renamed(node.this, key), _renamed(node.expression, key)) for key in keys
+                same_group(renamed(node.this, key), renamed(node.expression, key)) for key in keys
             ]
             node.replace(exp.and_(*groups, node.copy()))
     return tree
@@ -114,7 +115,7 @@ def _widened_list(
     for item in items:
         is_key = item.alias_or_name == "user_id" if projections else _is_user_key(item)
         if is_key:
-            widened.extend(_renamed(item, key) for key in keys)
+            widened.extend(renamed(item, key) for key in keys)
         widened.append(item)
     return widened
 

@@ -178,11 +178,18 @@ WITH input_recommendations AS NOT MATERIALIZED (
     user_id
   HAVING
     MAX(n_relevant) > 0
+), consumed AS (
+  SELECT
+    user_id,
+    item_id
+  FROM input_interactions
+  WHERE
+    NOT user_id IS NULL AND NOT item_id IS NULL
 ), popularity AS (
   SELECT
     item_id,
     COUNT(DISTINCT user_id) AS users
-  FROM input_interactions
+  FROM consumed
   GROUP BY
     item_id
 ), m1_users AS (

@@ -75,11 +75,18 @@ WITH input_recommendations AS (
     user_id
   HAVING
     MAX(judged.n_relevant) > 0
+), consumed AS (
+  SELECT
+    user_id AS user_id,
+    item_id AS item_id
+  FROM input_interactions
+  WHERE
+    NOT user_id IS NULL AND NOT item_id IS NULL
 ), popularity AS (
   SELECT
     item_id AS item_id,
     COUNT_BIG(DISTINCT user_id) AS users
-  FROM input_interactions
+  FROM consumed
   GROUP BY
     item_id
 ), short_head AS (

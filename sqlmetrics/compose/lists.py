@@ -1,0 +1,148 @@
+"""The metrics over the top-k lists (``reads: lists``): each one's CTEs (its per-user values and
+their mean per group, or its one value per group) and the global stages they read (the
+catalogue, the items' popularity, the short head), over ``ranked``, the top-k lists of every
+user with a list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+from sqlglot import exp
+
+from sqlmetrics.catalog.metrics import Metric
+from sqlmetrics.compose.inputs import Inputs
+from sqlmetrics.compose.per_user import MetricColumn, bind_cutoff
+from sqlmetrics.compose.stages import renamed, same_group, same_users, stage, widen_keys
+
+# The stages whose rows belong to a group (the lists, the relevant items); the others are global.
+GROUPED_STAGES = frozenset({"ranked", "truth"})
+# The stages over what users consumed (sql/stages/consumed.sql): the history when given
+POPULARITY_STAGES = frozenset({"consumed", "popularity", "short_head"})
+
+
+def counts_popularity(metric: Metric) -> bool:
+    """Whether a metric reads the items' popularity, which a history table, when given,
+    replaces the interactions in."""
+    return any(table.name in POPULARITY_STAGES for table in metric.query.find_all(exp.Table))
+
+
+def lists_stages(
+    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
+) -> list[tuple[str, exp.Expr]]:
+    """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
+    for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
+    and the global stages (catalogue, consumed, popularity, short_head) they read."""
+    stages: list[tuple[str, exp.Expr]] = []
+    read: set[str] = set()
+    for column in columns:
+        if not column.over_lists:
+            continue
+        name, metric = column.names[0], column.request.metric
+        query = cast(exp.Select, bind_cutoff(metric.query.copy(), column.request.k))
+        for node in query.walk():
+            node.comments = None
+        for projection in query.expressions:
+            if projection.alias_or_name == metric.name:
+                projection.set("alias", exp.to_identifier(name))
+        read |= {table.name for table in query.find_all(exp.Table)}
+        if metric.group_level:
+            stages.append((f"{name}_groups", widen_groups(query, keys)))
+            continue
+        stages.append((f"{name}_users", _widen_lists_keys(query, keys)))
+        mean = exp.select(
+            *map(exp.column, keys), exp.alias_(exp.func("AVG", exp.column(name)), name)
+        ).from_(f"{name}_users")
+        stages.append((f"{name}_groups", mean.group_by(*map(exp.column, keys)) if keys else mean))
+    shared: list[tuple[str, exp.Expr]] = []
+    if "catalogue" in read:
+        catalogue = stage("catalogue")
+        if inputs.items is not None:
+            for table in catalogue.find_all(exp.Table):
+                if table.name == "input_interactions":
+                    table.set("this", exp.to_identifier("input_items"))
+        shared.append(("catalogue", catalogue))
+    if read & POPULARITY_STAGES:
+        shared.append(("consumed", _consumed(inputs)))
+    if read & {"popularity", "short_head"}:
+        shared.append(("popularity", stage("popularity")))
+    if "short_head" in read:  # popularity's most popular items (the long-tail metrics)
+        shared.append(("short_head", stage("short_head")))
+    return shared + stages
+
+
+def _consumed(inputs: Inputs) -> exp.Select:
+    """consumed.sql over the history when one is given, else over the interactions."""
+    consumed = stage("consumed")
+    if inputs.history is not None:
+        for table in consumed.find_all(exp.Table):
+            if table.name == "input_interactions":
+                table.set("this", exp.to_identifier("input_history"))
+    return consumed
+
+
+def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
+    """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
+    not read the lists (over the history or the interactions: the same for every group)."""
+    global_selects = [
+        select
+        for select in query.find_all(exp.Select)
+        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
+    ]
+    held = {}
+    for index, select in enumerate(global_selects):
+        marker = exp.Placeholder(this=f"global_{index}")
+        held[marker.name] = select
+        select.replace(marker)
+    widen_keys(query, keys)
+    for marker in list(query.find_all(exp.Placeholder)):
+        if marker.name in held:
+            marker.replace(held[marker.name])
+    return query
+
+
+def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
+    """Makes the group columns the key of a group-level metric (``aggregate: group``): every
+    SELECT that reads the lists or the relevant items (``truth``, whose rows belong to a
+    group) projects them, groups by them, partitions its windows by them and joins two
+    users' rows within a group; a SELECT over a global stage only (the catalogue size, the
+    history) is left as it is."""
+    if not keys:
+        return tree
+    for select in list(tree.find_all(exp.Select)):
+        if not any(table.name in GROUPED_STAGES for table in select.find_all(exp.Table)):
+            continue
+
+        def own(node: exp.Expr, select: exp.Select = select) -> bool:
+            return node.find_ancestor(exp.Select) is select
+
+        for join in [j for j in select.find_all(exp.EQ) if own(j) and same_users(j)]:
+            groups = [same_group(renamed(join.this, k), renamed(join.expression, k)) for k in keys]
+            join.replace(exp.and_(*groups, join.copy()))
+
+        def key_columns(select: exp.Select = select) -> list[exp.Column]:
+            return [exp.column(key, table=_grouped_source(select)) for key in keys]
+
+        for window in [w for w in select.find_all(exp.Window) if own(w)]:
+            partition = window.args.get("partition_by") or []
+            window.set("partition_by", [*key_columns(), *partition])
+        aggregates = any(
+            own(node) and not node.find_ancestor(exp.Window)
+            for node in select.find_all(exp.AggFunc)
+        )
+        group = select.args.get("group")
+        if group is not None:
+            group.set("expressions", [*key_columns(), *group.expressions])
+        elif aggregates:
+            select.group_by(*key_columns(), copy=False)
+        select.set("expressions", [*key_columns(), *select.expressions])
+    return tree
+
+
+def _grouped_source(select: exp.Select) -> str | None:
+    """The stage a SELECT joining two grouped stages (the lists and the relevant items) takes
+    the group columns from, its first; None where only one source has them."""
+    sources = [select.args["from_"].this, *(join.this for join in select.args.get("joins") or [])]
+    grouped = [s for s in sources if isinstance(s, exp.Table) and s.name in GROUPED_STAGES]
+    return grouped[0].alias_or_name if len(grouped) > 1 else None
