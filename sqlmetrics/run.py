@@ -21,6 +21,7 @@ from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import connection_of, open_engine
 from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
 from sqlmetrics.engines.checks import (
+    check_history,
     check_items,
     check_labels,
     duplicate_example,
@@ -439,6 +440,7 @@ def _bind(
     inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
     check_labels(requests, group_by, inputs)
     check_items(engine, inputs, requests)
+    check_history(engine, inputs, requests)
     return Bound(engine, requests, inputs, options, recs)
 
 

@@ -132,6 +132,18 @@ def test_a_ranking_metric_alone_reads_no_list_stage() -> None:
     assert "catalogue" not in sql and "input_items" not in sql and "m1_groups" not in sql
 
 
+def test_a_history_row_without_a_user_or_an_item_is_refused_where_the_history_is_read() -> None:
+    """The popularity and serendipity read the history: a NULL id there would drop silently."""
+    recs = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [1, 2, 1], "score": [0.9, 0.8, 0.7]})
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [1, 1]})
+    history = pd.DataFrame({"user_id": [1, None, 2], "item_id": [3, 1, None]})
+    for metric in ("novelty@2", "aplt@2", "pop_rsp@2"):
+        with pytest.raises(SqlmetricsError, match=r"history: 2 row\(s\) have a NULL user_id or"):
+            sqlmetrics.evaluate(recs, truth, [metric], history=history)
+    # a metric that does not read the history runs
+    assert sqlmetrics.evaluate(recs, truth, ["ndcg@2"], history=history)["ndcg@2"].tolist() == [1.0]
+
+
 def test_list_metrics_do_not_need_a_relevant_interaction() -> None:
     """Issue 22: coverage@k was NaN (users 0) when no interaction is relevant, although the
     metrics over the lists read only the lists and the interactions' items and users."""

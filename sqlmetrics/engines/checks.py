@@ -19,6 +19,7 @@ from sqlmetrics.compose.diagnostics import (
     uses_exponential_gain,
 )
 from sqlmetrics.compose.inputs import Group, Inputs, column_names
+from sqlmetrics.compose.lists import counts_popularity
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
 
@@ -536,6 +537,26 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
         raise SqlmetricsError(
             f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
             f"table, or NULL); {labels} need the category of every item of the history"
+        )
+
+
+def check_history(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest]) -> None:
+    """The history a metric reads (serendipity's, the popularity's) has no row without a user
+    or an item: such a row says nothing of who consumed what, and would drop silently."""
+    if inputs.history is None or not any(
+        r.metric.reads_history or counts_popularity(r.metric) for r in requests
+    ):
+        return
+    user, item = exp.column(inputs.user), exp.column(inputs.item)
+    missing = exp.or_(user.is_(exp.Null()), item.is_(exp.Null()))
+    row = engine.first_row(
+        exp.select(exp.func("COUNT", exp.Star())).from_(inputs.history.copy()).where(missing)
+    )
+    if row is not None and row[0]:
+        example = _example(engine, inputs.history, (inputs.user, inputs.item), missing)
+        raise SqlmetricsError(
+            f"history: {row[0]} row(s) have a NULL {inputs.user.name} or {inputs.item.name}"
+            f"{example}; drop them or fill them in (each row is an item a user consumed)"
         )
 
 
