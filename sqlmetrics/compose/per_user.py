@@ -21,7 +21,15 @@ from sqlglot import exp
 from sqlmetrics.catalog.gains import gain_of, parse_gains
 from sqlmetrics.catalog.metrics import MAX_CUTOFF, MetricRequest
 from sqlmetrics.compose.inputs import JUDGED_POPULATIONS, POPULATIONS, Options, check_choice
-from sqlmetrics.compose.stages import bind_placeholders, number, prune, stage
+from sqlmetrics.compose.stages import (
+    bind_placeholders,
+    call,
+    cast_to,
+    derived_table,
+    number,
+    prune,
+    stage,
+)
 from sqlmetrics.compose.sums import exact_conditional_sum, exact_sum, is_fractional
 from sqlmetrics.errors import SqlmetricsError
 
@@ -251,20 +259,23 @@ def _select_request(
     own = request.population or options.population
     narrowed = request.metric.reads == "judged" and own != population
 
+    # The expressions are this request's own copies: they are handed to the builders below.
     def own_population(value: exp.Expr) -> exp.Expr:
         """NULL for a user of per_user outside the request's own, narrower population."""
         if not narrowed:
             return value
-        return exp.Case().when(population_condition(own, within=population), value)
+        condition = population_condition(own, within=population)
+        return exp.Case().when(condition, value, copy=False)
 
     if request.metric.micro:
         names = (f"{name}_numerator", f"{name}_denominator")
         for alias, part in zip(("numerator", "denominator"), names, strict=True):
-            per_user_stage.select(exp.alias_(own_population(expressions[alias]), part), copy=False)
+            column = exp.alias_(own_population(expressions[alias]), part, copy=False)
+            per_user_stage.select(column, copy=False)
         return names
     # 0 / 0 cases (no hit for map_hits, an empty ideal) are 0 by definition.
-    value = exp.func("COALESCE", expressions[request.metric.name], 0)
-    per_user_stage.select(exp.alias_(own_population(value), name), copy=False)
+    value = call("COALESCE", expressions[request.metric.name], exp.Literal.number(0))
+    per_user_stage.select(exp.alias_(own_population(value), name, copy=False), copy=False)
     return (name,)
 
 
@@ -387,32 +398,31 @@ def per_user_union(
         ctes.append((cte, select))
         own = {name for name in select.named_selects}
         population: exp.Expr = exp.Literal.number(1) if source == "judged" else exp.Null()
+        # One type in every branch (ClickHouse makes a Variant of integer and double). Every
+        # node below is made here: the builders need not copy them (nor parse "user_id").
+        values = [
+            exp.alias_(
+                cast_to(exp.column(name) if name in own else exp.Null(), "double"), name, copy=False
+            )
+            for name in names
+        ]
+        in_population = exp.alias_(population, "in_population", copy=False)
         branches.append(
-            exp.select(
-                "user_id",
-                exp.alias_(population, "in_population"),
-                # One type in every branch (ClickHouse makes a Variant of integer and double).
-                *[
-                    exp.alias_(
-                        exp.cast(exp.column(name) if name in own else exp.Null(), "double"), name
-                    )
-                    for name in names
-                ],
-            ).from_(cte)
+            exp.select(exp.column("user_id"), in_population, *values, copy=False).from_(
+                cte, copy=False
+            )
         )
     union: exp.Query = branches[0]
     for branch in branches[1:]:
-        union = exp.union(union, branch, distinct=False)
+        union = exp.union(union, branch, distinct=False, copy=False)
+    maxima = [
+        exp.alias_(call("MAX", exp.column(name)), name, copy=False)
+        for name in ["in_population", *names]
+    ]
     combined = (
-        exp.select(
-            "user_id",
-            *[
-                exp.alias_(exp.func("MAX", exp.column(name)), name)
-                for name in ["in_population", *names]
-            ],
-        )
-        .from_(exp.alias_(exp.paren(union), "per_stage"))
-        .group_by("user_id")
+        exp.select(exp.column("user_id"), *maxima, copy=False)
+        .from_(derived_table(union, "per_stage"), copy=False)
+        .group_by(exp.column("user_id"), copy=False)
     )
     return [*ctes, ("per_user", combined)]
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.catalog.metrics import parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
@@ -123,6 +124,30 @@ def _widened_list(
 def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
     """``$name`` placeholders replaced by literal nodes (never by SQL text)."""
     return cast(exp.Select, exp.replace_placeholders(tree, **values))
+
+
+# sqlglot's own dialect, the one ``exp.func`` reads function names in when given none (it makes a
+# new instance of it at each call without one).
+_FUNCTIONS_DIALECT = Dialect()
+
+
+def call(name: str, *arguments: exp.Expr) -> exp.Func:
+    """``name(arguments...)`` as ``exp.func`` builds it, the arguments handed over (not copied:
+    the caller made them or copied them)."""
+    return exp.func(name, *arguments, copy=False, dialect=_FUNCTIONS_DIALECT)
+
+
+@functools.cache
+def _data_type(name: str) -> exp.DataType:
+    return exp.DataType.build(name)
+
+
+def cast_to(value: exp.Expr, type_name: str) -> exp.Expr:
+    """``CAST(value AS type_name)``, ``value`` handed over (not copied). The builder ``exp.cast``
+    parses the type's name and copies ``value`` at each call; the type is built once here."""
+    if isinstance(value, exp.Cast):  # the builder's rule: no second cast to an equal type
+        return exp.cast(value, _data_type(type_name).copy(), copy=False)
+    return exp.Cast(this=value, to=_data_type(type_name).copy())
 
 
 def number(value: float) -> exp.Expr:

@@ -87,7 +87,7 @@ def _joined(
                 for name in on
             )
         )
-        query = query.join(other, on=condition, join_type="left")
+        query = query.join(other, on=condition, join_type="left", copy=False)
     return query
 
 
@@ -112,15 +112,17 @@ def _user_rows(
     user = exp.alias_(
         exp.column("user_id", table), exp.to_identifier(inputs.user.name, quoted=True)
     )
+    # Every part of the query is made here: the builders need not copy it at each step.
     query = exp.select(
         *_named_groups(keys, inputs, table),
         user,
         *(_label(c, v) for c, v in zip(columns, values, strict=True)),
-    ).from_("per_user")
+        copy=False,
+    ).from_("per_user", copy=False)
     over_lists = [column for column in columns if column.over_lists]
     query = _joined(query, over_lists, "_users", [*keys, "user_id"], left=table)
     order = [exp.column(key, table) for key in keys]
-    return query.order_by(*nulls_last([*order, exp.column("user_id", table)]))
+    return query.order_by(*nulls_last([*order, exp.column("user_id", table)]), copy=False)
 
 
 def _summed(
@@ -198,13 +200,17 @@ def _group_rows(
         left = LIST_GROUPS
     order = [exp.column(key, left) for key in keys]
     users = exp.alias_(exp.func("COUNT", counted), "users")
-    query = exp.select(*_named_groups(keys, inputs, left), users, *aggregates)
+    # The aggregates and every other part are made for this query: handed over, not copied.
+    query = exp.select(*_named_groups(keys, inputs, left), users, *aggregates, copy=False)
     query = (
-        _list_groups(query, keys, over_lists) if left == LIST_GROUPS else query.from_("per_user")
+        _list_groups(query, keys, over_lists)
+        if left == LIST_GROUPS
+        else query.from_("per_user", copy=False)
     )
     query = _joined(query, over_lists, "_groups", keys, left=left)
     if order:
-        query = query.group_by(*order).order_by(*nulls_last(order))
+        ordered = nulls_last([column.copy() for column in order])  # a node has one parent
+        query = query.group_by(*order, copy=False).order_by(*ordered, copy=False)
     return query
 
 
@@ -225,7 +231,7 @@ def _list_groups(
     on = exp.and_(
         *(same_group(exp.column(key, LIST_GROUPS), exp.column(key, "per_user")) for key in keys)
     )
-    return query.from_(derived_table(frame, LIST_GROUPS)).join(
+    return query.from_(derived_table(frame, LIST_GROUPS), copy=False).join(
         "per_user", on=on, join_type="left", copy=False
     )
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlmetrics.compose.stages import call, cast_to
+
 SCALE_BITS = 64  # the fixed-point unit, 2^-64
 BOUND_BITS = 32  # values of magnitude below 2^32 are summed exactly
 
@@ -32,26 +34,34 @@ def _power_of_two(bits: int) -> exp.Expr:
 
 def small(value: exp.Expr) -> exp.Expr:
     """Whether a value is summed exactly: of magnitude below 2^BOUND_BITS."""
-    return exp.func("ABS", value.copy()) < _power_of_two(BOUND_BITS)
+    return exp.LT(this=call("ABS", value.copy()), expression=_power_of_two(BOUND_BITS))
 
 
 def fixed(value: exp.Expr) -> exp.Expr:
     """A value as a whole number of 2^-SCALE_BITS (a HUGEINT)."""
-    return exp.cast(exp.Mul(this=value.copy(), expression=_power_of_two(SCALE_BITS)), "HUGEINT")
+    return cast_to(exp.Mul(this=value.copy(), expression=_power_of_two(SCALE_BITS)), "HUGEINT")
 
 
 def rounded(fixed_sum: exp.Expr) -> exp.Expr:
-    """A sum of _fixed values as a DOUBLE, rounded once."""
-    return exp.Div(this=exp.cast(fixed_sum, "DOUBLE"), expression=_power_of_two(SCALE_BITS))
+    """A sum of _fixed values as a DOUBLE, rounded once (``fixed_sum`` handed over)."""
+    return exp.Div(this=cast_to(fixed_sum, "DOUBLE"), expression=_power_of_two(SCALE_BITS))
+
+
+def _case(condition: exp.Expr, then: exp.Expr, default: exp.Expr | None = None) -> exp.Case:
+    """CASE WHEN condition THEN then [ELSE default] END, its parts handed over."""
+    case = exp.Case().when(condition, then, copy=False)
+    return case if default is None else case.else_(default, copy=False)
 
 
 def exact_sum(value: exp.Expr) -> exp.Expr:
     """SUM(value) as a DOUBLE on DuckDB, from exact integer sums (see the module); NULL for no
     value, as SUM."""
-    fixed_value = exp.Case().when(small(value), fixed(value))
-    exact = rounded(exp.func("SUM", fixed_value.copy()))
-    every_value_fixed = exp.func("COUNT", fixed_value).eq(exp.func("COUNT", value.copy()))
-    return exp.Case().when(every_value_fixed, exact).else_(exp.func("SUM", value.copy()))
+    fixed_value = _case(small(value), fixed(value))
+    exact = rounded(call("SUM", fixed_value.copy()))
+    every_value_fixed = exp.EQ(
+        this=call("COUNT", fixed_value), expression=call("COUNT", value.copy())
+    )
+    return _case(every_value_fixed, exact, call("SUM", value.copy()))
 
 
 # Functions whose values are fractions whatever their arguments (DuckDB's / divides as well).
@@ -79,25 +89,29 @@ def exact_conditional_sum(condition: exp.Expr, term: exp.Expr) -> exp.Expr:
     cutoffs of one term share it (DuckDB computes an aggregate written twice once). A term of
     2^32 or more anywhere in the user's rows leaves the sums of that term to a plain SUM."""
     term_small = small(term)
-    every_term_small = exp.func("COUNT", exp.Case().when(term_small, exp.Literal.number(1))).eq(
-        exp.func("COUNT", term.copy())
+    every_term_small = exp.EQ(
+        this=call("COUNT", _case(term_small, exp.Literal.number(1))),
+        expression=call("COUNT", term.copy()),
     )
-    fixed_term = exp.Case().when(exp.and_(condition.copy(), term_small.copy()), fixed(term))
-    exact = rounded(exp.func("SUM", fixed_term.else_(exp.Literal.number(0))))
-    plain = exp.func(
-        "SUM", exp.Case().when(condition.copy(), term.copy()).else_(exp.Literal.number(0))
+    fixed_term = _case(
+        exp.and_(condition.copy(), term_small.copy(), copy=False),
+        fixed(term),
+        exp.Literal.number(0),
     )
-    return exp.Case().when(every_term_small, exact).else_(plain)
+    exact = rounded(call("SUM", fixed_term))
+    plain = call("SUM", _case(condition.copy(), term.copy(), exp.Literal.number(0)))
+    return _case(every_term_small, exact, plain)
 
 
 def exact_mean(value: exp.Expr) -> exp.Expr:
     """AVG(value) on DuckDB from exact_sum: NULL for no value, as AVG."""
-    return exp.Div(this=exact_sum(value), expression=exp.func("COUNT", value.copy()))
+    return exp.Div(this=exact_sum(value), expression=call("COUNT", value.copy()))
 
 
 def aggregate(function: str, value: exp.Expr, exact: bool, integers: bool = False) -> exp.Expr:
     """``function`` (AVG, SUM or COUNT) of ``value`` over users: AVG and SUM exact when
-    ``exact`` (DuckDB), except over ``integers`` (``aggregate: sum`` counts), exact already."""
+    ``exact`` (DuckDB), except over ``integers`` (``aggregate: sum`` counts), exact already.
+    ``value`` is handed over (the exact sums read copies of it)."""
     if not exact or integers or function == "COUNT":
-        return exp.func(function, value)
+        return call(function, value)
     return exact_mean(value) if function == "AVG" else exact_sum(value)
