@@ -120,12 +120,13 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
     tree = query.copy() if copy else query
     target = get_dialect(dialect)
     # A user's own query is held out of every rewrite: it runs as written, in its dialect.
+    held_from = tree
     held = users_sql.hold(tree)
     try:
         for step in _steps(target):
             tree = step(tree, target)
     finally:
-        tree = users_sql.put_back(tree, held)
+        tree = users_sql.put_back(tree, held, held_from)
     return tree
 
 
@@ -144,8 +145,7 @@ RULES: tuple[Rule, ...] = (
     null_order.null_order,
     values.values_tables,
     text_order.byte_order_text,
-    aliases.aliases,
-    aliases.unshadow,
+    aliases.aliases,  # and aliases.unshadow, in the same walk
     clickhouse.clickhouse_settings,
     with_limit.inline_past_limit,  # after every rewrite that reads the CTEs by their place
     reserved.quote_reserved,

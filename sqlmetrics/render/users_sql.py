@@ -17,6 +17,7 @@ _MARK = "sqlmetrics_users_sql"
 _READS = "sqlmetrics_users_sql_reads"
 _INDEX = "sqlmetrics_users_sql_index"
 _PLACEHOLDER = "sqlmetrics_users_sql"
+_HELD_TABLES = "sqlmetrics_users_sql_tables"
 
 
 def users_relation(query: exp.Query, alias: str) -> exp.Subquery:
@@ -44,6 +45,8 @@ def tables_read(query: exp.Expr) -> set[str]:
 
 def users_tables(tree: exp.Expr) -> set[str]:
     """The tables read by the users' queries that ``hold`` took out of ``tree``."""
+    if tree.meta.get(_HELD_TABLES) is not None:  # hold's own record: no need to look again
+        return set(tree.meta[_HELD_TABLES])
     names: set[str] = set()
     for node in tree.find_all(exp.Subquery):
         if is_users_relation(node):
@@ -54,20 +57,29 @@ def users_tables(tree: exp.Expr) -> set[str]:
 def hold(tree: exp.Expr) -> list[exp.Expr]:
     """Takes each user's query out of ``tree`` (in place), leaving a placeholder SELECT in its
     relation, which keeps its alias and its mark and records the tables the query reads; returns
-    the queries, for ``put_back``."""
+    the queries, for ``put_back``. The tables of them all are recorded on ``tree`` too, which
+    ``users_tables`` reads instead of looking through the tree again."""
     held: list[exp.Expr] = []
+    tables: set[str] = set()
     for node in list(tree.find_all(exp.Subquery)):
         if is_users_relation(node):
             query = node.this
             node.meta[_READS] = tables_read(query)
             node.meta[_INDEX] = len(held)
+            tables |= node.meta[_READS]
             node.set("this", exp.select(exp.Star()).from_(exp.to_table(_PLACEHOLDER)))
             held.append(query)
+    tree.meta[_HELD_TABLES] = frozenset(tables)
     return held
 
 
-def put_back(tree: exp.Expr, held: list[exp.Expr]) -> exp.Expr:
-    """``tree`` (as the rewrites left it) with the queries ``hold`` took out back in place."""
+def put_back(tree: exp.Expr, held: list[exp.Expr], held_from: exp.Expr) -> exp.Expr:
+    """``tree`` (as the rewrites left it) with the queries ``hold`` took out back in place, and
+    the record of their tables taken off the tree ``hold`` was given (``held_from``: a rewrite
+    may have put another root above it)."""
+    held_from.meta.pop(_HELD_TABLES, None)
+    if not held_from.meta:
+        held_from._meta = None
     if not held:
         return tree
     placed: set[int] = set()

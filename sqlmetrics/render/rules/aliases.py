@@ -3,44 +3,71 @@ would shadow qualified with its table."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 
 def aliases(tree: exp.Expr, target: Dialect) -> exp.Expr:
-    """An alias on every column projection and every subquery in FROM or JOIN."""
-    # One walk for both (neither adds a node the other looks for).
-    for node in list(tree.walk()):
+    """An alias on every column projection and every subquery in FROM or JOIN, then
+    ``unshadow``'s qualified columns. One walk finds the nodes of both: neither adds a node the
+    other looks for, nor changes what the other reads (a column projection wrapped in an alias
+    of its own name is not an alias of another value, nor a change of its select's names)."""
+    nodes = list(tree.find_all(exp.Select, exp.From, exp.Join, exp.CTE))
+    sources: list[exp.From | exp.Join] = []
+    for node in nodes:
         if isinstance(node, exp.Select):
-            for projection in list(node.expressions):
-                if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
-                    alias = exp.Alias(alias=projection.this.copy())
-                    projection.replace(alias)
-                    alias.set("this", projection)
+            _named_projections(node)
         elif isinstance(node, (exp.From, exp.Join)):
-            # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias:
-            # written as one, Oracle gets it without the AS it refuses there.
-            aliased = node.this
-            if isinstance(aliased, exp.Alias) and isinstance(
-                aliased.this, (exp.Paren, exp.Subquery)
-            ):
-                query = aliased.this.unnest()
-                name = exp.TableAlias(this=aliased.args["alias"])
-                node.set("this", exp.Subquery(this=query, alias=name))
-    for index, subquery in enumerate(tree.find_all(exp.Subquery)):
-        if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
-            subquery.set("alias", exp.TableAlias(this=exp.to_identifier(f"_subquery_{index}")))
+            _subquery_alias(node)
+            sources.append(node)
+    # Numbered in the order of every subquery in the tree, when one in FROM or JOIN lacks a name.
+    if any(
+        isinstance(child, exp.Subquery) and not child.alias
+        for source in sources
+        for child in source.iter_expressions()
+    ):
+        for index, subquery in enumerate(tree.find_all(exp.Subquery)):
+            if isinstance(subquery.parent, (exp.From, exp.Join)) and not subquery.alias:
+                name = exp.to_identifier(f"_subquery_{index}")
+                subquery.set("alias", exp.TableAlias(this=name))
+    _unshadow(nodes)
     return tree
+
+
+def _named_projections(select: exp.Select) -> None:
+    for projection in list(select.expressions):
+        if isinstance(projection, exp.Column) and not isinstance(projection.this, exp.Star):
+            alias = exp.Alias(alias=projection.this.copy())
+            projection.replace(alias)
+            alias.set("this", projection)
+
+
+def _subquery_alias(source: exp.From | exp.Join) -> None:
+    # ``(SELECT ...) AS name`` built as an alias of a parenthesis is a table alias: written as
+    # one, Oracle gets it without the AS it refuses there.
+    aliased = source.this
+    if isinstance(aliased, exp.Alias) and isinstance(aliased.this, (exp.Paren, exp.Subquery)):
+        query = aliased.this.unnest()
+        name = exp.TableAlias(this=aliased.args["alias"])
+        source.set("this", exp.Subquery(this=query, alias=name))
 
 
 def unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """``MAX(relevance) AS relevance ... HAVING MAX(relevance) > 0``: DuckDB (and the standard)
     reads the inner ``relevance`` as the column, Spark and ClickHouse as the alias (an aggregate
     of an aggregate). Such a column is qualified with its CTE's name, which no engine reads as
-    an alias; only where the CTE has the column, so a lateral alias reference stays one."""
+    an alias; only where the CTE has the column, so a lateral alias reference stays one
+    (``aliases`` does this too, in its walk)."""
+    _unshadow(list(tree.find_all(exp.CTE, exp.Select)))
+    return tree
+
+
+def _unshadow(nodes: Sequence[exp.Expr]) -> None:
     ctes: dict[str, exp.Expr] = {}
     selects: list[exp.Select] = []
-    for node in tree.walk():  # one walk for both
+    for node in nodes:
         if isinstance(node, exp.CTE):
             ctes[node.alias_or_name] = node.this
         elif isinstance(node, exp.Select):
@@ -55,7 +82,6 @@ def unshadow(tree: exp.Expr, target: Dialect) -> exp.Expr:
         shadowing = _aliases_of_other_values(select) & set(body.named_selects)
         if shadowing:
             _qualify(select, shadowing, source.this.alias_or_name)
-    return tree
 
 
 def _aliases_of_other_values(select: exp.Select) -> set[str]:

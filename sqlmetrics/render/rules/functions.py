@@ -20,7 +20,7 @@ def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
     is_nan = _is_nan_rewrite(target)
     two_argument_case = is_dialect(target, "tsql")
     natural_ratio = is_dialect(target, "postgres")  # Redshift reads as PostgreSQL
-    for node in reversed(list(tree.walk())):
+    for node in reversed(list(tree.find_all(*_REWRITTEN))):
         if isinstance(node, exp.Log):
             _log_base(node)
             if natural_ratio:
@@ -36,6 +36,10 @@ def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
         elif isinstance(node, (exp.Least, exp.Greatest)):
             _least_greatest(node, two_argument_case)
     return tree
+
+
+# The nodes ``functions`` rewrites, found in the walk's order.
+_REWRITTEN = (exp.Log, exp.IsNan, exp.Div, exp.Pow, exp.Avg, exp.Least, exp.Greatest)
 
 
 def _log_base(log: exp.Log) -> None:

@@ -16,13 +16,30 @@ def qualify_clause(tree: exp.Expr, target: Dialect) -> exp.Expr:
     if is_dialect(target, *KEEPS_QUALIFY):
         return tree
 
-    def rewrite(node: exp.Expr) -> exp.Expr:
-        if not isinstance(node, exp.Select) or not node.args.get("qualify"):
-            return node
-        _qualified_star(node)
-        return transforms.eliminate_qualify(node)
+    # As a transform of the whole tree would, outer selects first, and not the selects inside
+    # one rewritten (its walk does not enter a node it replaced); only selects are looked at.
+    rewritten: list[exp.Select] = []
+    for select in list(tree.find_all(exp.Select, bfs=False)):
+        if not select.args.get("qualify") or any(_inside(select, outer) for outer in rewritten):
+            continue
+        rewritten.append(select)
+        parent, key, index = select.parent, select.arg_key, select.index
+        _qualified_star(select)
+        replacement = transforms.eliminate_qualify(select)
+        if select is tree:
+            tree = replacement
+        elif parent is not None and key and replacement is not select:
+            parent.set(key, replacement, index)
+    return tree
 
-    return tree.transform(rewrite, copy=False)
+
+def _inside(node: exp.Expr, ancestor: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent is ancestor:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _qualified_star(select: exp.Select) -> None:

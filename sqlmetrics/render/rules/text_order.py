@@ -8,9 +8,15 @@ from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.render.rules.common import is_dialect
 
+# The dialects whose default collation is not byte order (Redshift reads as PostgreSQL but
+# compares bytes).
+_COLLATED = ("postgres", "mysql", "tsql", "oracle")
+
 
 def byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """Text sort keys in byte order (trec_eval's strcmp), where the default collation is not."""
+    if is_dialect(target, "redshift") or not is_dialect(target, *_COLLATED):
+        return tree  # bytes or code points already: no need to look for the keys
     for ordered in list(tree.find_all(exp.Ordered)):
         key = ordered.this
         if not (isinstance(key, exp.Cast) and key.to.is_type("varchar", "text")):
