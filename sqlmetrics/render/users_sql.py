@@ -29,7 +29,8 @@ def users_relation(query: exp.Query, alias: str) -> exp.Subquery:
 
 
 def is_users_relation(node: exp.Expr) -> bool:
-    return isinstance(node, exp.Subquery) and node.meta.get(_MARK) is True
+    # meta_get: no empty meta dict left on every other subquery (each copy would copy it)
+    return isinstance(node, exp.Subquery) and node.meta_get(_MARK) is True
 
 
 def tables_read(query: exp.Expr) -> set[str]:

@@ -3,6 +3,7 @@ name that is not plain ASCII is quoted, folded as the dialect folds unquoted nam
 
 from __future__ import annotations
 
+import functools
 import re
 
 from sqlglot import exp
@@ -64,9 +65,14 @@ def quote_reserved(tree: exp.Expr, target: Dialect) -> exp.Expr:
     a plain ASCII name is quoted, folded first as the dialect folds unquoted names (``order``
     is ``"ORDER"`` in Snowflake), so it names the same column and no engine reads it as SQL."""
     for identifier in tree.find_all(exp.Identifier):
-        name = identifier.name
-        if identifier.quoted or (PLAIN_NAME.fullmatch(name) and name.lower() not in RESERVED_WORDS):
+        if identifier.quoted or not _needs_quotes(identifier.name):
             continue
         target.normalize_identifier(identifier)
         identifier.set("quoted", True)
     return tree
+
+
+@functools.lru_cache(maxsize=4096)
+def _needs_quotes(name: str) -> bool:
+    """A reserved word somewhere or not a plain ASCII name (a query repeats its few names)."""
+    return not PLAIN_NAME.fullmatch(name) or name.lower() in RESERVED_WORDS
