@@ -167,13 +167,14 @@ def diagnose_lists(
     interacted per user of truth_lists.sql, instead of group-bys over ranked's rows and the
     interactions."""
     ctes = dict(diagnosis)
+    # Columns built rather than parsed from their names (a parse at each call).
     ctes["ranked_counts"] = (
-        exp.select("user_id", "tie_groups")
-        .from_(derived_table(listed, "listed"))
+        exp.select(exp.column("user_id"), exp.column("tie_groups"))
+        .from_(derived_table(listed, "listed"), copy=False)
         .where(exp.column("tie_groups") > 0, copy=False)
     )
     counts = [projection.alias_or_name for projection in ctes["interacted"].expressions]
-    ctes["interacted"] = exp.select(*counts).from_("truth_lists")
+    ctes["interacted"] = exp.select(*map(exp.column, counts)).from_("truth_lists", copy=False)
     return [(name, ctes[name]) for name, _ in diagnosis]
 
 
@@ -210,10 +211,10 @@ def without_list_checks(lists: exp.Select) -> None:
 def list_counts_from(lists_name: str) -> exp.Select:
     """list_counts.sql's columns read from top_lists.sql (or sorted_lists.sql), which counts
     them in its own aggregate over the recommendations instead of a second one."""
-    names = ["list_length", "scored_length", "named_length", *LIST_CHECKS[:3]]
-    return exp.select("user_id", *names, exp.alias_(exp.Literal.number(0), "broken_ranks")).from_(
-        lists_name
-    )
+    names = ["user_id", "list_length", "scored_length", "named_length", *LIST_CHECKS[:3]]
+    broken = exp.alias_(exp.Literal.number(0), "broken_ranks", copy=False)
+    # Columns built rather than parsed from their names (a parse at each call).
+    return exp.select(*map(exp.column, names), broken, copy=False).from_(lists_name, copy=False)
 
 
 # Lists up to this long find their repeats by each item's first position (quadratic, but

@@ -122,8 +122,10 @@ def _widened_list(
 
 
 def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
-    """``$name`` placeholders replaced by literal nodes (never by SQL text)."""
-    return cast(exp.Select, exp.replace_placeholders(tree, **values))
+    """``$name`` placeholders replaced by literal nodes (never by SQL text), in ``tree`` itself:
+    every caller binds a stage's fresh copy and keeps only the result, so the builder's copy
+    of the whole tree (its default; ``copy`` goes to the tree's transform) is spared."""
+    return cast(exp.Select, exp.replace_placeholders(tree, copy=False, **values))
 
 
 # sqlglot's own dialect, the one ``exp.func`` reads function names in when given none (it makes a
