@@ -8,10 +8,13 @@ they replace did.
 
 from __future__ import annotations
 
+import pytest
 from sqlglot import exp, parse_one, transforms
 from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.compose.stages import bind_placeholders, call, cast_to, number, stage
+from sqlmetrics.engines import duckdb_limits
+from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render import users_sql
 from sqlmetrics.render.dialects import render
 from sqlmetrics.render.rules.qualify import qualify_clause
@@ -85,3 +88,21 @@ def test_the_users_tables_are_recorded_by_hold_and_forgotten_after() -> None:
     assert tree._meta is None
     assert users_sql.users_tables(tree) == set()  # put back: nothing held any more
     assert "clicks" in render(tree, "postgres")
+
+
+def _grouped(count: int) -> exp.Select:
+    sums = [exp.alias_(exp.func("SUM", exp.column(f"x{j}")), f"s{j}") for j in range(count)]
+    return exp.select("g", *sums).from_("t").group_by("g")
+
+
+def test_duckdbs_width_is_looked_for_only_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The aggregate calls of the whole query bound each GROUP BY's: under the limit, no select
+    is looked through; past it, each GROUP BY is counted on its own."""
+    monkeypatch.setattr(duckdb_limits, "MAX_AGGREGATES", 3)
+    duckdb_limits.refuse_too_wide(exp.union(_grouped(3), _grouped(3)))  # 6, but 3 per GROUP BY
+    with pytest.raises(SqlmetricsError, match="4 aggregates in one GROUP BY"):
+        duckdb_limits.refuse_too_wide(_grouped(4))
+    looked: list[exp.Expr] = []
+    monkeypatch.setattr(duckdb_limits, "widest_group_by", lambda q: looked.append(q) or 0)
+    duckdb_limits.refuse_too_wide(_grouped(3))
+    assert looked == []
