@@ -1,6 +1,6 @@
 -- name: pop_reo
 -- title: Popularity-based ranking-based equal opportunity
--- definition: how unequally the relevant items of the short head and of the long tail are recommended, over the users with a list and a relevant item: P(head) = relevant head items among the first k positions of their lists / their relevant head items not consumed before (in the history table when given; every one otherwise), P(tail) the same for the long tail; the value is their relative standard deviation, std / mean = |P(head) - P(tail)| / (P(head) + P(tail)), 0 when both are found at the same rate. The short head as aplt's; the long tail every other item. An empty group's P is 0, and so is the value when both are 0. One value per group.
+-- definition: how unequally the relevant items of the short head and of the long tail are recommended, summed over the users with a list and a relevant item: P(head) = relevant head items among the first k positions of their lists / their relevant head items not consumed before (in the history table when given; every one otherwise), P(tail) the same for the long tail; the value is their relative standard deviation, std / mean = |P(head) - P(tail)| / (P(head) + P(tail)), 0 when both are found at the same rate. The short head as aplt's; the long tail every other item (a relevant item counts there even when an items table lacks it). Undefined (NULL, as Elliot's nan) when a group has no relevant item left or neither group's is found. One value per group.
 -- formula: \mathrm{pop\_reo@}k = \frac{\mathrm{std}(P_H, P_T)}{\mathrm{mean}(P_H, P_T)}, \quad P_G = \frac{\sum_u |L_u \cap R_u \cap G|}{\sum_u |(R_u \cap G) \setminus \mathrm{history}_u|}
 -- cutoff: required
 -- aggregate: group
@@ -12,11 +12,11 @@
 -- Each user's parts (the relevant items found in the list, the relevant items, the list) are
 -- rows of one union, summed per user: the users kept are those with a list and a relevant item.
 SELECT
-  COALESCE(ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0), 0) AS pop_reo
+  ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0) AS pop_reo
 FROM (
   SELECT
-    COALESCE(SUM(head_found) / NULLIF(SUM(head_relevant), 0), 0) AS head_rate,
-    COALESCE(SUM(tail_found) / NULLIF(SUM(tail_relevant), 0), 0) AS tail_rate
+    SUM(head_found) / NULLIF(SUM(head_relevant), 0) AS head_rate,
+    SUM(tail_found) / NULLIF(SUM(tail_relevant), 0) AS tail_rate
   FROM (
     SELECT
       user_id,

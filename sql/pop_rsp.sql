@@ -1,6 +1,6 @@
 -- name: pop_rsp
 -- title: Popularity-based ranking-based statistical parity
--- definition: how unequally the short head and the long tail are recommended, over every list: P(head) = head items among the first k positions of the lists / the sum over users with a list of the head items they had not consumed before (in the history table when given; every head item otherwise), P(tail) the same for the long tail; the value is their relative standard deviation, std / mean = |P(head) - P(tail)| / (P(head) + P(tail)), 0 at parity, 1 when one group is never recommended. The short head as aplt's, the long tail every other item of the catalogue (coverage's). An empty group's P is 0, and so is the value when both are 0. One value per group.
+-- definition: how unequally the short head and the long tail are recommended, over every list: P(head) = head items among the first k positions of the lists / the sum over users with a list of the head items they had not consumed before (in the history table when given; every head item otherwise), P(tail) the same for the long tail; the value is their relative standard deviation, std / mean = |P(head) - P(tail)| / (P(head) + P(tail)), 0 at parity, 1 when one group is never recommended. The short head as aplt's, the long tail every other item of the catalogue (coverage's). Undefined (NULL, as Elliot's nan) when a group has no item left to recommend or neither is recommended. One value per group.
 -- formula: \mathrm{pop\_rsp@}k = \frac{\mathrm{std}(P_H, P_T)}{\mathrm{mean}(P_H, P_T)}, \quad P_G = \frac{\sum_u |L_u \cap G|}{\sum_u |G \setminus \mathrm{history}_u|}
 -- cutoff: required
 -- aggregate: group
@@ -12,17 +12,13 @@
 -- Each user's list holds no item twice within the positions read (the checks refuse a repeat
 -- there), so counting rows counts items.
 SELECT
-  COALESCE(ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0), 0) AS pop_rsp
+  ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0) AS pop_rsp
 FROM (
   SELECT
-    COALESCE(
-      SUM(lists.head_items) / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0),
-      0
-    ) AS head_rate,
-    COALESCE(
-      SUM(lists.tail_items) / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0),
-      0
-    ) AS tail_rate
+    SUM(lists.head_items)
+      / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0) AS head_rate,
+    SUM(lists.tail_items)
+      / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0) AS tail_rate
   FROM (
     SELECT
       ranked.user_id,

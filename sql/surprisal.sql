@@ -16,13 +16,13 @@ SELECT
   SUM(
     CASE
       WHEN popularity.users IS NULL THEN 1.0
-      WHEN interacting.users > 1
-        THEN (LOG2(interacting.users) - LOG2(popularity.users)) / LOG2(interacting.users)
+      WHEN consuming.users > 1
+        THEN (LOG2(consuming.users) - LOG2(popularity.users)) / LOG2(consuming.users)
       ELSE 0.0
     END
   ) / $k AS surprisal
 FROM ranked
 LEFT JOIN popularity ON ranked.item_id = popularity.item_id
-CROSS JOIN (SELECT COUNT(DISTINCT user_id) AS users FROM consumed) AS interacting
+CROSS JOIN (SELECT COUNT(DISTINCT user_id) AS users FROM consumed) AS consuming
 WHERE ranked.pos <= $k
 GROUP BY ranked.user_id

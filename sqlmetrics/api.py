@@ -44,8 +44,8 @@ def to_sql(
     an optional table with one row per item (the item column, and ``columns["category"]`` for
     ild): the catalogue of coverage and gini. ``history`` names an optional table of what each
     user consumed before (the user and item columns), for serendipity; the popularity metrics
-    (novelty, arp, the long tail's) count it instead of the interactions. ``profile`` computes
-    each metric as one library defines it (see docs/profiles.md).
+    (novelty, surprisal, arp, the long tail's) count it instead of the interactions.
+    ``profile`` computes each metric as one library defines it (see docs/profiles.md).
 
     ``checks=True`` gives instead the input checks and diagnostics that evaluate runs with
     these metrics: one row per group with every count and ``refused_rows``, the number of rows

@@ -229,7 +229,7 @@ def _long_tail_metric(
     """tail_coverage (the tail: the catalogue outside the head), or Elliot's PopRSP and PopREO:
     each group's rate summed over the users (PopREO: those with a relevant item), less each
     user's history in the denominators, then numpy's population std over the mean of the two
-    rates; a rate over an empty group is 0, and 0 / 0 is 0."""
+    rates: NaN, as Elliot's nan, when a group has nothing to count or neither rate is above 0."""
     tail = every - head
     if metric == "tail_coverage":
         shown = {i for items in lists.values() for i in items} & tail
@@ -253,7 +253,9 @@ def _long_tail_metric(
         found[1] += len(shown - head)
         possible[0] += len(head_pool - seen)
         possible[1] += len(tail_pool - seen)
-    rates = [float(f / p) if p else 0.0 for f, p in zip(found, possible, strict=True)]
+    if not all(possible):
+        return math.nan
+    rates = [float(f / p) for f, p in zip(found, possible, strict=True)]
     mean = sum(rates) / 2
     std = math.sqrt(sum((rate - mean) ** 2 for rate in rates) / 2)
-    return std / mean if mean else 0.0
+    return std / mean if mean else math.nan

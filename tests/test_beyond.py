@@ -99,6 +99,66 @@ def test_random_lists_agree_with_the_oracle(seed: int) -> None:
                 assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (label, got, want)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_long_tail_by_a_column_of_both_tables_agrees_with_the_oracle(seed: int) -> None:
+    """Grouped by a day both tables carry: pop_reo's relevant items are each day's (the join of
+    the lists with them keeps a user's rows within the day), the catalogue and the popularity
+    are every day's. The history (odd seeds) holds items no other table has, which pop_rsp
+    leaves out of the long tail's denominator."""
+    rng = random.Random(seed + 2000)
+    items = list(range(1, 12))
+    recommendations = [
+        {"day": day, "user_id": user, "item_id": item, "score": rng.random()}
+        for day in (1, 2)
+        for user in range(1, 8)
+        for item in rng.sample(items, rng.randint(1, 6))
+    ]
+    interactions = [
+        {"day": day, "user_id": user, "item_id": item}
+        for day in (1, 2)
+        for user in range(1, 9)
+        for item in rng.sample(items, rng.randint(0, 4))
+    ]
+    history = None
+    if seed % 2:
+        history = [{"user_id": 1, "item_id": 99}, {"user_id": 2, "item_id": 98}]
+        history += [
+            {"user_id": user, "item_id": item}
+            for user in range(1, 9)
+            for item in rng.sample(items, rng.randint(0, 4))
+        ]
+    labels = [f"{name}@{k}" for name in ("pop_reo", "pop_rsp", "tail_coverage") for k in (1, 3)]
+    result = sqlmetrics.evaluate(
+        pd.DataFrame(recommendations),
+        pd.DataFrame(interactions),
+        labels,
+        group_by="day",
+        history=None if history is None else pd.DataFrame(history),
+    )
+    for _, row in result.iterrows():
+        for label in labels:
+            name, k = label.split("@")
+            want = list_metric(
+                name,
+                int(k),
+                [r for r in recommendations if r["day"] == row["day"]],
+                interactions,
+                all_recommendations=recommendations,
+                history=history,
+                relevant_interactions=[r for r in interactions if r["day"] == row["day"]],
+            )
+            got = row[label]
+            assert (
+                math.isnan(got) if math.isnan(want) else math.isclose(got, want, abs_tol=TOLERANCE)
+            ), (
+                seed,
+                row["day"],
+                label,
+                got,
+                want,
+            )
+
+
 def test_per_user_rows_show_the_users_own_values() -> None:
     recommendations, interactions, catalogue = random_case(3)
     labels = ["novelty@3", "arp@3", "ild@3", "serendipity@3", "coverage@3", "ndcg@3"]
@@ -142,6 +202,10 @@ def test_a_history_row_without_a_user_or_an_item_is_refused_where_the_history_is
             sqlmetrics.evaluate(recs, truth, [metric], history=history)
     # a metric that does not read the history runs
     assert sqlmetrics.evaluate(recs, truth, ["ndcg@2"], history=history)["ndcg@2"].tolist() == [1.0]
+    # over an empty history nobody consumed anything: novelty's log2(0 users) is undefined
+    empty = history.dropna().iloc[:0].astype("int64")
+    with pytest.raises(SqlmetricsError, match="history: no row, and the popularity novelty@2"):
+        sqlmetrics.evaluate(recs, truth, ["novelty@2", "ndcg@2"], history=empty)
 
 
 def test_list_metrics_do_not_need_a_relevant_interaction() -> None:

@@ -83,7 +83,7 @@ class Metric:
     group_level: bool = False  # aggregate: group
     requires_cutoff: bool = False  # cutoff: required
     needs_items: tuple[str, ...] = ()  # columns of the items table it reads, besides the item
-    needs_history: bool = False  # reads the history table (needs_history: yes)
+    needs_history: bool = False  # needs the history table, refused without (needs_history: yes)
     # reads it when given, as if nobody had consumed anything before otherwise
     # (needs_history: optional)
     reads_history: bool = False

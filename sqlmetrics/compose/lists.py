@@ -1,7 +1,7 @@
 """The metrics over the top-k lists (``reads: lists``): each one's CTEs (its per-user values and
 their mean per group, or its one value per group) and the global stages they read (the
-catalogue, the items' popularity, the short head), over ``ranked``, the top-k lists of every
-user with a list.
+catalogue; what users consumed, the items' popularity over it and the short head), over
+``ranked``, the top-k lists of every user with a list.
 """
 
 from __future__ import annotations
@@ -105,9 +105,9 @@ def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
 def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     """Makes the group columns the key of a group-level metric (``aggregate: group``): every
     SELECT that reads the lists or the relevant items (``truth``, whose rows belong to a
-    group) projects them, groups by them, partitions its windows by them and joins two
-    users' rows within a group; a SELECT over a global stage only (the catalogue size, the
-    history) is left as it is."""
+    group) projects them, groups by them, partitions its windows by them, and joins two such
+    sources' rows of a user within a group; a SELECT over a global stage only (the catalogue
+    size, the history) is left as it is."""
     if not keys:
         return tree
     for select in list(tree.find_all(exp.Select)):
@@ -117,12 +117,19 @@ def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
         def own(node: exp.Expr, select: exp.Select = select) -> bool:
             return node.find_ancestor(exp.Select) is select
 
+        grouped = _grouped_sources(select)
         for join in [j for j in select.find_all(exp.EQ) if own(j) and same_users(j)]:
-            groups = [same_group(renamed(join.this, k), renamed(join.expression, k)) for k in keys]
-            join.replace(exp.and_(*groups, join.copy()))
+            if {join.this.table, join.expression.table} <= set(grouped):
+                groups = [
+                    same_group(renamed(join.this, k), renamed(join.expression, k)) for k in keys
+                ]
+                join.replace(exp.and_(*groups, join.copy()))
 
-        def key_columns(select: exp.Select = select) -> list[exp.Column]:
-            return [exp.column(key, table=_grouped_source(select)) for key in keys]
+        # the first grouped source gives the group columns where two have them
+        source = grouped[0] if len(grouped) > 1 else None
+
+        def key_columns(source: str | None = source) -> list[exp.Column]:
+            return [exp.column(key, table=source) for key in keys]
 
         for window in [w for w in select.find_all(exp.Window) if own(w)]:
             partition = window.args.get("partition_by") or []
@@ -140,9 +147,16 @@ def widen_groups(tree: exp.Expr, keys: Sequence[str]) -> exp.Expr:
     return tree
 
 
-def _grouped_source(select: exp.Select) -> str | None:
-    """The stage a SELECT joining two grouped stages (the lists and the relevant items) takes
-    the group columns from, its first; None where only one source has them."""
+def _grouped_sources(select: exp.Select) -> list[str]:
+    """The names a SELECT reads a grouped stage under: the lists or the relevant items, or a
+    derived table over them (a join of two keeps a user's rows within a group)."""
     sources = [select.args["from_"].this, *(join.this for join in select.args.get("joins") or [])]
-    grouped = [s for s in sources if isinstance(s, exp.Table) and s.name in GROUPED_STAGES]
-    return grouped[0].alias_or_name if len(grouped) > 1 else None
+    return [
+        source.alias_or_name
+        for source in sources
+        if (isinstance(source, exp.Table) and source.name in GROUPED_STAGES)
+        or (
+            isinstance(source, exp.Subquery)
+            and any(table.name in GROUPED_STAGES for table in source.find_all(exp.Table))
+        )
+    ]

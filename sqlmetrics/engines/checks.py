@@ -542,21 +542,28 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
 
 def check_history(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest]) -> None:
     """The history a metric reads (serendipity's, the popularity's) has no row without a user
-    or an item: such a row says nothing of who consumed what, and would drop silently."""
-    if inputs.history is None or not any(
-        r.metric.reads_history or counts_popularity(r.metric) for r in requests
-    ):
+    or an item: such a row says nothing of who consumed what, and would drop silently. The
+    popularity needs a row at least: over an empty history, nobody consumed anything."""
+    popular = [r.label for r in requests if counts_popularity(r.metric)]
+    if inputs.history is None or not (popular or any(r.metric.reads_history for r in requests)):
         return
     user, item = exp.column(inputs.user), exp.column(inputs.item)
     missing = exp.or_(user.is_(exp.Null()), item.is_(exp.Null()))
-    row = engine.first_row(
-        exp.select(exp.func("COUNT", exp.Star())).from_(inputs.history.copy()).where(missing)
-    )
-    if row is not None and row[0]:
+    counts = exp.select(
+        exp.func("COUNT", exp.Star()),
+        exp.func("COUNT", exp.Case(ifs=[exp.If(this=missing, true=exp.Literal.number(1))])),
+    ).from_(inputs.history.copy())
+    rows, without_id = engine.first_row(counts) or (0, 0)
+    if without_id:
         example = _example(engine, inputs.history, (inputs.user, inputs.item), missing)
         raise SqlmetricsError(
-            f"history: {row[0]} row(s) have a NULL {inputs.user.name} or {inputs.item.name}"
+            f"history: {without_id} row(s) have a NULL {inputs.user.name} or {inputs.item.name}"
             f"{example}; drop them or fill them in (each row is an item a user consumed)"
+        )
+    if not rows and popular:
+        raise SqlmetricsError(
+            f"history: no row, and the popularity {', '.join(popular)} read is counted over "
+            "it: give what the users consumed before, or no history to count the interactions"
         )
 
 

@@ -35,8 +35,9 @@ into a form that means the same everywhere:
   user are joined as they are.
 - A CTE named like one of the user's tables is renamed (SQLite calls it a circular
   reference, MariaDB crashes).
-- MariaDB takes at most 64 CTEs in one WITH clause: past that, CTEs read in one place only
-  are written there as derived tables, the last first.
+- MariaDB takes at most 64 CTEs in one WITH clause: past that, CTEs are written where they
+  are read, as derived tables, the last first: those read in one place, then those read in
+  several (copied into each).
 - ClickHouse names an unaliased ``t.col`` projection ``t.col``, fills the unmatched side of an
   outer join with zeros, and reads ``MAX(x) AS x ... ORDER BY MAX(x)`` as ``MAX(MAX(x))``:
   every projection gets an alias, and the query ``join_use_nulls = 1`` and

@@ -4,6 +4,8 @@ place, the last first, then those read in several (their query then runs once pe
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
@@ -22,23 +24,35 @@ def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
     if not is_dialect(target, "mysql") or not isinstance(with_, exp.With):
         return tree
     ctes: list[exp.CTE] = list(with_.expressions)
+    if len(ctes) <= MOST_CTES or with_.args.get("recursive"):
+        return tree
+    readers = _readers(tree)
     for most_readers in (1, len(ctes)):
         for cte in reversed(list(ctes)):
             if len(ctes) <= MOST_CTES:
                 break
-            readers = _readers(tree, cte.alias_or_name)
-            if len(readers) <= most_readers:
-                ctes.remove(cte)
-                with_.set("expressions", ctes)  # out of the tree: its own readers move
-                for reader in readers:
-                    alias = exp.TableAlias(this=exp.to_identifier(reader.alias_or_name))
-                    reader.replace(exp.Subquery(this=cte.this.copy(), alias=alias))
+            name = cte.alias_or_name.lower()
+            if len(readers[name]) > most_readers:
+                continue
+            ctes.remove(cte)
+            for table in cte.this.find_all(exp.Table):  # its own reads leave with it
+                readers[table.name.lower()] = [
+                    t for t in readers[table.name.lower()] if t is not table
+                ]
+            for reader in readers.pop(name, []):
+                body = cte.this.copy()
+                alias = exp.TableAlias(this=exp.to_identifier(reader.alias_or_name))
+                reader.replace(exp.Subquery(this=body, alias=alias))
+                for table in body.find_all(exp.Table):
+                    readers[table.name.lower()].append(table)
+    with_.set("expressions", ctes)
     return tree
 
 
-def _readers(tree: exp.Expr, name: str) -> list[exp.Table]:
-    return [
-        table
-        for table in tree.find_all(exp.Table)
-        if table.name == name and not table.args.get("db")
-    ]
+def _readers(tree: exp.Expr) -> defaultdict[str, list[exp.Table]]:
+    """Every table read without a schema, by its name in lower case (as the dialect folds it)."""
+    readers: defaultdict[str, list[exp.Table]] = defaultdict(list)
+    for table in tree.find_all(exp.Table):
+        if not table.args.get("db"):
+            readers[table.name.lower()].append(table)
+    return readers

@@ -93,7 +93,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(LOG(interacting.users, 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT64)
+      CAST(LOG(NULLIF(consuming.users, 0), 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT64)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity
@@ -102,7 +102,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

@@ -195,7 +195,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
 ), m1_users AS (
   SELECT
     ranked.user_id,
-    AVG(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1))) AS m1
+    AVG(LOG(2, NULLIF(consuming.users, 0)) - LOG(2, COALESCE(popularity.users, 1))) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id
@@ -203,7 +203,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

@@ -213,11 +213,11 @@ WITH input_recommendations AS NOT MATERIALIZED (
     5 * COALESCE(users_before, 0) < 4 * all_users
 ), m1_groups AS (
   SELECT
-    COALESCE(ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0), 0) AS m1
+    ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0) AS m1
   FROM (
     SELECT
-      COALESCE(SUM(head_found) / NULLIF(SUM(head_relevant), 0), 0) AS head_rate,
-      COALESCE(SUM(tail_found) / NULLIF(SUM(tail_relevant), 0), 0) AS tail_rate
+      SUM(head_found) / NULLIF(SUM(head_relevant), 0) AS head_rate,
+      SUM(tail_found) / NULLIF(SUM(tail_relevant), 0) AS tail_rate
     FROM (
       SELECT
         user_id,

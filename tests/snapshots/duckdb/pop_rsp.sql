@@ -227,17 +227,11 @@ WITH input_recommendations AS NOT MATERIALIZED (
     5 * COALESCE(users_before, 0) < 4 * all_users
 ), m1_groups AS (
   SELECT
-    COALESCE(ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0), 0) AS m1
+    ABS(head_rate - tail_rate) / NULLIF(head_rate + tail_rate, 0) AS m1
   FROM (
     SELECT
-      COALESCE(
-        SUM(lists.head_items) / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0),
-        0
-      ) AS head_rate,
-      COALESCE(
-        SUM(lists.tail_items) / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0),
-        0
-      ) AS tail_rate
+      SUM(lists.head_items) / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0) AS head_rate,
+      SUM(lists.tail_items) / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0) AS tail_rate
     FROM (
       SELECT
         ranked.user_id,

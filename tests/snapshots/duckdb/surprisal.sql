@@ -199,10 +199,10 @@ WITH input_recommendations AS NOT MATERIALIZED (
       CASE
         WHEN popularity.users IS NULL
         THEN 1.0
-        WHEN interacting.users > 1
+        WHEN consuming.users > 1
         THEN (
-          LOG(2, interacting.users) - LOG(2, popularity.users)
-        ) / LOG(2, interacting.users)
+          LOG(2, consuming.users) - LOG(2, popularity.users)
+        ) / LOG(2, consuming.users)
         ELSE 0.0
       END
     ) / 10 AS m1
@@ -213,7 +213,7 @@ WITH input_recommendations AS NOT MATERIALIZED (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

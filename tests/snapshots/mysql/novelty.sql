@@ -103,7 +103,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE)
+      CAST(LOG(2, NULLIF(consuming.users, 0)) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity
@@ -112,7 +112,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

@@ -137,17 +137,11 @@ WITH input_recommendations AS (
     5 * COALESCE(users_before, 0) < 4 * all_users
 ), m1_groups AS (
   SELECT
-    COALESCE(CAST(ABS(head_rate - tail_rate) AS DOUBLE) / NULLIF(head_rate + tail_rate, 0), 0) AS m1
+    CAST(ABS(head_rate - tail_rate) AS DOUBLE) / NULLIF(head_rate + tail_rate, 0) AS m1
   FROM (
     SELECT
-      COALESCE(
-        CAST(SUM(lists.head_items) AS DOUBLE) / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0),
-        0
-      ) AS head_rate,
-      COALESCE(
-        CAST(SUM(lists.tail_items) AS DOUBLE) / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0),
-        0
-      ) AS tail_rate
+      CAST(SUM(lists.head_items) AS DOUBLE) / NULLIF(COUNT(*) * MAX(head.items) - SUM(COALESCE(seen.head_items, 0)), 0) AS head_rate,
+      CAST(SUM(lists.tail_items) AS DOUBLE) / NULLIF(COUNT(*) * MAX(tail.items) - SUM(COALESCE(seen.tail_items, 0)), 0) AS tail_rate
     FROM (
       SELECT
         ranked.user_id AS user_id,

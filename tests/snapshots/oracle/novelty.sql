@@ -93,7 +93,7 @@ WITH input_recommendations AS (
   SELECT
     ranked.user_id AS user_id,
     AVG(
-      CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE PRECISION)
+      CAST(LOG(2, NULLIF(consuming.users, 0)) - LOG(2, COALESCE(popularity.users, 1)) AS DOUBLE PRECISION)
     ) AS m1
   FROM ranked
   LEFT JOIN popularity
@@ -102,7 +102,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) interacting
+  ) consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

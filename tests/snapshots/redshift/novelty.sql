@@ -94,7 +94,7 @@ WITH input_recommendations AS (
     ranked.user_id AS user_id,
     AVG(
       CAST((
-        CAST(LN(interacting.users) AS DOUBLE PRECISION) / 0.6931471805599453
+        CAST(LN(NULLIF(consuming.users, 0)) AS DOUBLE PRECISION) / 0.6931471805599453
       ) - (
         CAST(LN(COALESCE(popularity.users, 1)) AS DOUBLE PRECISION) / 0.6931471805599453
       ) AS DOUBLE PRECISION)
@@ -106,7 +106,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

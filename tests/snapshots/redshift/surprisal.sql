@@ -96,12 +96,12 @@ WITH input_recommendations AS (
       CASE
         WHEN popularity.users IS NULL
         THEN 1.0
-        WHEN interacting.users > 1
+        WHEN consuming.users > 1
         THEN CAST((
-          CAST(LN(interacting.users) AS DOUBLE PRECISION) / 0.6931471805599453
+          CAST(LN(consuming.users) AS DOUBLE PRECISION) / 0.6931471805599453
         ) - (
           CAST(LN(popularity.users) AS DOUBLE PRECISION) / 0.6931471805599453
-        ) AS DOUBLE PRECISION) / NULLIF(CAST(LN(interacting.users) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
+        ) AS DOUBLE PRECISION) / NULLIF(CAST(LN(consuming.users) AS DOUBLE PRECISION) / 0.6931471805599453, 0)
         ELSE 0.0
       END
     ) AS DOUBLE PRECISION) / 10 AS m1
@@ -112,7 +112,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

@@ -100,8 +100,8 @@ WITH input_recommendations AS (
       CASE
         WHEN popularity.users IS NULL
         THEN 1.0
-        WHEN interacting.users > 1
-        THEN CAST(LOG(2, interacting.users) - LOG(2, popularity.users) AS DOUBLE) / NULLIF(LOG(2, interacting.users), 0)
+        WHEN consuming.users > 1
+        THEN CAST(LOG(2, consuming.users) - LOG(2, popularity.users) AS DOUBLE) / NULLIF(LOG(2, consuming.users), 0)
         ELSE 0.0
       END
     ) AS DOUBLE) / 10 AS m1
@@ -112,7 +112,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

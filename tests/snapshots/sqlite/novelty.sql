@@ -102,7 +102,9 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id AS user_id,
-    AVG(CAST(LOG(2, interacting.users) - LOG(2, COALESCE(popularity.users, 1)) AS REAL)) AS m1
+    AVG(
+      CAST(LOG(2, NULLIF(consuming.users, 0)) - LOG(2, COALESCE(popularity.users, 1)) AS REAL)
+    ) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id
@@ -110,7 +112,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

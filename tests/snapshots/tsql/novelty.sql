@@ -92,7 +92,9 @@ WITH input_recommendations AS (
 ), m1_users AS (
   SELECT
     ranked.user_id AS user_id,
-    AVG(CAST(LOG(interacting.users, 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT)) AS m1
+    AVG(
+      CAST(LOG(NULLIF(consuming.users, 0), 2) - LOG(COALESCE(popularity.users, 1), 2) AS FLOAT)
+    ) AS m1
   FROM ranked
   LEFT JOIN popularity
     ON ranked.item_id = popularity.item_id
@@ -100,7 +102,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT_BIG(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY

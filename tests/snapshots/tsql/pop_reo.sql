@@ -113,11 +113,11 @@ WITH input_recommendations AS (
     5 * COALESCE(users_before, 0) < 4 * all_users
 ), m1_groups AS (
   SELECT
-    COALESCE(CAST(ABS(head_rate - tail_rate) AS FLOAT) / NULLIF(head_rate + tail_rate, 0), 0) AS m1
+    CAST(ABS(head_rate - tail_rate) AS FLOAT) / NULLIF(head_rate + tail_rate, 0) AS m1
   FROM (
     SELECT
-      COALESCE(CAST(SUM(head_found) AS FLOAT) / NULLIF(SUM(head_relevant), 0), 0) AS head_rate,
-      COALESCE(CAST(SUM(tail_found) AS FLOAT) / NULLIF(SUM(tail_relevant), 0), 0) AS tail_rate
+      CAST(SUM(head_found) AS FLOAT) / NULLIF(SUM(head_relevant), 0) AS head_rate,
+      CAST(SUM(tail_found) AS FLOAT) / NULLIF(SUM(tail_relevant), 0) AS tail_rate
     FROM (
       SELECT
         user_id AS user_id,

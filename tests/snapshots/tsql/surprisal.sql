@@ -96,8 +96,8 @@ WITH input_recommendations AS (
       CASE
         WHEN popularity.users IS NULL
         THEN 1.0
-        WHEN interacting.users > 1
-        THEN CAST(LOG(interacting.users, 2) - LOG(popularity.users, 2) AS FLOAT) / NULLIF(LOG(interacting.users, 2), 0)
+        WHEN consuming.users > 1
+        THEN CAST(LOG(consuming.users, 2) - LOG(popularity.users, 2) AS FLOAT) / NULLIF(LOG(consuming.users, 2), 0)
         ELSE 0.0
       END
     ) AS FLOAT) / 10 AS m1
@@ -108,7 +108,7 @@ WITH input_recommendations AS (
     SELECT
       COUNT_BIG(DISTINCT user_id) AS users
     FROM consumed
-  ) AS interacting
+  ) AS consuming
   WHERE
     ranked.pos <= 10
   GROUP BY
