@@ -306,6 +306,19 @@ def test_mysql_writes_ctes_past_mariadbs_limit_where_they_are_read() -> None:
     kept = [cte.alias for cte in rendered.args["with_"].expressions]
     assert kept == [f"c{i}" for i in range(MOST_CTES - 1)] + [f"c{many - 1}"]
     assert duckdb.sql(rendered.sql("duckdb")).fetchall() == duck == [(2 * many,)]
+    # a table of the user's named like a CTE, under a schema, is not one of its readers, in a
+    # CTE's query moved where it is read too (each CTE read twice: the second pass copies them)
+    twice = ["c0 AS (SELECT 1 AS x)"]
+    twice += [
+        f"c{i} AS (SELECT x FROM c{i - 1} UNION ALL SELECT x FROM c{i - 1})" for i in range(1, many)
+    ]
+    last = f"c{many - 1}"
+    schema = (
+        f"WITH {', '.join(twice)}, z AS (SELECT x FROM {last} UNION ALL SELECT x FROM s.{last})"
+    )
+    schema += " SELECT COUNT(*) AS y FROM z"
+    kept_schema = render_tree(sqlglot.parse_one(schema, read="duckdb"), "mysql", pretty=False)
+    assert f"FROM s.{last}" in kept_schema
     # every CTE read in several places: the last ones copied into each
     reads = " UNION ALL ".join(f"SELECT x FROM c{i}" for i in range(many) for _ in range(2))
     several = f"WITH {', '.join(ctes)} SELECT SUM(x) AS y FROM ({reads}) AS every_read"

@@ -43,14 +43,15 @@ def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
                 body = cte.this.copy()
                 alias = exp.TableAlias(this=exp.to_identifier(reader.alias_or_name))
                 reader.replace(exp.Subquery(this=body, alias=alias))
-                for table in body.find_all(exp.Table):
-                    readers[table.name.lower()].append(table)
+                for name_read, tables in _readers(body).items():
+                    readers[name_read] += tables
     with_.set("expressions", ctes)
     return tree
 
 
 def _readers(tree: exp.Expr) -> defaultdict[str, list[exp.Table]]:
-    """Every table read without a schema, by its name in lower case (as the dialect folds it)."""
+    """Every table read without a schema (a schema names a table of the user's, never a CTE),
+    by its name in lower case (as the dialect folds it)."""
     readers: defaultdict[str, list[exp.Table]] = defaultdict(list)
     for table in tree.find_all(exp.Table):
         if not table.args.get("db"):
