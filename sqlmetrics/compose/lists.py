@@ -56,15 +56,10 @@ def lists_stages(
         ).from_(f"{name}_users")
         stages.append((f"{name}_groups", mean.group_by(*map(exp.column, keys)) if keys else mean))
     shared: list[tuple[str, exp.Expr]] = []
-    if "catalogue" in read:
-        catalogue = stage("catalogue")
-        if inputs.items is not None:
-            for table in catalogue.find_all(exp.Table):
-                if table.name == "input_interactions":
-                    table.set("this", exp.to_identifier("input_items"))
-        shared.append(("catalogue", catalogue))
-    if read & POPULARITY_STAGES:
-        shared.append(("consumed", _consumed(inputs)))
+    if "catalogue" in read:  # the items table's items when given, else the interactions'
+        shared.append(("catalogue", _over("catalogue", inputs.items is not None, "input_items")))
+    if read & POPULARITY_STAGES:  # the history when given, else the interactions
+        shared.append(("consumed", _over("consumed", inputs.history is not None, "input_history")))
     if read & {"popularity", "short_head"}:
         shared.append(("popularity", stage("popularity")))
     if "short_head" in read:  # popularity's most popular items (the long-tail metrics)
@@ -72,14 +67,15 @@ def lists_stages(
     return shared + stages
 
 
-def _consumed(inputs: Inputs) -> exp.Select:
-    """consumed.sql over the history when one is given, else over the interactions."""
-    consumed = stage("consumed")
-    if inputs.history is not None:
-        for table in consumed.find_all(exp.Table):
-            if table.name == "input_interactions":
-                table.set("this", exp.to_identifier("input_history"))
-    return consumed
+def _over(name: str, given: bool, table: str) -> exp.Select:
+    """Stage ``name``, reading the optional input ``table`` in input_interactions' place when
+    it is ``given``."""
+    tree = stage(name)
+    if given:
+        for read in tree.find_all(exp.Table):
+            if read.name == "input_interactions":
+                read.set("this", exp.to_identifier(table))
+    return tree
 
 
 def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
