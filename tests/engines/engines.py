@@ -254,6 +254,13 @@ def spark_defaults(spark: Any) -> Iterator[None]:
                 spark.conf.set(key, value)
 
 
+def view_names(spark: Any) -> set[str]:
+    """The session's views, temporary ones included. Not catalog.listTables(): it decodes its
+    rows into Table objects through an encoder that interpreted expressions (NO_CODEGEN,
+    TINY_INPUT_SETTINGS) cannot build, EXPRESSION_DECODING_FAILED on Spark 4."""
+    return {row.viewName for row in spark.sql("SHOW VIEWS").collect()}
+
+
 class SparkEngine(Engine):
     """Apache Spark in local mode; tables are temporary views over typed VALUES."""
 

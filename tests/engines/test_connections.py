@@ -21,7 +21,7 @@ import pytest
 import sqlmetrics
 from tests.engines.cases import BAD_ROWS, TOLERANCE, Case, extra_cases, load_cases
 from tests.engines.conftest import SHARED_ENGINES, EnginePool
-from tests.engines.engines import DuckDBEngine, Engine
+from tests.engines.engines import DuckDBEngine, Engine, view_names
 from tests.engines.test_engines import loaded
 
 
@@ -332,7 +332,7 @@ def test_spark_settings_hold_during_the_query_and_are_restored(engine_pool: Engi
         finally:
             del self.spark.sql
 
-    views = {table.name for table in spark.catalog.listTables()}
+    views = view_names(spark)
     for users_value in (None, "true"):
         if users_value is None:
             spark.conf.unset(key)
@@ -355,7 +355,7 @@ def test_spark_settings_hold_during_the_query_and_are_restored(engine_pool: Engi
         assert seen and set(seen) == {"false"}
         assert after == users_value
         assert_same(got, on_duckdb(case, False), f"{key}={users_value}")  # type: ignore[arg-type]
-    assert {table.name for table in spark.catalog.listTables()} == views
+    assert view_names(spark) == views
 
 
 SLOW = sqlmetrics.Query(

@@ -17,7 +17,7 @@ import pytest
 
 import sqlmetrics
 from tests.engines.conftest import EnginePool
-from tests.engines.engines import spark_defaults
+from tests.engines.engines import spark_defaults, view_names
 
 # Two users, hand-made. User 1's top 2 are items 10 and 11 (scores 0.9, 0.8), 11 relevant: a hit,
 # precision 1/2. User 2's top 2 are 20 and 21, its relevant item 22 is not recommended: no hit,
@@ -124,12 +124,12 @@ def test_spark_dataframes_without_a_connection_are_evaluated_in_their_session(
 
     recommendations = spark.createDataFrame(RECOMMENDATIONS)
     interactions = spark.createDataFrame(INTERACTIONS)
-    views = {table.name for table in spark.catalog.listTables()}
+    views = view_names(spark)
     monkeypatch.setattr(DuckDBEngine, "bind", no_duckdb)
     got = sqlmetrics.evaluate(recommendations, interactions, METRICS)
     assert {metric: got[metric].iloc[0] for metric in METRICS} == pytest.approx(EXPECTED)
     assert got["users"].iloc[0] == 2
-    assert {table.name for table in spark.catalog.listTables()} == views  # views dropped
+    assert view_names(spark) == views  # views dropped
 
 
 @pytest.mark.spark
