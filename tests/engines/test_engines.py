@@ -189,6 +189,16 @@ def parameters() -> list[Any]:
                     continue
                 if check == "per_user" and target.engine == "roundtrip":
                     continue
+                # Spark's every-metric queries cost seconds of its JVM each, and its group has
+                # one worker (CI's critical path): to_sql's on the sampled cases, one per option
+                # set. test_connections.py's spark-tables evaluates every case through the
+                # session, per_user off and on: the same metric SQL, the checks in its pass.
+                if (
+                    target.engine == "spark"
+                    and check in ("every", "per_user")
+                    and case.name not in SAMPLED_CASES
+                ):
+                    continue
                 marks = [getattr(pytest.mark, target.engine)]
                 if sampled_out(target, check, case):
                     marks.append(pytest.mark.full_matrix)
