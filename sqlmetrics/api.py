@@ -17,6 +17,7 @@ from sqlmetrics.compose import plan
 from sqlmetrics.compose.inputs import Group, Inputs, Options, column_names
 from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.options import QueryOptions, SqlOptions, filled, group_list, takes
 from sqlmetrics.render.dialects import CANONICAL, get_dialect, render
 from sqlmetrics.render.names import column_name, table_name
@@ -73,6 +74,7 @@ def to_sql(
     return _cached_to_sql(key, plan.plan_switches())
 
 
+@gc_paused  # the shared tree's copy too: with the collector on it costs five times as much
 def _to_sql(arguments: Mapping[str, Any]) -> str:
     """to_sql's SQL from its arguments, every option given (``filled``)."""
     options = dict(arguments)
