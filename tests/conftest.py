@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,24 @@ def _sample_the_full_matrix(config: pytest.Config, items: list[pytest.Item]) -> 
 
 def pytest_configure(config: pytest.Config) -> None:
     cpu_times.register(config)  # opt-in: SQLMETRICS_TEST_CPU (tests/cpu_times.py)
+
+
+# The tests parse and write queries of every metric with sqlglot outside sqlmetrics' own paused
+# calls (round trips, snapshots, assertions on trees) in processes holding pandas, Spark's
+# client and thousands of collected tests: with Python's default thresholds the collector
+# traces that heap again and again while a large tree is built. The objects alive after
+# collection are moved out of its way (gc.freeze), and it runs after 50,000 allocations rather
+# than 700 (docs/benchmark.md, "The test suite's time"). No result depends on when it runs.
+GC_THRESHOLDS = (50_000, 20, 20)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if os.environ.get("SQLMETRICS_TEST_GC") == "default":  # to measure what it saves
+        return
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 _UNGROUPED = (
