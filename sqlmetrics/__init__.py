@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sqlmetrics._version import __version__
 from sqlmetrics.api import describe_metrics, to_sql
+from sqlmetrics.attrs import read_diagnostics, read_distributions
 from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.reporting import Report, report
-from sqlmetrics.run import compare, evaluate, read_diagnostics, read_distributions
+from sqlmetrics.run import compare, evaluate
 from sqlmetrics.trec import read_qrels, read_run, trec_eval
 
 __all__ = [

@@ -88,3 +88,14 @@ def read(result: pd.DataFrame, name: str) -> pd.DataFrame:
         f"merge only when every part has the same): read each result's {name} before "
         "joining them, and join those"
     )
+
+
+def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
+    """The diagnostics that ``evaluate`` (or ``compare``) attached to its result, as a DataFrame."""
+    return read(frame, "diagnostics")
+
+
+def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
+    """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
+    its result, as a DataFrame."""
+    return read(frame, "distributions")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from sqlglot import exp
 
-from sqlmetrics.attrs import Table, read
+from sqlmetrics.attrs import Table
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose.diagnostics import CHECKS, KIND
@@ -34,7 +34,12 @@ from sqlmetrics.io.trec_reader import TrecFile, load
 from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.stats.query import compose_ci, compose_compare
-from sqlmetrics.stats.resampling import Resampling, has_interval, without_interval
+from sqlmetrics.stats.resampling import (
+    Resampling,
+    distribution_indexes,
+    has_interval,
+    without_interval,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -195,7 +200,7 @@ def _evaluate_run(
     """evaluate's queries in the engine: the values (with their intervals under ``ci``) and
     the diagnostics, and the distributions asked for."""
     requests = bound.requests
-    wanted = _distribution_indexes(requests, distributions)
+    wanted = distribution_indexes(requests, distributions)
     together = (
         resampling is not None and resampling.method == "t" and bound.engine.dialect == "duckdb"
     )
@@ -285,28 +290,6 @@ def _noted(
         result.attrs["notes"] = [*result.attrs.get("notes", []), *unknown]
     result.attrs["moments"] = None if moments is None else Table.of(moments)
     return result
-
-
-def _distribution_indexes(
-    requests: Sequence[MetricRequest], labels: Sequence[str] | str
-) -> list[int]:
-    """The requests whose distributions evaluate's ``distributions`` asks for."""
-    labels = [labels] if isinstance(labels, str) else list(labels)
-    index = {request.label: i for i, request in enumerate(requests)}
-    wanted = []
-    for label in labels:
-        if label not in index:
-            raise SqlmetricsError(
-                f"distributions={label!r} is not one of the metrics asked for; "
-                f"choose among {', '.join(index)}"
-            )
-        if not has_interval(requests[index[label]]):
-            raise SqlmetricsError(
-                f"{label} is not a mean over users (a micro, group-level or over-the-lists "
-                "metric): it has no per-user values to spread; leave it out of distributions"
-            )
-        wanted.append(index[label])
-    return list(dict.fromkeys(wanted))
 
 
 def _statistics(
@@ -581,15 +564,4 @@ def _compare_run(
     return result, diagnostics, 1
 
 
-def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
-    """The diagnostics that ``evaluate`` (or ``compare``) attached to its result, as a DataFrame."""
-    return read(frame, "diagnostics")
-
-
-def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
-    """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
-    its result, as a DataFrame."""
-    return read(frame, "distributions")
-
-
-__all__ = ["compare", "evaluate", "read_diagnostics", "read_distributions"]
+__all__ = ["compare", "evaluate"]

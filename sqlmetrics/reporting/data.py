@@ -173,8 +173,9 @@ def gather(
     """The curves' query, the evaluate calls of the page (two at most) and the inputs' row
     counts. The curves come first: where they cannot be computed in reasonable time they are
     refused before any other query."""
+    from sqlmetrics.attrs import read_diagnostics, read_distributions
     from sqlmetrics.reporting import curves
-    from sqlmetrics.run import evaluate, read_diagnostics, read_distributions
+    from sqlmetrics.run import evaluate
 
     counted, engine = checked_inputs(recommendations, interactions, group_by, segment, options)
     rows = curves.gathered(

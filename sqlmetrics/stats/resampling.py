@@ -93,3 +93,25 @@ def has_interval(request: MetricRequest) -> bool:
 
 def without_interval(requests: Sequence[MetricRequest]) -> list[str]:
     return [request.label for request in requests if not has_interval(request)]
+
+
+def distribution_indexes(
+    requests: Sequence[MetricRequest], labels: Sequence[str] | str
+) -> list[int]:
+    """The requests whose distributions evaluate's ``distributions`` asks for."""
+    labels = [labels] if isinstance(labels, str) else list(labels)
+    index = {request.label: i for i, request in enumerate(requests)}
+    wanted = []
+    for label in labels:
+        if label not in index:
+            raise SqlmetricsError(
+                f"distributions={label!r} is not one of the metrics asked for; "
+                f"choose among {', '.join(index)}"
+            )
+        if not has_interval(requests[index[label]]):
+            raise SqlmetricsError(
+                f"{label} is not a mean over users (a micro, group-level or over-the-lists "
+                "metric): it has no per-user values to spread; leave it out of distributions"
+            )
+        wanted.append(index[label])
+    return list(dict.fromkeys(wanted))
