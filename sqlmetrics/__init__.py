@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmetrics._version import __version__
 from sqlmetrics.api import describe_metrics, to_sql
-from sqlmetrics.attrs import read_diagnostics, read_distributions
+from sqlmetrics.attrs import read_diagnostics, read_distributions, read_gaps
 from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
@@ -23,6 +23,7 @@ __all__ = [
     "evaluate",
     "read_diagnostics",
     "read_distributions",
+    "read_gaps",
     "read_qrels",
     "read_run",
     "report",

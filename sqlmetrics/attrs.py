@@ -95,6 +95,11 @@ def read_diagnostics(frame: pd.DataFrame) -> pd.DataFrame:
     return read(frame, "diagnostics")
 
 
+def read_gaps(frame: pd.DataFrame) -> pd.DataFrame:
+    """The gaps between segments that ``evaluate(..., segment=...)`` attached to its result."""
+    return read(frame, "gaps")
+
+
 def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
     """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
     its result, as a DataFrame."""

@@ -72,6 +72,11 @@ def _count(name: str, value: object) -> None:
         raise SqlmetricsError(f"{name} must be a whole number of users, like 30")
 
 
+def _column_name(name: str, value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise SqlmetricsError(f"{name} must be the name of a column, like 'country', not {value!r}")
+
+
 def _finite(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SqlmetricsError(f"{name} must be a number >= 0, got {value!r}")
@@ -215,6 +220,7 @@ class EvaluateOptions(Running, Intervals, total=False):
     per_user: Annotated[bool, Option(False)]
     ci: Annotated[float | None, Option(None)]
     distributions: Annotated[Sequence[str], Option(())]
+    segment: Annotated[str | None, Option(None, _column_name)]
 
 
 class CompareOptions(Running, Intervals, total=False):

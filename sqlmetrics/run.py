@@ -32,6 +32,7 @@ from sqlmetrics.engines.checks import (
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load
 from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
+from sqlmetrics.stats.gaps import check_segment, segment_gaps, with_segment
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.stats.query import compose_ci, compose_compare
 from sqlmetrics.stats.resampling import (
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
 T = TypeVar("T")
+Replicated = tuple["pd.DataFrame", list[str]]  # the statistics query's rows, its labels
 
 
 @takes(EvaluateOptions)
@@ -123,6 +125,11 @@ def evaluate(
             ``quantiles``: the values at 0 %, 1 %, .., 100 %, the smallest value with at
             least that share of the users at or below it). On DuckDB with ``ci`` (the
             t-interval) they come from the same query; otherwise from one per-user query.
+        segment: a column of the recommendations that sorts users into segments (like
+            country): one row per group and segment, and in ``read_gaps(result)`` per group
+            and metric the gaps between the segments: ``range`` (highest minus lowest) and
+            ``mad`` (mean absolute difference over the pairs of segments), with intervals
+            under ``ci`` and ``ci_method="bootstrap"`` (docs/reference/results.md).
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -136,8 +143,10 @@ def evaluate(
         ``["dialect"]`` say where they were computed and in which SQL.
     """
     given = filled(EvaluateOptions, options, "evaluate")
-    ci, per_user = given["ci"], given["per_user"]
+    ci, per_user, segment = given["ci"], given["per_user"], given["segment"]
     resampling = None if ci is None else Resampling(ci, *_resampled(given))
+    if segment is not None:
+        given["group_by"] = with_segment(group_list(given["group_by"]), segment, per_user)
     if resampling is not None and per_user:
         raise SqlmetricsError("ci is an interval per group; per_user does not apply to it")
     if given["distributions"] and per_user:
@@ -145,7 +154,7 @@ def evaluate(
             "distributions summarise the per-user values per group; with per_user the rows "
             "are the values themselves: drop one of the two"
         )
-    run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"])
+    run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"], segment)
     result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, run, given)
     result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
@@ -195,11 +204,17 @@ Run = Callable[[Bound], "tuple[pd.DataFrame, pd.DataFrame, int]"]
 
 
 def _evaluate_run(
-    resampling: Resampling | None, per_user: bool, distributions: Sequence[str], bound: Bound
+    resampling: Resampling | None,
+    per_user: bool,
+    distributions: Sequence[str],
+    segment: str | None,
+    bound: Bound,
 ) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     """evaluate's queries in the engine: the values (with their intervals under ``ci``) and
-    the diagnostics, and the distributions asked for."""
+    the diagnostics, the distributions asked for, and the gaps between segments."""
     requests = bound.requests
+    if segment is not None:
+        check_segment(bound.inputs.groups, segment)
     wanted = distribution_indexes(requests, distributions)
     together = (
         resampling is not None and resampling.method == "t" and bound.engine.dialect == "duckdb"
@@ -209,21 +224,34 @@ def _evaluate_run(
         spread = [requests[i] for i in wanted]
         values, _, _ = bound.evaluate(spread, True)
         spreads = distributions_of(values, [request.label for request in spread], bound.groups)
+    replicates: Replicated | None = None
     if resampling is None:
         result, diagnostics, passes = bound.evaluate(requests, per_user)
     else:
         passes = 1
         interval = _with_ci if without_interval(requests) else _ci_in_one_query
-        result, diagnostics, found = interval(bound, resampling, wanted if together else [])
+        result, diagnostics, found, replicates = interval(
+            bound, resampling, wanted if together else []
+        )
         spreads = found if together else spreads
     if spreads is not None:  # when distributions are wanted
         result.attrs["distributions"] = Table.of(spreads)
+    if segment is not None:
+        labels = [request.label for request in requests]
+        resampled = replicates if resampling and resampling.method == "bootstrap" else None
+        gaps = segment_gaps(result, labels, bound.groups, segment, resampling, resampled)
+        result.attrs["gaps"] = Table.of(gaps)
+        if resampling and resampling.method != "bootstrap":
+            result.attrs["notes"] = [
+                *result.attrs.get("notes", []),
+                "the gaps between segments get intervals from the bootstrap: ci_method='bootstrap'",
+            ]
     return result, diagnostics, passes
 
 
 def _ci_in_one_query(
     bound: Bound, resampling: Resampling, wanted: Sequence[int]
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, Replicated]:
     """Every request is a mean over users: one query gives the values, their intervals, the
     diagnostics and the distributions ``wanted`` (indexes of the requests)."""
     requests, inputs, engine = bound.requests, bound.inputs, bound.engine
@@ -242,12 +270,13 @@ def _ci_in_one_query(
     )
     result, moments, unknown = finish_ci(frame, requests, bound.groups, resampling)
     spreads = finish_distributions(frame, requests, bound.groups, wanted) if wanted else None
-    return _noted(result, moments, unknown), diagnostics, spreads
+    replicated = (frame, [request.label for request in requests])
+    return _noted(result, moments, unknown), diagnostics, spreads, replicated
 
 
 def _with_ci(
     bound: Bound, resampling: Resampling, wanted: Sequence[int]
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, Replicated | None]:
     """A micro or group-level metric's value is not a mean of per-user values: evaluate
     computes every value (and the diagnostics), the statistics query the intervals of the
     means (and the distributions ``wanted``)."""
@@ -257,7 +286,7 @@ def _with_ci(
     intervals: pd.DataFrame | None = None
     moments = None
     unknown: list[str] = []
-    spreads = None
+    spreads = replicated = None
     if means:
         # the wanted requests are means: their indexes among them
         among = [means.index(requests[i]) for i in wanted]
@@ -271,6 +300,7 @@ def _with_ci(
         )
         rows = bound.engine._frame(query)
         intervals, moments, unknown = finish_ci(rows, means, groups, resampling)
+        replicated = (rows, [request.label for request in means])
         if among:
             spreads = finish_distributions(rows, means, groups, among)
     result = with_intervals(result, intervals, requests, groups)
@@ -279,7 +309,7 @@ def _with_ci(
         "group-level or over-the-lists metric has no per-user value of the population to "
         "resample (docs/METRICS.md)"
     ]
-    return _noted(result, moments, unknown), diagnostics, spreads
+    return _noted(result, moments, unknown), diagnostics, spreads, replicated
 
 
 def _noted(

@@ -64,6 +64,7 @@ SAME_NAME = (
     "interactions_group_by",
     "checks",
     "ci",
+    "segment",
 )
 
 

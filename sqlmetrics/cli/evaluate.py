@@ -15,6 +15,7 @@ from sqlmetrics.cli.output import (
     number_text,
     render,
     show_diagnostics,
+    show_gaps,
     show_notes,
     write,
     write_notes,
@@ -70,6 +71,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     write(text, args.output, inputs)
     if not args.quiet:
         show_diagnostics(result)
+        show_gaps(result)
         show_notes(result)
     failed = [line for gate in gates for line in _failed(gate, result, args.group_by)]
     for line in failed:

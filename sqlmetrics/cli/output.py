@@ -75,6 +75,14 @@ def show_diagnostics(frame: pd.DataFrame) -> None:
         sys.stderr.write(heading + "\n" + table.frame().to_string(index=False) + "\n")
 
 
+def show_gaps(frame: pd.DataFrame) -> None:
+    """The gaps between segments (``--segment``), after the diagnostics: the output holds the
+    per-segment rows, in the format asked for."""
+    table = frame.attrs.get("gaps")
+    if isinstance(table, Table) and table.rows:
+        sys.stderr.write("gaps between segments:\n" + table.frame().to_string(index=False) + "\n")
+
+
 def show_notes(frame: pd.DataFrame) -> None:
     write_notes(frame.attrs.get("notes") or ())
 

@@ -125,6 +125,13 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     _add_common(evaluate)
     _add_intervals(evaluate, EvaluateOptions)
     evaluate.add_argument(
+        "--segment",
+        metavar="COLUMN",
+        help="each metric per value of this column (each user's, like country), and the gaps "
+        "between the segments (range, mean absolute difference; with --ci and --ci-method "
+        "bootstrap their intervals)",
+    )
+    evaluate.add_argument(
         "--fail-if",
         action="append",
         default=[],

@@ -1,0 +1,167 @@
+"""Gaps between segments of users: how far apart a metric's per-segment values are
+(``evaluate(..., segment=...)``; docs/reference/results.md).
+
+Per group (the group columns but the segment) and metric, over the segments that have a value:
+``range``, the highest segment's value minus the lowest's, and ``mad``, the mean absolute
+difference over every pair of segments (Elliot's UserMADranking and UserMADrating, Deldjoo et
+al. 2020). With a bootstrap interval (``ci`` and ``ci_method="bootstrap"``), each gap gets the
+percentile interval of the gaps of the bootstrap's replicates: the per-segment means of one
+replicate are computed from the same draws, so each replicate's gap is one draw of the gap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlmetrics.compose.inputs import Group
+from sqlmetrics.compose.rows import float_or_nan, split
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.stats.inference import percentile_interval
+from sqlmetrics.stats.resampling import Resampling
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+GAP_COLUMNS = ("segments", "lowest", "highest", "range", "mad")
+GAP_STATISTICS = ("range", "mad")
+
+
+def range_and_mad(values: Sequence[float]) -> tuple[float, float]:
+    """The range and the mean absolute pairwise difference of the values that are numbers
+    (NaN for both with fewer than two)."""
+    ordered = sorted(v for v in values if not math.isnan(v))
+    count = len(ordered)
+    if count < 2:
+        return math.nan, math.nan
+    # sum over pairs i < j of x_j - x_i, the values sorted: x_k counts +k times and -(n-1-k)
+    total = sum(value * (2 * k - count + 1) for k, value in enumerate(ordered))
+    return ordered[-1] - ordered[0], total / (count * (count - 1) / 2)
+
+
+def with_segment(group_by: list[str], segment: str, per_user: bool) -> list[str]:
+    """evaluate's group columns with the segment last: its values are groups of their own."""
+    if per_user:
+        raise SqlmetricsError(
+            "segment summarises each metric per segment and the gaps between them; with "
+            "per_user the rows are the users' values: pass the column in group_by instead"
+        )
+    if segment in group_by:
+        raise SqlmetricsError(
+            f"segment={segment!r} is also in group_by: the segments are compared within each "
+            "group, so name the column once, as segment"
+        )
+    return [*group_by, segment]
+
+
+def check_segment(groups: Sequence[Group], segment: str) -> None:
+    """A segment is a value of each user, in both inputs: each segment's metrics are over its
+    own users, as the interactions place them (a column of the recommendations alone would
+    judge every segment against every user of the interactions)."""
+    if not any(group.name == segment and group.in_interactions for group in groups):
+        raise SqlmetricsError(
+            f"segment {segment!r} is not a column of the interactions; each user's segment "
+            "must be in both inputs, so that a segment is evaluated against its own users: "
+            "add it to the interactions too"
+        )
+
+
+def segment_gaps(
+    result: pd.DataFrame,
+    labels: Sequence[str],
+    groups: Sequence[str],
+    segment: str,
+    resampling: Resampling | None = None,
+    replicated: tuple[pd.DataFrame, list[str]] | None = None,
+) -> pd.DataFrame:
+    """The gaps of each metric in ``labels`` between the segments of ``result`` (one row per
+    group and segment; ``groups`` ends with ``segment``), per the other groups. With the
+    bootstrap's rows (``replicated``: the statistics query's rows and the labels of its
+    ``m{i}_n``, each replicate's mean) at ``resampling``'s level: ``range_lo``/``_hi`` and
+    ``mad_lo``/``_hi`` (NaN for a metric without replicates)."""
+    import pandas as pd
+
+    outer = [name for name in groups if name != segment]
+    rows: list[dict[str, Any]] = []
+    for key, part in _parts(result, outer):
+        for label in labels:
+            pairs = zip(part[segment], part[label], strict=True)
+            values = {_segment_name(name): float_or_nan(value) for name, value in pairs}
+            present = {name: value for name, value in values.items() if not math.isnan(value)}
+            spread, mad = range_and_mad(list(present.values()))
+            rows.append(
+                {
+                    **dict(zip(outer, key, strict=True)),
+                    "metric": label,
+                    "segments": len(present),
+                    "lowest": min(present, key=present.__getitem__) if present else None,
+                    "highest": max(present, key=present.__getitem__) if present else None,
+                    "range": spread,
+                    "mad": mad,
+                }
+            )
+    gaps = pd.DataFrame(rows, columns=[*outer, "metric", *GAP_COLUMNS])
+    if replicated is None or resampling is None:
+        return gaps
+    frame, with_interval = replicated
+    intervals = _replicate_gaps(frame, outer, with_interval, resampling.level)
+    missing = (math.nan, math.nan)
+    for statistic in GAP_STATISTICS:
+        for end, position in (("lo", 0), ("hi", 1)):
+            gaps[f"{statistic}_{end}"] = [
+                intervals.get((_key(row, outer), row["metric"]), {}).get(statistic, missing)[
+                    position
+                ]
+                for _, row in gaps.iterrows()
+            ]
+    return gaps
+
+
+def _replicate_gaps(
+    frame: pd.DataFrame, outer: Sequence[str], labels: Sequence[str], level: float
+) -> dict[tuple[tuple[Any, ...], str], dict[str, tuple[float, float]]]:
+    """Per (other groups, label), the percentile interval of each gap statistic over the
+    bootstrap's replicates."""
+    rows = split(frame, "replicates")
+    found: dict[tuple[tuple[Any, ...], str], dict[str, tuple[float, float]]] = {}
+    for key, part in _parts(rows, outer):
+        for i, label in enumerate(labels):
+            by_replicate: dict[Any, list[float]] = {}
+            for replicate, value in zip(part["replicate"], part[f"m{i}_n"], strict=True):
+                by_replicate.setdefault(replicate, []).append(float_or_nan(value))
+            draws = [range_and_mad(values) for values in by_replicate.values()]
+            found[key, label] = {
+                statistic: percentile_interval([draw[j] for draw in draws], level)
+                for j, statistic in enumerate(GAP_STATISTICS)
+            }
+    return found
+
+
+def _parts(frame: pd.DataFrame, outer: Sequence[str]) -> list[tuple[tuple[Any, ...], pd.DataFrame]]:
+    """The rows of ``frame`` per value of the ``outer`` columns (NULL a value of its own)."""
+    if not outer:
+        return [((), frame)]
+    grouped = frame.groupby(list(outer), dropna=False, sort=False)
+    return [(_key_of(key), part) for key, part in grouped]
+
+
+def _key_of(key: object) -> tuple[Any, ...]:
+    values = key if isinstance(key, tuple) else (key,)
+    return tuple(None if _missing(value) else value for value in values)
+
+
+def _key(row: pd.Series, outer: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(None if _missing(row[name]) else row[name] for name in outer)
+
+
+def _missing(value: object) -> bool:
+    import pandas as pd
+
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _segment_name(value: object) -> object:
+    return None if _missing(value) else value
