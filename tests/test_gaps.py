@@ -201,3 +201,14 @@ def test_the_command_line_prints_the_gaps(tmp_path: pytest.TempPathFactory) -> N
     assert "fr" in done.stdout and "se" in done.stdout
     assert "gaps between segments:" in done.stderr
     assert "0.666667" in done.stderr and "0.444444" in done.stderr
+
+
+def test_the_report_shows_the_gaps_under_each_metric() -> None:
+    recs, truth = hand_data()
+    page = sqlmetrics.report(recs, truth, ["precision@1"], segment="country").html
+    block = page[page.index('<section id="segments">') :]
+    # the hand-derived gap: 2/3 from fr to de, mean pairwise difference 4/9
+    shown = block[block.index("Gap between segments") :]
+    shown = shown[: shown.index("</p>")]
+    assert "0.6667 from <bdi>fr</bdi> to <bdi>de</bdi>" in shown, shown
+    assert "mean difference between segments 0.4444" in shown, shown

@@ -107,6 +107,7 @@ class Results:
     distributions: pd.DataFrame | None  # read_distributions of evaluate's result
     segments: pd.DataFrame | None
     rows: dict[str, int | None] = field(default_factory=dict)
+    gaps: pd.DataFrame | None = None  # read_gaps of the segments' evaluate
     engine: str = "DuckDB, in process"  # where the queries ran, for the provenance
 
     def without_attrs(self) -> Results:
@@ -173,7 +174,7 @@ def gather(
     """The curves' query, the evaluate calls of the page (two at most) and the inputs' row
     counts. The curves come first: where they cannot be computed in reasonable time they are
     refused before any other query."""
-    from sqlmetrics.attrs import read_diagnostics, read_distributions
+    from sqlmetrics.attrs import read_diagnostics, read_distributions, read_gaps
     from sqlmetrics.reporting import curves
     from sqlmetrics.run import evaluate
 
@@ -202,7 +203,8 @@ def gather(
             recommendations,
             interactions,
             the_plan.summary,
-            group_by=[*group_by, segment],
+            group_by=group_by,
+            segment=segment,
             **options,
             **interval_options(),
         )
@@ -214,6 +216,7 @@ def gather(
         diagnostics=read_diagnostics(main),
         distributions=read_distributions(main) if "distributions" in main.attrs else None,
         segments=segments,
+        gaps=None if segments is None else read_gaps(segments),
         rows=counted,
         engine=engine,
     )

@@ -16,6 +16,8 @@ from sqlmetrics.reporting.common import missing as _missing
 from sqlmetrics.reporting.data import Plan, Results
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
 GENERATOR = "sqlmetrics report"
@@ -334,7 +336,8 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
         sizes,
         [sizes[v] < context.small_segment for v in order],
     )
-    parts = [_segment_block(seen, label, svgs) for label in the_plan.summary]
+    gaps = _gap_lines(results.gaps, context.group_by)
+    parts = [_segment_block(seen, label, svgs, gaps.get(label, "")) for label in the_plan.summary]
     note = (
         f"Segments of {named(segment)}, largest first (users: the population of the segment). "
         + _e(
@@ -355,8 +358,33 @@ def _segments(results: Results, the_plan: Plan, context: Context, svgs: list[str
     )
 
 
-def _segment_block(seen: _Segmented, label: str, svgs: list[str]) -> str:
-    """One metric by segment: its chart and its table of values."""
+def _gap_lines(gaps: pd.DataFrame | None, group_by: Sequence[str]) -> dict[str, str]:
+    """Per metric, a line per model: the gap between its lowest and highest segment and the
+    mean absolute difference over the pairs of segments (read_gaps)."""
+    if gaps is None or gaps.empty:
+        return {}
+    lines: dict[str, list[str]] = {}
+    for name, (_, row) in zip(model_names(gaps, group_by), gaps.iterrows(), strict=True):
+        if row["segments"] < 2:
+            continue
+        who = f"{named(name)}: " if group_by else ""
+        lines.setdefault(str(row["metric"]), []).append(
+            f"{who}{_number(row['range'])} from {named(_label(row['lowest']))} to "
+            f"{named(_label(row['highest']))}, mean difference between segments "
+            f"{_number(row['mad'])}"
+        )
+    return {
+        metric: f'<p class="note">Gap between segments: {"; ".join(parts)}.</p>'
+        for metric, parts in lines.items()
+    }
+
+
+def _label(value: object) -> str:
+    return "NULL" if _missing(value) else str(value)
+
+
+def _segment_block(seen: _Segmented, label: str, svgs: list[str], gap: str = "") -> str:
+    """One metric by segment: its chart, the gaps between the segments and the values."""
     frame, order, models = seen.frame, seen.order, seen.unique_models()
     cell = seen.cells(label)
     nan = float("nan")
@@ -388,7 +416,7 @@ def _segment_block(seen: _Segmented, label: str, svgs: list[str]) -> str:
     )
     head = "".join(f"<th>{named(m)}</th>" for m in models)
     return (
-        f'<div class="block"><h3>{_e(label)}</h3>{_chart(svgs, svg, f"segments {label}")}'
+        f'<div class="block"><h3>{_e(label)}</h3>{_chart(svgs, svg, f"segments {label}")}{gap}'
         f"<details><summary>Values of {_e(label)} by {named(seen.segment)}</summary><table>"
         f'<tr><th class="text">{named(seen.segment)}</th><th>users</th>{head}</tr>{rows}</table>'
         "</details></div>"
