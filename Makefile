@@ -59,12 +59,14 @@ dbt: $(DBT_VENV)/.installed ## install dbt-core, dbt-duckdb and dbt-postgres int
 
 # The libraries the definition profiles are compared with (tests/test_profiles.py runs them
 # through tests/profile_runner.py; tests/test_beyond.py cross-checks the beyond-accuracy metrics
-# with RecTools and MS Recommenders from here too): they pin their own numpy, pandas and torch
-# (CPU), so they get a virtual environment of their own. About 2 minutes and 2.6 GB.
+# with RecTools and MS Recommenders from here too, tests/test_intents.py the intent-aware ones
+# with ndeval, through pyndeval): they pin their own numpy, pandas and torch (CPU), so they get
+# a virtual environment of their own. About 2 minutes and 2.6 GB.
 $(PROFILES_VENV)/.installed:
 	$(PYTHON) -m venv $(PROFILES_VENV)
 	$(PROFILES_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "torchmetrics==1.9.0" \
-		"rectools==0.19.0" "recommenders==1.2.1" "replay-rec==0.22.0" "lenskit==2025.8.1"
+		"rectools==0.19.0" "recommenders==1.2.1" "replay-rec==0.22.0" "lenskit==2025.8.1" \
+		"pyndeval==0.0.8"
 	touch $@
 
 profiles-venv: $(PROFILES_VENV)/.installed ## the libraries the definition profiles are tested against

@@ -267,6 +267,7 @@ def _named_inputs(
         rank=rank,
         relevance=named("relevance"),
         rating=named("rating"),
+        intent=named("intent"),
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
         history=None if history is None else table_name(history, dialect, "history"),

@@ -16,6 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from sqlmetrics.catalog.metrics import metrics as catalogue
+from tests.intent_oracle import INTENT_METRICS, intent_values
 from tests.oracle import NoFormula
 
 Row = Mapping[str, Any]
@@ -175,6 +176,10 @@ def list_metric(
     global: from ``all_recommendations`` (default: these) and all ``interactions`` (the
     ``history`` when given, for the popularity); relevance (serendipity, pop_reo) comes from
     ``relevant_interactions`` (default: all), the group's."""
+    if metric in INTENT_METRICS:  # over whole lists: ap_ia reads every position
+        every = top_lists(recommendations, len(recommendations))
+        values = intent_values(metric, k, every, relevant_interactions or interactions)
+        return sum(values.values()) / len(values) if values else math.nan
     if metric not in LIST_METRICS:
         raise NoFormula(metric)
     lists = top_lists(recommendations, k)

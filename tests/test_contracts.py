@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import duckdb
 import pytest
 import sqlglot
@@ -39,6 +41,8 @@ LIST_SOURCES = {
     "input_items": "item_id INT, category VARCHAR",
     "input_history": "user_id INT, item_id INT",
     "truth": "user_id INT, item_id INT",
+    "intents": "user_id INT, intent VARCHAR, item_id INT, relevant INT",
+    "intent_ideal": "user_id INT, pos INT, gain DOUBLE",
 }
 
 
@@ -211,8 +215,9 @@ def test_list_metric_file_reads_the_lists(name: str) -> None:
     else:
         assert outputs == ["user_id", name]
         assert [column.name for column in query.args["group"].expressions] == ["user_id"]
-    assert metric.requires_cutoff
-    assert {node.name for node in query.find_all(exp.Placeholder)} == {"k"}
+    assert metric.requires_cutoff or metric.reads_whole_list  # ap_ia reads every position
+    placeholders = {node.name for node in query.find_all(exp.Placeholder)}
+    assert placeholders <= {"k", *CUTOFF_CONSTANTS} and (placeholders or metric.reads_whole_list)
     assert all(node.args.get("expression") is not None for node in query.find_all(exp.Log))
 
 
@@ -231,8 +236,15 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute("INSERT INTO input_items VALUES (1, 'a'), (2, 'b'), (3, 'a')")
     connection.execute("INSERT INTO input_history VALUES (1, 3), (2, 2)")
     connection.execute("INSERT INTO truth VALUES (1, 1), (2, 3)")
+    # user 1: intent x {1, 2}, y {2}; user 2: x {9}, unlisted. The greedy ideal: user 1 item 2
+    # (x, y: 2), then item 1 (x again: 0.5); user 2 item 9 (1)
+    connection.execute("INSERT INTO intents VALUES (1, 'x', 1, 1), (1, 'x', 2, 1), (1, 'y', 2, 1)")
+    connection.execute("INSERT INTO intents VALUES (2, 'x', 9, 1)")
+    connection.execute("INSERT INTO intent_ideal VALUES (1, 1, 2.0), (1, 2, 0.5), (2, 1, 1.0)")
     text = (sql_folder() / f"{name}.sql").read_text()
-    rows = connection.execute(text, {"k": 2}).fetchall()
+    parameters = {"k": 2}
+    parameters |= {c: f(2) for c, f in CUTOFF_CONSTANTS.items() if f"${c}" in text}
+    rows = connection.execute(text, parameters).fetchall()
     expected = {
         "coverage": [(0.75,)],  # items 1, 2, 3 of 4
         "entropy": [(1.5,)],  # exposures 2, 1, 1 of 4
@@ -253,8 +265,15 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         "ild": [(1, 1.0), (2, 0.0)],  # a, b differ; a, a do not
         # user 1: relevant item 1 (a), history all a -> 0; user 2: relevant 3 (a), history b -> 1
         "serendipity": [(1, 0.0), (2, 0.5)],
+        # user 1 (m = 2) gains item 1 1 (x), item 2 0.5 (x again) + 1 (y); user 2 nothing
+        "p_ia": [(1, 0.75), (2, 0.0)],  # (1 + 2) / (2 * 2)
+        "s_recall": [(1, 1.0), (2, 0.0)],
+        "ap_ia": [(1, 0.75), (2, 0.0)],  # x (1/1 + 2/2) / 2, y (1/2) / 1
+        "err_ia": [(1, 0.7), (2, 0.0)],  # (1 + 1.5/2) / (2 * (1 + 0.5/2))
+        "nerr_ia": [(1, (1 + 1.5 / 2) / (2 + 0.5 / 2)), (2, 0.0)],
+        "alpha_ndcg": [(1, (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3))), (2, 0.0)],
     }[name]
-    assert sorted(rows) == expected
+    assert sorted(rows) == [pytest.approx(row, rel=1e-12) for row in expected]
 
 
 def test_aliases_are_unique() -> None:

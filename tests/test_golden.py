@@ -243,9 +243,9 @@ def test_the_oracles_formulas_name_real_metrics() -> None:
     """The oracles name the metrics they have a formula for; a metric file renamed or removed
     leaves no formula behind under its old name."""
     from sqlmetrics.catalog.metrics import metrics
-    from tests import beyond_oracle, oracle
+    from tests import beyond_oracle, intent_oracle, oracle
 
-    formulas = [oracle.ALL_METRICS, beyond_oracle.LIST_METRICS]
+    formulas = [oracle.ALL_METRICS, beyond_oracle.LIST_METRICS, intent_oracle.INTENT_METRICS]
     formulas += [oracle._SCORED_FORMULAS, oracle._RATED_FORMULAS]
     for names in formulas:
         assert names <= set(metrics()), sorted(names - set(metrics()))

@@ -87,6 +87,7 @@ class Metric:
     # reads it when given, as if nobody had consumed anything before otherwise
     # (needs_history: optional)
     reads_history: bool = False
+    needs_intent: bool = False  # reads the interactions' intent column (needs_intent: yes)
     takes_score_threshold: bool = False  # cutoff: threshold (`@t` is a score threshold)
     # cutoff: level, `@x` a number >= 0 bound like a score threshold: a recall level
     # (iprec_at_recall@0.1) or a multiple of |R_u| (rprec_mult@0.2), trec_eval's float
@@ -196,6 +197,8 @@ def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
         raise SqlmetricsError(f"{file}: header is missing {', '.join(missing)}")
     if header["aggregate"] == "group" and header.get("reads") != "lists":
         raise SqlmetricsError(f"{file}: aggregate: group needs reads: lists")
+    if header.get("needs_intent") == "yes" and header.get("reads") != "lists":
+        raise SqlmetricsError(f"{file}: needs_intent: yes needs reads: lists")
     if header["name"] != stem:
         raise SqlmetricsError(f"{file}: header name {header['name']!r} differs from the file")
     reads = header.get("reads", "judged")
@@ -267,6 +270,7 @@ def parse_metric_file(path: Path) -> Metric:
         needs_items=tuple(c.strip() for c in header.get("needs_items", "").split(",") if c.strip()),
         needs_history=header.get("needs_history") == "yes",
         reads_history=header.get("needs_history") in ("yes", "optional"),
+        needs_intent=header.get("needs_intent") == "yes",
         ties_average=header["ties_average"] == "yes",
         # Score and rating rows are whole lists; top-k lists stop at the cutoff like rankings.
         reads_whole_list=header.get("reads_whole_list") == "yes" or reads in ("scored", "rated"),

@@ -44,7 +44,7 @@ def requested_metrics(args: argparse.Namespace) -> list[str]:
 def column_names(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance", "rating", "category")
+        for role in ("user", "item", "score", "rank", "relevance", "rating", "category", "intent")
         if getattr(args, f"{role}_column")
     }
     if args.no_relevance:

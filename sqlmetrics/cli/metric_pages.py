@@ -95,6 +95,8 @@ def _facts(metric: Metric) -> list[str]:
     needs = [f"an items table with the column `{column}`" for column in metric.needs_items]
     if metric.needs_history:
         needs.append("a history table (what each user consumed before)")
+    if metric.needs_intent:
+        needs.append("an intent column in the interactions (one row per user, intent and item)")
     if metric.reads == "scored":
         ties = "not read: `ties` concerns the rankings (equal scores count one half in the AUCs)"
     elif metric.reads == "rated":

@@ -36,7 +36,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate each value of this column separately; repeatable",
     )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
-    for role in ("user", "item", "score", "rank", "relevance", "rating", "category"):
+    for role in ("user", "item", "score", "rank", "relevance", "rating", "category", "intent"):
         parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
     parser.add_argument(
         "--no-relevance",

@@ -430,7 +430,7 @@ def _stages(
     stages += diagnosis
     stages = [(name, widen_keys(cte, call.keys)) for name, cte in stages]
     if call.over_lists:
-        stages += lists_stages(users.columns, call.inputs, call.keys)
+        stages += lists_stages(users.columns, call.inputs, call.keys, call.options.threshold)
     return stages
 
 
@@ -503,6 +503,7 @@ def _bound_inputs(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[str
         call.user_pass,
         rating="rated" in selects,
         pool="pool" in selects,
+        intent=any(r.metric.needs_intent for r in call.over_lists),
     )
     if call.over_lists:
         if inputs.items is not None:

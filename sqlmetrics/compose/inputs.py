@@ -49,7 +49,7 @@ CHECK_DEPTHS = ("read", "full")
 READ_CHECKED = "reader"
 
 
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category")
+COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category", "intent")
 DEFAULT_COLUMNS: dict[str, str | None] = {
     "user": "user_id",
     "item": "item_id",
@@ -58,6 +58,7 @@ DEFAULT_COLUMNS: dict[str, str | None] = {
     "relevance": "relevance",
     "rating": "rating",  # read only by the rating metrics (rmse, mae, mse, r2)
     "category": "category",  # of the items table
+    "intent": "intent",  # of the interactions: read only by the intent-aware metrics
 }
 
 
@@ -96,6 +97,7 @@ class Inputs:
     category: exp.Identifier | None = None  # its category column, when it has one
     history: exp.Expr | None = None  # the optional history table: what users consumed before
     rating: exp.Identifier | None = None  # the interactions' rating, for the rating metrics
+    intent: exp.Identifier | None = None  # the interactions' intent, for the intent-aware ones
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,9 @@ def bind_recommendations(inputs: Inputs) -> exp.Select:
     return exp.select(*columns).from_(inputs.recommendations.copy())
 
 
-def bind_interactions(inputs: Inputs, rating: bool = False) -> exp.Select:
-    """The interactions as user_id, item_id, relevance (and ``rating`` when a metric reads it)."""
+def bind_interactions(inputs: Inputs, rating: bool = False, intent: bool = False) -> exp.Select:
+    """The interactions as user_id, item_id, relevance (and ``rating``, ``intent`` when a
+    metric reads it)."""
     columns: list[exp.Expr] = []
     arms: list[str] = []
     for i, group in enumerate(inputs.groups):
@@ -162,6 +165,8 @@ def bind_interactions(inputs: Inputs, rating: bool = False) -> exp.Select:
     ]
     if rating and inputs.rating is not None:
         columns.append(exp.alias_(exp.column(inputs.rating), "rating"))
+    if intent and inputs.intent is not None:
+        columns.append(exp.alias_(exp.column(inputs.intent), "intent"))
     bound = exp.select(*columns).from_(exp.alias_(inputs.interactions.copy(), "interactions"))
     if arms:
         # A column only the recommendations have (a model, an experiment arm): each of its
@@ -205,6 +210,7 @@ def input_stages(
     user_pass: UserPass | None,
     rating: bool,
     pool: bool = False,
+    intent: bool = False,
 ) -> list[tuple[str, exp.Expr]]:
     """The inputs bound to the stages' names (they already carry the group columns; the
     stages get them by widening), one pass's users only, and duplicates="first"'s
@@ -213,8 +219,8 @@ def input_stages(
     relevance (the pool's unjudged documents), so every other stage reads what it reads
     without infap."""
     recommendations = bind_recommendations(inputs)
-    interactions = bind_interactions(inputs, rating=rating)
-    pooled = bind_interactions(inputs, rating=rating) if pool else None
+    interactions = bind_interactions(inputs, rating=rating, intent=intent)
+    pooled = bind_interactions(inputs, rating=rating, intent=intent) if pool else None
     if user_pass is not None:
         for binding in (recommendations, interactions, pooled):
             if binding is not None:

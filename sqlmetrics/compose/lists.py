@@ -14,10 +14,20 @@ from sqlglot import exp
 from sqlmetrics.catalog.metrics import Metric
 from sqlmetrics.compose.inputs import Inputs
 from sqlmetrics.compose.per_user import MetricColumn, bind_cutoff
-from sqlmetrics.compose.stages import renamed, same_group, same_users, stage, widen_keys
+from sqlmetrics.compose.stages import (
+    bind_placeholders,
+    number,
+    renamed,
+    same_group,
+    same_users,
+    stage,
+    widen_keys,
+)
 
 # The stages whose rows belong to a group (the lists, the relevant items); the others are global.
 GROUPED_STAGES = frozenset({"ranked", "truth"})
+# The judgements per intent and their greedy ideal list: a user's rows, widened like ranked's
+INTENT_STAGES = frozenset({"intents", "intent_ideal"})
 # The stages over what users consumed (sql/stages/consumed.sql): the history when given
 POPULARITY_STAGES = frozenset({"consumed", "popularity", "short_head"})
 
@@ -29,13 +39,16 @@ def counts_popularity(metric: Metric) -> bool:
 
 
 def lists_stages(
-    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str]
+    columns: Sequence[MetricColumn], inputs: Inputs, keys: Sequence[str], threshold: float = 0.0
 ) -> list[tuple[str, exp.Expr]]:
     """The CTEs of the metrics over the lists: ``m{i}_groups`` (group columns, value ``m{i}``)
     for each, ``m{i}_users`` before it for a per-user one (its mean over users with a list),
-    and the global stages (catalogue, consumed, popularity, short_head) they read."""
+    and the global stages (catalogue, consumed, popularity, short_head) they read; the
+    judgements per intent (``intents``) and their greedy ideal list (``intent_ideal``, as deep
+    as the deepest cutoff of the metrics reading it) for the intent-aware metrics."""
     stages: list[tuple[str, exp.Expr]] = []
     read: set[str] = set()
+    ideal_depth = 0
     for column in columns:
         if not column.over_lists:
             continue
@@ -46,7 +59,10 @@ def lists_stages(
         for projection in query.expressions:
             if projection.alias_or_name == metric.name:
                 projection.set("alias", exp.to_identifier(name))
-        read |= {table.name for table in query.find_all(exp.Table)}
+        tables = {table.name for table in query.find_all(exp.Table)}
+        if "intent_ideal" in tables:
+            ideal_depth = max(ideal_depth, column.request.k or 0)
+        read |= tables
         if metric.group_level:
             stages.append((f"{name}_groups", widen_groups(query, keys)))
             continue
@@ -64,7 +80,124 @@ def lists_stages(
         shared.append(("popularity", stage("popularity")))
     if "short_head" in read:  # popularity's most popular items (the long-tail metrics)
         shared.append(("short_head", stage("short_head")))
+    if read & INTENT_STAGES:
+        intents = bind_placeholders(stage("intents"), threshold=number(threshold))
+        shared.append(("intents", widen_keys(intents, keys)))
+    if "intent_ideal" in read:
+        shared += [(name, widen_keys(cte, keys)) for name, cte in greedy_ideal(ideal_depth)]
     return shared + stages
+
+
+# ndeval's alpha: how much a second item relevant to an intent gains less than the first
+ALPHA = 0.5
+
+
+def greedy_ideal(depth: int) -> list[tuple[str, exp.Expr]]:
+    """ndeval's greedy ideal list (idealResult) to ``depth`` positions, a CTE per position:
+    each ``intent_greedy_{i}`` is the user's relevant (intent, item) rows, each with the
+    position its item took (``placed``, NULL while unplaced) and the gain it took it with; at
+    position i the unplaced item of the largest gain, sum over its intents of (1 - alpha)^c
+    (c: the placed items relevant to that intent), equal gains by the greater item id, takes
+    it. ``intent_ideal`` is one row per placed position: (user_id, pos, gain). Each step
+    reads the one before once (no recursion: not every engine has it)."""
+    rows = (
+        exp.select(
+            "user_id",
+            "intent",
+            "item_id",
+            exp.alias_(exp.cast(exp.Null(), "INT"), "placed"),
+            exp.alias_(exp.cast(exp.Null(), "DOUBLE"), "gain"),
+        )
+        .from_("intents")
+        .where("relevant = 1")
+    )
+    ctes: list[tuple[str, exp.Expr]] = [("intent_greedy_0", rows)]
+    for position in range(1, depth + 1):
+        ctes.append(
+            (f"intent_greedy_{position}", _greedy_step(f"intent_greedy_{position - 1}", position))
+        )
+    placed = (
+        exp.select(
+            "user_id",
+            exp.alias_(exp.column("placed"), "pos"),
+            exp.alias_(exp.func("MAX", exp.column("gain")), "gain"),
+        )
+        .from_(f"intent_greedy_{depth}")
+        .where("placed IS NOT NULL")
+        .group_by("user_id", "placed")
+    )
+    ctes.append(("intent_ideal", placed))
+    return ctes
+
+
+def _greedy_step(previous: str, position: int) -> exp.Select:
+    """One position of the greedy ideal list over the rows of ``previous``."""
+    unplaced = exp.Is(this=exp.column("placed"), expression=exp.Null())
+    base = ["user_id", "intent", "item_id", "placed", "gain"]
+    covered = exp.select(
+        *base,
+        exp.alias_(
+            exp.Window(
+                this=exp.func(
+                    "SUM",
+                    exp.case()
+                    .when(unplaced.copy(), exp.Literal.number(0))
+                    .else_(exp.Literal.number(1)),
+                ),
+                partition_by=[exp.column("user_id"), exp.column("intent")],
+            ),
+            "covered",
+        ),
+    ).from_(previous)
+    power = exp.func(
+        "POWER", exp.cast(exp.Literal.number(1 - ALPHA), "DOUBLE"), exp.column("covered")
+    )
+    gains = exp.select(
+        *base,
+        exp.alias_(
+            exp.Window(
+                this=exp.func("SUM", power),
+                partition_by=[exp.column("user_id"), exp.column("item_id")],
+            ),
+            "item_gain",
+        ),
+    ).from_(covered.subquery("covered_intents"))
+    order = exp.Order(
+        expressions=[
+            exp.Ordered(
+                this=exp.case()
+                .when(unplaced.copy(), exp.Literal.number(0))
+                .else_(exp.Literal.number(1))
+            ),
+            exp.Ordered(this=exp.column("item_gain"), desc=True),
+            exp.Ordered(this=exp.column("item_id"), desc=True),
+        ]
+    )
+    ranked = exp.select(
+        *base,
+        "item_gain",
+        exp.alias_(
+            exp.Window(this=exp.func("RANK"), partition_by=[exp.column("user_id")], order=order),
+            "choice",
+        ),
+    ).from_(gains.subquery("item_gains"))
+    chosen = exp.and_(
+        unplaced.copy(), exp.EQ(this=exp.column("choice"), expression=exp.Literal.number(1))
+    )
+    return exp.select(
+        "user_id",
+        "intent",
+        "item_id",
+        exp.alias_(
+            exp.case()
+            .when(chosen.copy(), exp.Literal.number(position))
+            .else_(exp.column("placed")),
+            "placed",
+        ),
+        exp.alias_(
+            exp.case().when(chosen, exp.column("item_gain")).else_(exp.column("gain")), "gain"
+        ),
+    ).from_(ranked.subquery("choices"))
 
 
 def _over(name: str, given: bool, table: str) -> exp.Select:
@@ -81,10 +214,11 @@ def _over(name: str, given: bool, table: str) -> exp.Select:
 def _widen_lists_keys(query: exp.Select, keys: Sequence[str]) -> exp.Select:
     """widen_keys for a per-user metric over the lists, leaving alone its subqueries that do
     not read the lists (over the history or the interactions: the same for every group)."""
+    grouped = INTENT_STAGES | {"ranked"}
     global_selects = [
         select
         for select in query.find_all(exp.Select)
-        if select is not query and not any(t.name == "ranked" for t in select.find_all(exp.Table))
+        if select is not query and not any(t.name in grouped for t in select.find_all(exp.Table))
     ]
     held = {}
     for index, select in enumerate(global_selects):

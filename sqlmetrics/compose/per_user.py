@@ -41,6 +41,8 @@ JUDGED_USER = "judged_user"
 CONSTANT_MAX_CUTOFF = MAX_CUTOFF  # parse_request refuses larger cutoffs
 CUTOFF_CONSTANTS = {
     "ideal_dcg_of_k": lambda k: math.fsum(1 / math.log2(i + 1) for i in range(1, k + 1)),
+    # ndeval's ERR-IA normaliser per intent: k items each relevant to every intent, alpha 0.5
+    "err_ia_ideal_of_k": lambda k: math.fsum(0.5 ** (i - 1) / i for i in range(1, k + 1)),
 }
 
 

@@ -51,6 +51,14 @@ REFUSALS = (
         "user's past, with the same user and item columns",
     ),
     Refusal(
+        lambda metric: metric.needs_intent,
+        lambda inputs, options: inputs.intent is None,
+        "$labels judge each item per intent of the query: give the interactions an intent "
+        "column, one row per (user, intent, item) judged, and name it with "
+        "columns={'intent': ...} (CLI: --intent-column) unless it is called intent; a TREC "
+        "diversity qrels file (qid intent docno rel) gives one",
+    ),
+    Refusal(
         lambda metric: metric.reads in ("scored", "rated"),
         lambda inputs, options: inputs.rank is not None,
         "$labels read the scores, not positions: give the score column instead of the rank column",

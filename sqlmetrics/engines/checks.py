@@ -164,6 +164,9 @@ def resolve_inputs(
     if rating and names["rating"] is not None:
         rated = _column(interactions, str(names["rating"]), "rating")
         _check_numeric(interactions, rated, "rating")
+    intent = None
+    if names["intent"] is not None and ("intent" in given or "intent" in interactions.columns):
+        intent = _column(interactions, str(names["intent"]), "intent")
     groups = [_group(recommendations, interactions, name) for name in group_by]
     if history is not None:
         for role, column in (("user", user), ("item", item)):
@@ -184,6 +187,7 @@ def resolve_inputs(
         relevance=relevance,
         groups=tuple(groups),
         rating=rated,
+        intent=intent,
     )
 
 

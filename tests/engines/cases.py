@@ -169,6 +169,8 @@ def every_metric(
             continue
         if metric.reads == "rated" and "rating" not in interactions.names:
             continue
+        if metric.needs_intent and "intent" not in interactions.names:
+            continue
         if (
             metric.walks_positions
             and options.get("ranks") == "literal"

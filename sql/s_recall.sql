@@ -1,0 +1,49 @@
+-- name: s_recall
+-- title: Subtopic recall
+-- definition: per user with a list and an intent judgement (ndeval's topics in both the run and the qrels), its intents the values of the interactions' intent column with a relevant item (relevance above the threshold, binary: ndeval's `actualSubtopics`, m); 0 for a user without one. The share of its m intents that one of the first k items is relevant to.
+-- formula: \mathrm{S\text{-}recall@}k = \frac{|\{j : \exists i \le k,\ \mathrm{rel}_{i,j}\}|}{m}
+-- cutoff: required
+-- aggregate: mean
+-- reads: lists
+-- needs_intent: yes
+-- walks_positions: yes
+-- averaged: over users with a list and an intent judgement
+-- ties_average: no
+-- aliases: subtopic_recall, strec, st_recall, intent_recall
+-- references: Zhai, Cohen and Lafferty, "Beyond Independent Relevance", SIGIR 2003 (S-recall); ndeval's strec@k; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+SELECT
+  judged.user_id,
+  COALESCE(
+    CAST(SUM(CASE WHEN hits.relevant_hits > 0 THEN 1 ELSE 0 END) AS DOUBLE) / NULLIF(SUM(CASE WHEN judged.relevant_items > 0 THEN 1 ELSE 0 END), 0), 0
+  ) AS s_recall
+FROM (
+  SELECT
+    intents.user_id,
+    intents.intent,
+    SUM(intents.relevant) AS relevant_items
+  FROM intents
+  INNER JOIN (
+    SELECT user_id FROM ranked GROUP BY user_id
+  ) AS listed ON intents.user_id = listed.user_id
+  GROUP BY intents.user_id, intents.intent
+) AS judged
+LEFT JOIN (
+  SELECT
+    user_id,
+    intent,
+    COUNT(*) AS relevant_hits
+  FROM (
+    SELECT
+      ranked.user_id,
+      intents.intent,
+      ranked.pos,
+      ROW_NUMBER() OVER (
+        PARTITION BY ranked.user_id, intents.intent ORDER BY ranked.pos, ranked.item_id
+      ) AS seen
+    FROM ranked
+    INNER JOIN intents ON ranked.user_id = intents.user_id AND ranked.item_id = intents.item_id
+    WHERE intents.relevant = 1 AND ranked.pos <= $k
+  ) AS placed
+  GROUP BY user_id, intent
+) AS hits ON judged.user_id = hits.user_id AND judged.intent = hits.intent
+GROUP BY judged.user_id

@@ -1,0 +1,192 @@
+"""The intent-aware metrics (alpha_ndcg, err_ia, nerr_ia, p_ia, ap_ia, s_recall) against ndeval
+itself, through pyndeval (ir_measures' provider of the TREC Web track measures) in the venv of
+the profile libraries, per user on random judgements; against tests/intent_oracle.py with
+groups; and what they refuse."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import subprocess
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import sqlmetrics
+from sqlmetrics.errors import SqlmetricsError
+from tests.beyond_oracle import top_lists
+from tests.engines.conftest import skip_or_fail
+from tests.intent_oracle import INTENT_METRICS, intent_values
+from tests.test_beyond import LIBRARIES_PYTHON
+
+TOLERANCE = 1e-9
+# sqlmetrics' name -> ndeval's, at the cutoffs ndeval reports (ap_ia has none)
+NDEVAL = {
+    "alpha_ndcg": "alpha-nDCG",
+    "err_ia": "ERR-IA",
+    "nerr_ia": "nERR-IA",
+    "p_ia": "P-IA",
+    "s_recall": "strec",
+}
+NDEVAL_SCRIPT = """
+import json, sys
+try:
+    import pyndeval
+except ImportError:
+    print(json.dumps(None))
+    sys.exit(0)
+data = json.load(sys.stdin)
+qrels = [pyndeval.SubtopicQrel(*row) for row in data["qrels"]]
+run = [pyndeval.ScoredDoc(*row) for row in data["run"]]
+print(json.dumps(pyndeval.ndeval(qrels, run)))
+"""
+
+
+def random_judgements(seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Users q0..q13 with 1-4 intents over a pool of judged items (some judged not relevant,
+    grade 2 as relevant as 1), lists of 1-22 items with distinct scores, mixing judged and
+    unjudged items; some users have no list, some no judgement. Item ids of one length, so
+    that ndeval's docno order (text) is the ids' order."""
+    rng = random.Random(seed)
+    items = [f"d{i:02d}" for i in range(30)]
+    interactions, recommendations = [], []
+    for u in range(14):
+        user = f"q{u}"
+        pool = rng.sample(items, rng.randint(2, 12))
+        if u % 7 != 6:  # q6, q13: no judgement
+            for intent in range(1, rng.randint(2, 5)):
+                for item in rng.sample(pool, rng.randint(1, len(pool))):
+                    grade = rng.choice([0, 1, 1, 2])
+                    interactions.append(
+                        {
+                            "user_id": user,
+                            "intent": f"s{intent}",
+                            "item_id": item,
+                            "relevance": grade,
+                        }
+                    )
+        if u % 5 != 4:  # q4, q9: no list
+            listed = rng.sample(items, rng.randint(1, 22))
+            scores = rng.sample(range(1000), len(listed))
+            recommendations += [
+                {"user_id": user, "item_id": item, "score": float(score)}
+                for item, score in zip(listed, scores, strict=True)
+            ]
+    return recommendations, interactions
+
+
+LABELS = [f"{name}@{k}" for name in sorted(NDEVAL) for k in (5, 10, 20)] + ["ap_ia"]
+
+
+def _ours(
+    recommendations: list[dict[str, Any]], interactions: list[dict[str, Any]]
+) -> pd.DataFrame:
+    return sqlmetrics.evaluate(
+        pd.DataFrame(recommendations), pd.DataFrame(interactions), LABELS, per_user=True
+    ).set_index("user_id")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_judgements_agree_with_ndeval(seed: int) -> None:
+    """Per user and in the mean: every user in both the run and the judgements (ndeval's
+    topics), those judged with nothing relevant at 0."""
+    if not LIBRARIES_PYTHON.exists():
+        skip_or_fail("profiles", "no venv of the profile libraries (make profiles-venv)")
+    recommendations, interactions = random_judgements(seed)
+    payload = {
+        "qrels": [[r["user_id"], r["intent"], r["item_id"], r["relevance"]] for r in interactions],
+        "run": [[r["user_id"], r["item_id"], r["score"]] for r in recommendations],
+    }
+    done = subprocess.run(
+        [str(LIBRARIES_PYTHON), "-c", NDEVAL_SCRIPT],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    if theirs is None:
+        skip_or_fail("profiles", "pyndeval is not in the venv of the profile libraries")
+    ours = _ours(recommendations, interactions)
+    summary = sqlmetrics.evaluate(pd.DataFrame(recommendations), pd.DataFrame(interactions), LABELS)
+    assert len(theirs) >= 8  # most users are in both
+    for label in LABELS:
+        name, _, k = label.partition("@")
+        measure = f"{NDEVAL[name]}@{k}" if k else "MAP-IA"
+        values = {user: numbers[measure] for user, numbers in theirs.items()}
+        for user, value in values.items():
+            # per_user lists the ranking population (a relevant interaction); a user judged
+            # with nothing relevant is 0 in ndeval and counted in the mean below
+            got = ours[label].get(user, 0.0) if user in ours.index else 0.0
+            assert math.isclose(got, value, rel_tol=0, abs_tol=TOLERANCE), (label, user, value)
+        mean = sum(values.values()) / len(values)
+        assert math.isclose(summary[label].iloc[0], mean, abs_tol=TOLERANCE), (label, mean)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_judgements_by_model_agree_with_the_oracle(seed: int) -> None:
+    """Two models' lists evaluated against the same judgements (group_by a column of the
+    recommendations only), each against tests/intent_oracle.py; ties in the scores."""
+    rng = random.Random(seed)
+    recommendations, interactions = random_judgements(seed + 100)
+    both = [
+        {**row, "model": model, "score": rng.choice([1.0, 2.0, row["score"]])}
+        for model in ("a", "b")
+        for row in recommendations
+        if model == "a" or rng.random() < 0.7
+    ]
+    labels = [f"{name}@{k}" for name in sorted(INTENT_METRICS - {"ap_ia"}) for k in (1, 3, 8)]
+    ours = sqlmetrics.evaluate(
+        pd.DataFrame(both), pd.DataFrame(interactions), [*labels, "ap_ia"], group_by="model"
+    ).set_index("model")
+    for model in ("a", "b"):
+        lists = top_lists([r for r in both if r["model"] == model], 10**6)
+        for label in [*labels, "ap_ia"]:
+            name, _, k = label.partition("@")
+            values = intent_values(name, int(k or 0), lists, interactions)
+            want = sum(values.values()) / len(values)
+            got = ours.loc[model, label]
+            assert math.isclose(got, want, rel_tol=0, abs_tol=TOLERANCE), (model, label, want)
+
+
+def test_without_an_intent_column_the_metrics_are_refused() -> None:
+    recommendations = pd.DataFrame({"user_id": [1], "item_id": [1], "score": [1.0]})
+    interactions = pd.DataFrame({"user_id": [1], "item_id": [1]})
+    with pytest.raises(
+        SqlmetricsError, match=r"alpha_ndcg@5, ap_ia judge each item per intent.*intent column"
+    ):
+        sqlmetrics.evaluate(recommendations, interactions, ["alpha_ndcg@5", "ap_ia", "ndcg@5"])
+    named = interactions.assign(aspect="x")
+    result = sqlmetrics.evaluate(
+        recommendations, named, ["s_recall@5"], columns={"intent": "aspect"}
+    )
+    assert result["s_recall@5"].iloc[0] == 1.0
+    with pytest.raises(SqlmetricsError, match="no column 'facet'"):
+        sqlmetrics.evaluate(recommendations, named, ["s_recall@5"], columns={"intent": "facet"})
+
+
+def test_the_other_metrics_do_not_read_the_intent_column() -> None:
+    """The intent column changes nothing else: a (user, item) judged under two intents is one
+    relevant item, and the query reads no intent unless an intent-aware metric asks."""
+    sql = sqlmetrics.to_sql(["ndcg@5", "coverage@5"])
+    assert "intent" not in sql.lower()
+    recommendations = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [2.0, 1.0]})
+    interactions = pd.DataFrame(
+        {"user_id": [1, 1, 1], "intent": ["a", "b", "a"], "item_id": [1, 1, 2]}
+    )
+    result = sqlmetrics.evaluate(recommendations, interactions, ["precision@2", "s_recall@1"])
+    assert result["precision@2"].iloc[0] == 1.0
+    assert result["s_recall@1"].iloc[0] == 1.0  # item 1 covers a and b
+
+
+def test_literal_ranks_refuse_them() -> None:
+    """Each walks the list in position order (the items relevant to an intent above each)."""
+    ranked = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 1]})
+    interactions = pd.DataFrame({"user_id": [1], "intent": ["a"], "item_id": [1]})
+    columns = {"score": None, "rank": "rank"}
+    with pytest.raises(SqlmetricsError, match=r'ranks="literal" cannot serve alpha_ndcg@2, ap_ia'):
+        sqlmetrics.evaluate(
+            ranked, interactions, ["alpha_ndcg@2", "ap_ia"], columns=columns, ranks="literal"
+        )
