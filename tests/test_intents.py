@@ -9,6 +9,7 @@ import json
 import math
 import random
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -17,6 +18,7 @@ import pytest
 import sqlmetrics
 from sqlmetrics.errors import SqlmetricsError
 from tests.beyond_oracle import top_lists
+from tests.cli_runner import cli
 from tests.engines.conftest import skip_or_fail
 from tests.intent_oracle import INTENT_METRICS, intent_values
 from tests.test_beyond import LIBRARIES_PYTHON
@@ -189,4 +191,88 @@ def test_literal_ranks_refuse_them() -> None:
     with pytest.raises(SqlmetricsError, match=r'ranks="literal" cannot serve alpha_ndcg@2, ap_ia'):
         sqlmetrics.evaluate(
             ranked, interactions, ["alpha_ndcg@2", "ap_ia"], columns=columns, ranks="literal"
+        )
+
+
+# issue 37's validation data as TREC files: diversity qrels (qid intent docno rel) and a run
+DIVERSITY_QRELS = "1 1 d1 1\n1 1 d2 1\n1 2 d2 1\n1 2 d3 1\n1 3 d4 2\n2 1 e1 1\n2 2 e2 1\n2 3 e9 0\n"
+DIVERSITY_RUN = "".join(
+    f"{qid} Q0 {doc} {rank} {10 - rank} tag\n"
+    for qid, docs in (("1", "d1 d2 d9 d3 d4"), ("2", "e1 e3 e2"))
+    for rank, doc in enumerate(docs.split(), start=1)
+)
+# pyndeval on the same judgements (fixtures/intent_aware_diversity.yaml's q1, q2)
+VALIDATION = {
+    "alpha_ndcg@5": (0.8231153407224933, 0.9197207891481877),
+    "err_ia@5": (0.5022692889561272, 0.48411497730711045),
+    "nerr_ia@5": (0.7432835820895524, 0.888888888888889),
+    "p_ia@5": (1 / 3, 0.2),
+    "ap_ia": (0.5666666666666667, 0.6666666666666666),
+}
+
+
+@pytest.mark.parametrize("separator", [" ", "\t  "], ids=["plain", "general"])
+def test_diversity_qrels_are_read_with_their_intents(tmp_path: Path, separator: str) -> None:
+    """Both readers (the plain one for single spaces, the general one otherwise) keep the
+    second field as the intent when told; grade 2 is as relevant as 1, as in ndeval."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(DIVERSITY_QRELS.replace(" ", separator))
+    run.write_text(DIVERSITY_RUN)
+    result = sqlmetrics.evaluate(
+        sqlmetrics.read_run(run),
+        sqlmetrics.read_qrels(qrels, intents=True),
+        list(VALIDATION),
+        per_user=True,
+    ).set_index("user_id")
+    for label, values in VALIDATION.items():
+        for user, value in zip(("1", "2"), values, strict=True):
+            assert math.isclose(result.loc[user, label], value, abs_tol=TOLERANCE), (label, user)
+
+
+def test_diversity_qrels_from_the_command_line(tmp_path: Path) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(DIVERSITY_QRELS)
+    run.write_text(DIVERSITY_RUN)
+    done = cli(
+        "evaluate",
+        str(run),
+        str(qrels),
+        "-m",
+        "alpha_ndcg@5",
+        "--input-format",
+        "trec",
+        "--trec-intents",
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    mean = sum(VALIDATION["alpha_ndcg@5"]) / 2
+    assert math.isclose(json.loads(done.stdout)[0]["alpha_ndcg@5"], mean, abs_tol=TOLERANCE)
+    alone = cli("evaluate", str(run), str(qrels), "-m", "alpha_ndcg@5", "--trec-intents")
+    assert alone.returncode != 0 and "--trec-intents reads TREC files" in alone.stderr
+
+
+def test_diversity_qrels_are_chosen_not_guessed(tmp_path: Path) -> None:
+    """The layout is trec_eval's qrels': read without intents=True, a document judged under
+    two intents is a duplicate (the message says how to read the file), and the metrics
+    that need the intents are refused; a line twice under one intent is refused either way."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text(DIVERSITY_QRELS)
+    run.write_text(DIVERSITY_RUN)
+    with pytest.raises(
+        SqlmetricsError, match=r"lines 2 and 3 both judge document 'd2'.*intents=True"
+    ):
+        sqlmetrics.evaluate(sqlmetrics.read_run(run), sqlmetrics.read_qrels(qrels), ["ndcg@5"])
+    plain = tmp_path / "plain"
+    plain.write_text("1 0 d1 1\n2 0 e1 1\n")
+    with pytest.raises(SqlmetricsError, match=r"--trec-intents"):
+        sqlmetrics.evaluate(sqlmetrics.read_run(run), sqlmetrics.read_qrels(plain), ["p_ia@5"])
+    twice = tmp_path / "twice"
+    twice.write_text("1 1 d1 1\n1 2 d1 1\n1 1 d1 0\n")
+    with pytest.raises(
+        SqlmetricsError,
+        match=r"lines 1 and 3 both judge document 'd1' for query '1' under intent '1'",
+    ):
+        sqlmetrics.evaluate(
+            sqlmetrics.read_run(run), sqlmetrics.read_qrels(twice, intents=True), ["p_ia@5"]
         )

@@ -101,6 +101,7 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
     trec_only = {
         "--format trec": args.format == "trec",
         "--trec-complete": args.trec_complete,
+        "--trec-intents": args.trec_intents,
         "--trec-level": args.trec_level is not None,
         "--trec-version": args.trec_version is not None,
         "--trec-max": args.trec_max is not None,
@@ -130,7 +131,7 @@ def _trec_inputs(args: argparse.Namespace) -> tuple[object, object]:
                 f"{option} applies to --format trec; for the other formats use {other}"
             )
     run = read_run(args.recommendations, max_per_query=args.trec_max)
-    return run, read_qrels(args.interactions)
+    return run, read_qrels(args.interactions, intents=args.trec_intents)
 
 
 def _trec_hint(error: SqlmetricsError, args: argparse.Namespace) -> SqlmetricsError:

@@ -155,6 +155,12 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "(qid iter docno rel), whitespace-separated, .gz too; never guessed from the content",
     )
     trec.add_argument(
+        "--trec-intents",
+        action="store_true",
+        help="the qrels are TREC diversity qrels (qid intent docno rel, ndeval's): the second "
+        "field is the intent the line judges, not trec_eval's ignored iter (alpha_ndcg, err_ia...)",
+    )
+    trec.add_argument(
         "--trec-complete",
         action="store_true",
         help="trec_eval -c: average over every query of the qrels (no run: 0); --format trec",

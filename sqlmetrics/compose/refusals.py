@@ -55,8 +55,9 @@ REFUSALS = (
         lambda inputs, options: inputs.intent is None,
         "$labels judge each item per intent of the query: give the interactions an intent "
         "column, one row per (user, intent, item) judged, and name it with "
-        "columns={'intent': ...} (CLI: --intent-column) unless it is called intent; a TREC "
-        "diversity qrels file (qid intent docno rel) gives one",
+        "columns={'intent': ...} (CLI: --intent-column) unless it is called intent; TREC "
+        "diversity qrels (qid intent docno rel) give one when read as such: "
+        "read_qrels(path, intents=True) (CLI: --input-format trec --trec-intents)",
     ),
     Refusal(
         lambda metric: metric.reads in ("scored", "rated"),

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 RUN_LAYOUT = "qid Q0 docno rank score tag"
 QRELS_LAYOUT = "qid iter docno rel"
+# TREC diversity qrels (ndeval's): the second field an intent (subtopic), not trec_eval's iter
+INTENT_QRELS_LAYOUT = "qid intent docno rel"
 # A field: a run of anything but C's isspace (RE2 has no \v in \s).
 _FIELD = r"[^ \t\n\v\f\r]+"
 # A number as C's strtod reads one (DuckDB's cast also takes 1_000, which atof does not).
@@ -70,12 +72,13 @@ RUN_FIELDS = ("qid", "q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 
 
-def plain_lines(path: str, read: Prepass, kind: str) -> exp.Select:
+def plain_lines(path: str, read: Prepass, kind: str, intents: bool = False) -> exp.Select:
     """A plain file's lines (trec_bytes.Prepass.plain: every field holds a byte and no line
     is a comment) split at their spaces: (user_id, item_id, score or relevance), the score or
     relevance NULL where the line is not a data line of ``kind`` as written (a score the
     general reader would refuse, a rel that is not a whole number); such a line is left to
-    the general reader (``numbered``), which says what is wrong with it."""
+    the general reader (``numbered``), which says what is wrong with it. ``intents``: qrels
+    whose second field is the intent, kept as ``intent``."""
     if kind == "run":
         read_as: exp.Expr = exp.TryCast(this=exp.column("score"), to=exp.DataType.build("DOUBLE"))
         if read.underscore:  # DuckDB's cast reads 1_5 as 15, strtod as 1
@@ -93,6 +96,7 @@ def plain_lines(path: str, read: Prepass, kind: str) -> exp.Select:
     names = RUN_FIELDS if kind == "run" else QRELS_FIELDS
     return exp.select(
         exp.alias_(exp.column("qid"), "user_id"),
+        *([exp.alias_(exp.column("iter"), "intent")] if intents else []),
         exp.alias_(exp.column("docno"), "item_id"),
         exp.alias_(read_as, "score" if kind == "run" else "relevance"),
     ).from_(exp.alias_(_lines(path, read.compression, read.crlf, names), "lines"))
@@ -160,8 +164,9 @@ def _rel_whole() -> exp.Expr:
     )
 
 
-def line_columns(kind: str) -> tuple[list[exp.Expr], exp.Expr]:
-    """The table's columns from the fields, and when a kept line is malformed."""
+def line_columns(kind: str, intents: bool = False) -> tuple[list[exp.Expr], exp.Expr]:
+    """The table's columns from the fields (qrels' second field as ``intent`` with
+    ``intents``), and when a kept line is malformed."""
     user = exp.alias_(_field(1), "user_id")
     item = exp.alias_(_field(3), "item_id")
     if kind == "run":
@@ -185,6 +190,7 @@ def line_columns(kind: str) -> tuple[list[exp.Expr], exp.Expr]:
     )
     columns = [
         user,
+        *([exp.alias_(_field(2), "intent")] if intents else []),
         item,
         exp.alias_(whole, "relevance"),
         exp.alias_(fraction, "fraction"),

@@ -36,6 +36,7 @@ from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.database import local_database
 from sqlmetrics.io.trec_bytes import Prepass, diagnosis, existing, opened, prepass
 from sqlmetrics.io.trec_lines import (
+    INTENT_QRELS_LAYOUT,
     QRELS_LAYOUT,
     REL,
     RUN_LAYOUT,
@@ -134,11 +135,16 @@ class TrecFile:
     # then equal as numbers is equal as text); otherwise a numeric table's qids are read back
     # as text
     numeric_qids: bool = False
+    # qrels only: diversity qrels (ndeval's), the second field an intent, not the iter
+    # trec_eval ignores; a (qid, intent, docno) once, the relation's ``intent`` column
+    intents: bool = False
     parsed: Parsed | None = field(default=None, compare=False, repr=False)
 
     @property
     def layout(self) -> str:
-        return RUN_LAYOUT if self.kind == "run" else QRELS_LAYOUT
+        if self.kind == "run":
+            return RUN_LAYOUT
+        return INTENT_QRELS_LAYOUT if self.intents else QRELS_LAYOUT
 
 
 def _whole(text: str) -> int:
@@ -168,7 +174,7 @@ def read_run(
     return TrecFile(existing(path, "run"), "run", max_per_query, single_precision=single_precision)
 
 
-def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
+def read_qrels(path: str | os.PathLike[str], *, intents: bool = False) -> TrecFile:
     """A TREC qrels file (``qid iter docno rel`` per line; .gz read as well) as the
     interactions of ``evaluate``: user_id = qid, item_id = docno (text), relevance = rel, read
     as trec_eval's atol reads it (0.5 is 0; the result's notes count such values). A line
@@ -176,8 +182,16 @@ def read_qrels(path: str | os.PathLike[str]) -> TrecFile:
     (RELVALUE_UNJUDGED, form_res_rels.c): only infap (infAP) tells it from a document never
     judged, so the line is kept (as that negative relevance) only when infap is asked, and
     left out otherwise (bpref skips both; every other measure reads them as not relevant),
-    while a line with rel 0 is judged non-relevant (bpref and infap count it)."""
-    return TrecFile(existing(path, "qrels"), "qrels")
+    while a line with rel 0 is judged non-relevant (bpref and infap count it).
+
+    ``intents=True`` reads TREC diversity qrels (``qid intent docno rel``, ndeval's, the Web
+    track's): the second field is the intent (subtopic) the line judges, which trec_eval's
+    iter is not, and a document may be judged once per intent (the interactions' ``intent``
+    column, which the intent-aware metrics read: alpha_ndcg, err_ia...). The layout is the
+    same, so it is never guessed: say which."""
+    if not isinstance(intents, bool):
+        raise SqlmetricsError(f"intents must be True or False, not {intents!r}")
+    return TrecFile(existing(path, "qrels"), "qrels", intents=intents)
 
 
 def _create(name: str, query: exp.Query) -> str:
@@ -188,7 +202,7 @@ def _read(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecFile, read: P
     """Every line into ``table``, in the file's order: its columns, whether it is data
     (``kept``) and whether it is data but malformed; DuckDB's failure becomes a message about
     the file."""
-    columns, bad = line_columns(trec.kind)
+    columns, bad = line_columns(trec.kind, trec.intents)
     kept = kept_line(trec.kind)
     indents = trec.kind == "qrels" and trec.version == 10
     lines = exp.select(
@@ -217,7 +231,7 @@ def _plain(
     only, when every line is a well-formed data line and no (qid, docno) may repeat; None
     (and no table) otherwise, for the general reader to read it again and say why."""
     try:
-        cursor.execute(_create(table.name, plain_lines(trec.path, read, trec.kind)))
+        cursor.execute(_create(table.name, plain_lines(trec.path, read, trec.kind, trec.intents)))
     except Exception:  # duckdb raises several types; the general reader says what is wrong
         return None
     value = exp.column("score" if trec.kind == "run" else "relevance")
@@ -234,7 +248,11 @@ def _plain(
     # numbers first: the repeats' hashes of BIGINT qids cost less
     numbers = lines == read.lines and not malformed and _as_numbers(cursor, table.name, queries)
     # a line a read_csv would not give shows in the count
-    if lines != read.lines or malformed or may_repeat(cursor, table.name, every_line=True):
+    if (
+        lines != read.lines
+        or malformed
+        or may_repeat(cursor, table.name, every_line=True, intents=trec.intents)
+    ):
         cursor.execute(_dropping(table.name))
         return None
     runid = b""
@@ -325,7 +343,7 @@ def load(trec: TrecFile) -> TrecFile:
             refuse_empty(trec, read, every)
         if malformed is not None:
             refuse_malformed(cursor, int(malformed), read, trec)
-        if may_repeat(cursor, table.name):
+        if may_repeat(cursor, table.name, intents=trec.intents):
             refuse_duplicates(cursor, table.name, trec)
         parsed = _summary(cursor, table, trec, counted[4:])
     finally:
@@ -371,7 +389,8 @@ def relation(trec: TrecFile, source: exp.Expr | None = None, unjudged: bool = Fa
     # the general reader's table holds every line: its comments and blank ones too
     kept = exp.true() if trec.parsed.every_line else exp.column("kept")
     if trec.kind == "qrels":
-        select = exp.select(user, item, exp.column("relevance")).from_(table).where(kept)
+        intent = [exp.column("intent")] if trec.intents else []
+        select = exp.select(user, *intent, item, exp.column("relevance")).from_(table).where(kept)
         if not (unjudged or trec.unjudged):
             select = select.where(
                 exp.GTE(this=exp.column("relevance"), expression=exp.Literal.number(0))

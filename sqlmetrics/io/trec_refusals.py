@@ -35,13 +35,16 @@ def refuse_malformed(
     )
 
 
-def may_repeat(cursor: duckdb.DuckDBPyConnection, table: str, every_line: bool = False) -> bool:
+def may_repeat(
+    cursor: duckdb.DuckDBPyConnection, table: str, every_line: bool = False, intents: bool = False
+) -> bool:
     """Whether two data lines may hold the same (qid, docno): two equal hashes of the pair,
     found by sorting them in numpy (a third of the CPU of DuckDB's COUNT(DISTINCT)), which
-    refuse_duplicates confirms and names. ``every_line``: the table holds data lines only."""
+    refuse_duplicates confirms and names. ``every_line``: the table holds data lines only;
+    ``intents``: diversity qrels, where a line is one (qid, intent, docno)."""
     import numpy as np
 
-    pair = exp.func("hash", exp.column("user_id"), exp.column("item_id"))
+    pair = exp.func("hash", *map(exp.column, _key(intents)))
     hashes = exp.select(exp.alias_(pair, "pair")).from_(table)
     if not every_line:
         hashes = hashes.where(exp.column("kept"))
@@ -97,25 +100,38 @@ def refuse_duplicates(cursor: duckdb.DuckDBPyConnection, table: str, trec: TrecF
     """trec_eval stops at a qrels judging a document twice for one query, and at a run
     listing a document twice for one query (form_res_rels.c): the first such pair, by line."""
     lines = exp.func("list", line_number())
+    key = _key(trec.intents)
     first = (
-        exp.select("user_id", "item_id", exp.alias_(lines, "lines"))
+        exp.select(*key, exp.alias_(lines, "lines"))
         .from_(table)
         .where(exp.column("kept"))
-        .group_by("user_id", "item_id")
+        .group_by(*key)
         .having(exp.GT(this=exp.func("COUNT", exp.Star()), expression=exp.Literal.number(1)))
         .order_by(exp.func("list_min", exp.column("lines")))
         .limit(1)
     )
     rows = execute(cursor, first)
     if rows:
-        user, item, numbers = rows[0]
+        user, *intent, item, numbers = rows[0]
         first_two = sorted(numbers)[:2]
         does = "judge" if trec.kind == "qrels" else "list"
+        under = f" under intent {intent[0]!r}" if intent else ""
+        diversity = (
+            "; or, if the second field is an intent (TREC diversity qrels, qid intent docno "
+            "rel), read them as such: read_qrels(path, intents=True) (CLI: --trec-intents)"
+            if trec.kind == "qrels" and not trec.intents
+            else ""
+        )
         raise SqlmetricsError(
             f"TREC {trec.kind} file {trec.path!r}: lines {first_two[0]} and {first_two[1]} both "
-            f"{does} document {item!r} for query {user!r} (trec_eval stops at a duplicate); "
-            "keep one"
+            f"{does} document {item!r} for query {user!r}{under} (trec_eval stops at a "
+            f"duplicate); keep one{diversity}"
         )
+
+
+def _key(intents: bool) -> tuple[str, ...]:
+    """What a line is one of: (qid, docno), or (qid, intent, docno) in diversity qrels."""
+    return ("user_id", "intent", "item_id") if intents else ("user_id", "item_id")
 
 
 def refuse_empty(trec: TrecFile, read: Prepass, lines: int) -> None:
