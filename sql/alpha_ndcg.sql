@@ -10,7 +10,7 @@
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
 -- aliases: alpha-ndcg, andcg, a_ndcg
--- references: Clarke et al., "Novelty and Diversity in Information Retrieval Evaluation", SIGIR 2008 (alpha-nDCG; its greedy ideal); ndeval's alpha-nDCG@k (alpha 0.5); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- references: Clarke et al., "Novelty and Diversity in Information Retrieval Evaluation", SIGIR 2008 (alpha-nDCG; its greedy ideal); ndeval's alpha-nDCG@k (alpha 0.5; ir_measures' alpha_nDCG); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(SUM(COALESCE(hits.discounted, 0)) / NULLIF(MAX(ideal.discounted), 0), 0) AS alpha_ndcg

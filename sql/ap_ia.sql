@@ -11,7 +11,7 @@
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
 -- aliases: map_ia, map-ia
--- references: Agrawal et al., "Diversifying Search Results", WSDM 2009 (MAP-IA, uniform intent weights); ndeval's MAP-IA; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- references: Agrawal et al., "Diversifying Search Results", WSDM 2009 (MAP-IA, uniform intent weights); ndeval's MAP-IA (ir_measures' AP_IA); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(

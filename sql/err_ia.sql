@@ -10,7 +10,7 @@
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
 -- aliases: erria, err-ia
--- references: Chapelle, Metzler, Zhang and Grinspan, "Expected Reciprocal Rank for Graded Relevance", CIKM 2009 (ERR-IA); Agrawal et al., WSDM 2009 (intent-aware measures); ndeval's ERR-IA@k; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- references: Chapelle, Metzler, Zhang and Grinspan, "Expected Reciprocal Rank for Graded Relevance", CIKM 2009 (ERR-IA); Agrawal et al., WSDM 2009 (intent-aware measures); ndeval's ERR-IA@k (ir_measures' ERR_IA); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(

@@ -10,7 +10,7 @@
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
 -- aliases: nerria, nerr-ia
--- references: Chapelle et al., CIKM 2009 (ERR-IA); Clarke et al., SIGIR 2008 (the greedy ideal list); ndeval's nERR-IA@k; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- references: Chapelle et al., CIKM 2009 (ERR-IA); Clarke et al., SIGIR 2008 (the greedy ideal list); ndeval's nERR-IA@k (ir_measures' nERR_IA); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(SUM(COALESCE(hits.discounted, 0)) / NULLIF(MAX(ideal.discounted), 0), 0) AS nerr_ia

@@ -10,7 +10,7 @@
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
 -- aliases: precision_ia, p-ia
--- references: Agrawal et al., "Diversifying Search Results", WSDM 2009 (intent-aware measures, here with uniform intent weights); ndeval's P-IA@k; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- references: Agrawal et al., "Diversifying Search Results", WSDM 2009 (intent-aware measures, here with uniform intent weights); ndeval's P-IA@k (ir_measures' P_IA); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(

@@ -9,8 +9,8 @@
 -- walks_positions: yes
 -- averaged: over users with a list and an intent judgement
 -- ties_average: no
--- aliases: subtopic_recall, strec, st_recall, intent_recall
--- references: Zhai, Cohen and Lafferty, "Beyond Independent Relevance", SIGIR 2003 (S-recall); ndeval's strec@k; ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
+-- aliases: subtopic_recall, strec, strecall, st_recall, intent_recall
+-- references: Zhai, Cohen and Lafferty, "Beyond Independent Relevance", SIGIR 2003 (S-recall); ndeval's strec@k (ir_measures' StRecall); ndeval 4.5 (TREC Web track diversity task, Clarke et al.), through ir_measures' pyndeval provider (pyndeval 0.0.8), per user to 1e-9 on random judgements (tests/test_intents.py)
 SELECT
   judged.user_id,
   COALESCE(
