@@ -282,3 +282,32 @@ def test_diversity_qrels_are_chosen_not_guessed(tmp_path: Path) -> None:
         sqlmetrics.evaluate(
             sqlmetrics.read_run(run), sqlmetrics.read_qrels(twice, intents=True), ["p_ia@5"]
         )
+
+
+def test_a_group_column_in_both_inputs_keeps_each_groups_judgements() -> None:
+    """group_by a column the interactions have too (a day): each group's value is the one of
+    its own rows evaluated alone, the greedy ideal list included."""
+    frames = []
+    for day, seed in (("mon", 1), ("tue", 2)):
+        recommendations, interactions = random_judgements(seed)
+        frames.append(
+            (
+                day,
+                pd.DataFrame(recommendations).assign(day=day),
+                pd.DataFrame(interactions).assign(day=day),
+            )
+        )
+    labels = ["alpha_ndcg@5", "nerr_ia@3", "err_ia@5", "ap_ia", "p_ia@4", "s_recall@2"]
+    both = sqlmetrics.evaluate(
+        pd.concat([frame[1] for frame in frames]),
+        pd.concat([frame[2] for frame in frames]),
+        labels,
+        group_by="day",
+    ).set_index("day")
+    for day, recommendations, interactions in frames:
+        alone = sqlmetrics.evaluate(
+            recommendations.drop(columns="day"), interactions.drop(columns="day"), labels
+        )
+        for label in labels:
+            want = alone[label].iloc[0]
+            assert math.isclose(both.loc[day, label], want, abs_tol=TOLERANCE), (day, label)
