@@ -52,6 +52,7 @@ BEFORE = {
         "ci": None,
         **RESAMPLING,
         "distributions": (),
+        "segment": None,
     },
     "compare": {
         "baseline": inspect.Parameter.empty,
