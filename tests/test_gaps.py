@@ -194,13 +194,15 @@ def test_the_command_line_prints_the_gaps(tmp_path: pytest.TempPathFactory) -> N
     recs_path, truth_path = tmp_path / "recs.csv", tmp_path / "truth.csv"  # type: ignore[operator]
     recs.to_csv(recs_path, index=False)
     truth.to_csv(truth_path, index=False)
-    done = cli(
-        "evaluate", str(recs_path), str(truth_path), "-m", "precision@1", "--segment", "country"
-    )
+    paths = str(recs_path), str(truth_path)
+    done = cli("evaluate", *paths, "-m", "precision@1", "--segment", "country", "-q")
     assert done.returncode == 0, done.stderr
-    assert "fr" in done.stdout and "se" in done.stdout
-    assert "gaps between segments:" in done.stderr
-    assert "0.666667" in done.stderr and "0.444444" in done.stderr
+    table, gaps = done.stdout.split("gaps between segments:\n")
+    assert "fr" in table and "se" in table
+    assert "0.666667" in gaps and "0.444444" in gaps
+    as_csv = cli("evaluate", *paths, "-m", "precision@1", "--segment", "country", "--format", "csv")
+    assert "gaps" not in as_csv.stdout
+    assert "gaps between segments:" in as_csv.stderr and "0.666667" in as_csv.stderr
 
 
 def test_the_report_shows_the_gaps_under_each_metric() -> None:

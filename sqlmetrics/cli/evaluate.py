@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.cli.arguments import call_options, column_names, metric_list, requested_metrics
 from sqlmetrics.cli.output import (
+    gaps_text,
     number_text,
     render,
     show_diagnostics,
-    show_gaps,
     show_notes,
     write,
     write_notes,
@@ -68,10 +68,15 @@ def evaluate_command(args: argparse.Namespace) -> int:
         text = _interval_table(result, metrics)
     else:
         text = render(result, fmt)
+    # --segment's gaps: part of the answer, after the table; beside a CSV or JSON, on stderr
+    gaps = gaps_text(result)
+    if gaps and fmt == "table":
+        text = text.rstrip("\n") + "\n\n" + gaps
     write(text, args.output, inputs)
     if not args.quiet:
         show_diagnostics(result)
-        show_gaps(result)
+        if gaps and fmt != "table":
+            sys.stderr.write(gaps)
         show_notes(result)
     failed = [line for gate in gates for line in _failed(gate, result, args.group_by)]
     for line in failed:

@@ -75,12 +75,13 @@ def show_diagnostics(frame: pd.DataFrame) -> None:
         sys.stderr.write(heading + "\n" + table.frame().to_string(index=False) + "\n")
 
 
-def show_gaps(frame: pd.DataFrame) -> None:
-    """The gaps between segments (``--segment``), after the diagnostics: the output holds the
-    per-segment rows, in the format asked for."""
+def gaps_text(frame: pd.DataFrame) -> str:
+    """The gaps between segments (``--segment``) as a table headed ``gaps between segments:``,
+    or nothing."""
     table = frame.attrs.get("gaps")
-    if isinstance(table, Table) and table.rows:
-        sys.stderr.write("gaps between segments:\n" + table.frame().to_string(index=False) + "\n")
+    if not isinstance(table, Table) or not table.rows:
+        return ""
+    return "gaps between segments:\n" + table.frame().to_string(index=False) + "\n"
 
 
 def show_notes(frame: pd.DataFrame) -> None:
