@@ -189,6 +189,16 @@ def test_refusals(options: dict[str, object], said: str) -> None:
         sqlmetrics.evaluate(recs, truth, ["precision@1"], **given)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("name", ["metric", "range", "lowest"])
+def test_a_group_column_named_like_a_gap_column_is_refused(name: str) -> None:
+    # read_gaps' rows hold the group columns beside its own: a group column "metric" was
+    # overwritten by the metric's name, each model's gaps labelled with it
+    recs, truth = random_data(3)
+    recs = recs.rename(columns={"model": name})
+    with pytest.raises(SqlmetricsError, match=f"group_by column {name!r} is also a column"):
+        sqlmetrics.evaluate(recs, truth, ["ndcg@5"], group_by=name, segment="country")
+
+
 def test_the_command_line_prints_the_gaps(tmp_path: pytest.TempPathFactory) -> None:
     recs, truth = hand_data()
     recs_path, truth_path = tmp_path / "recs.csv", tmp_path / "truth.csv"  # type: ignore[operator]

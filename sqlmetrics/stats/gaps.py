@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 
 GAP_COLUMNS = ("segments", "lowest", "highest", "range", "mad")
 GAP_STATISTICS = ("range", "mad")
+# read_gaps' own columns, beside the group columns in each row
+GAP_OWN_COLUMNS = frozenset(
+    ("metric", *GAP_COLUMNS, *(f"{s}_{end}" for s in GAP_STATISTICS for end in ("lo", "hi")))
+)
 
 
 def range_and_mad(values: Sequence[float]) -> tuple[float, float]:
@@ -52,6 +56,12 @@ def with_segment(group_by: list[str], segment: str, per_user: bool) -> list[str]
             f"segment={segment!r} is also in group_by: the segments are compared within each "
             "group, so name the column once, as segment"
         )
+    for name in group_by:
+        if name in GAP_OWN_COLUMNS:
+            raise SqlmetricsError(
+                f"group_by column {name!r} is also a column of read_gaps' rows, which hold the "
+                "group columns beside their own: rename it in the inputs (like 'model_name')"
+            )
     return [*group_by, segment]
 
 
