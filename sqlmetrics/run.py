@@ -125,11 +125,12 @@ def evaluate(
             ``quantiles``: the values at 0 %, 1 %, .., 100 %, the smallest value with at
             least that share of the users at or below it). On DuckDB with ``ci`` (the
             t-interval) they come from the same query; otherwise from one per-user query.
-        segment: a column of the recommendations that sorts users into segments (like
-            country): one row per group and segment, and in ``read_gaps(result)`` per group
-            and metric the gaps between the segments: ``range`` (highest minus lowest) and
-            ``mad`` (mean absolute difference over the pairs of segments), with intervals
-            under ``ci`` and ``ci_method="bootstrap"`` (docs/reference/results.md).
+        segment: a column of both inputs that sorts users into segments (like country,
+            each user's on their rows): one row per group and segment, and in
+            ``read_gaps(result)`` per group and metric the gaps between the segments:
+            ``range`` (highest minus lowest) and ``mad`` (mean absolute difference over the
+            pairs of segments), with intervals under ``ci`` and ``ci_method="bootstrap"``
+            (docs/reference/results.md).
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
