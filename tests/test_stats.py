@@ -451,6 +451,24 @@ def test_metrics_without_a_per_user_value_say_so() -> None:
         assert result[metric].to_numpy() == pytest.approx(plain[metric].to_numpy(), abs=1e-12)
 
 
+@pytest.mark.parametrize("method", ["t", "bootstrap"])
+def test_a_date_group_column_with_a_group_level_metric_gets_its_intervals(method: str) -> None:
+    # evaluate's rows hold a DATE key as datetime64, the statistics query's as datetime.date:
+    # the intervals were merged on both and pandas refused the merge
+    recs = pd.read_parquet(RECS)
+    days = {"popularity": "2024-01-01", "two_tower": "2024-01-02"}
+    recs["day"] = pd.to_datetime(recs["model"].map(days)).dt.date
+    metrics = ["ndcg@10", "coverage@10"]
+    options: dict[str, Any] = {"ci": 0.95, "ci_method": method, "replicates": 200}
+    by_day = sqlmetrics.evaluate(
+        recs.drop(columns="model"), TRUTH, metrics, group_by="day", **options
+    )
+    by_model = sqlmetrics.evaluate(recs, TRUTH, metrics, group_by="model", **options)
+    for column in ("ndcg@10", "ndcg@10_lo", "ndcg@10_hi"):
+        assert by_day[column].to_numpy() == pytest.approx(by_model[column].to_numpy())
+    assert by_day["ndcg@10_lo"].notna().all() and by_day["coverage@10_lo"].isna().all()
+
+
 def test_a_mean_over_the_lists_keeps_evaluates_value_and_has_no_interval() -> None:
     # novelty averages over every user with a list, the per-user rows over the population
     metrics = ["hit_rate@10", "novelty@10"]

@@ -8,6 +8,7 @@ distribution.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -477,10 +478,16 @@ def with_intervals(
     shown = result.copy()
     if intervals is not None and groups:
         bounds = [c for c in intervals.columns if c.endswith(("_lo", "_hi"))]
+        keyed = intervals[[*groups, *bounds]].copy()
+        for name in groups:
+            # evaluate's rows may type a key otherwise (a DATE as datetime64, the statistics
+            # query's as datetime.date objects): the keys as the result has them
+            # (one that does not convert is left as it is: merge compares the values)
+            if keyed[name].dtype != shown[name].dtype:
+                with contextlib.suppress(TypeError, ValueError):
+                    keyed[name] = keyed[name].astype(shown[name].dtype)
         # merge matches a missing group value with a missing one, as GROUP BY does
-        joined = shown[list(groups)].merge(
-            intervals[[*groups, *bounds]], on=list(groups), how="left", sort=False
-        )
+        joined = shown[list(groups)].merge(keyed, on=list(groups), how="left", sort=False)
         found = {column: joined[column].to_numpy() for column in bounds}
     elif intervals is not None:
         found = {
