@@ -145,7 +145,9 @@ def evaluate(
     """
     given = filled(EvaluateOptions, options, "evaluate")
     ci, per_user, segment = given["ci"], given["per_user"], given["segment"]
-    resampling = None if ci is None else Resampling(ci, *_resampled(given))
+    resampling = None
+    if ci is not None:
+        resampling = Resampling(ci, *_resampled(given), segmented=segment is not None)
     if segment is not None:
         given["group_by"] = with_segment(group_list(given["group_by"]), segment, per_user)
     if resampling is not None and per_user:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +16,9 @@ import pytest
 import sqlmetrics
 from sqlmetrics.compose.diagnostics import KIND
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats.gaps import range_and_mad
+from sqlmetrics.stats.draws import draw_value
+from sqlmetrics.stats.gaps import range_and_mad, segment_gaps
+from sqlmetrics.stats.resampling import BUCKETS, POISSON_CDF
 from tests.cli_runner import cli
 
 
@@ -89,44 +91,113 @@ def random_data(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def test_bootstrap_intervals_are_the_replicates_gaps() -> None:
-    """The statistics query's replicates (to_sql's SQL, run here), their gaps taken with numpy
-    per model and replicate, and numpy's percentile interval: read_gaps' intervals."""
+def replicate_means(per_user: pd.DataFrame, metric: str, replicates: int) -> dict[str, np.ndarray]:
+    """The bootstrap's per-segment replicate means, computed here from the per-user values by
+    the rule of stats/replicates.py: within a model, users ranked by segment then user (their
+    text), bucket = rank mod 1000; each replicate weighs a bucket by Poisson(1) drawn by
+    inversion from draw_value(bucket, replicate, seed 0); a mean is the weighted sum over the
+    weighted count. Per model: replicates x segments (in the segments' order)."""
+    means = {}
+    for model, part in per_user.groupby("model"):
+        part = part.assign(_s=part["country"].astype(str), _u=part["user_id"].astype(str))
+        part = part.sort_values(["_s", "_u"]).reset_index(drop=True)
+        buckets = part.index.to_numpy() % BUCKETS
+        segments = sorted(part["_s"].unique())
+        values = part[metric].to_numpy(dtype=float)
+        known = ~np.isnan(values)
+        table = np.empty((replicates, len(segments)))
+        for r in range(replicates):
+            draws = np.array([draw_value(int(b), r, 0) for b in range(buckets.max() + 1)])
+            weights = np.searchsorted(np.array(POISSON_CDF), draws, side="right")[buckets]
+            for j, segment in enumerate(segments):
+                mine = known & (part["_s"].to_numpy() == segment)
+                total = weights[mine].sum()
+                table[r, j] = (weights[mine] * values[mine]).sum() / total if total else np.nan
+        means[str(model)] = table
+    return means
+
+
+def mad_rows(values: np.ndarray) -> np.ndarray:
+    pairs = list(itertools.combinations(range(values.shape[1]), 2))
+    return np.mean([np.abs(values[:, a] - values[:, b]) for a, b in pairs], axis=0)
+
+
+def test_bootstrap_intervals_are_the_gaps_of_a_bootstrap_computed_here() -> None:
+    """The SQL's bootstrap against the same bootstrap written here in numpy from evaluate's
+    per-user values (the buckets across the segments, the draws, the weighted means), then
+    numpy's percentile interval of each replicate's range and mean absolute difference."""
     recs, truth = random_data(3)
     metrics = ["ndcg@5", "recall@3"]
+    options: dict[str, Any] = {"ci": 0.9, "ci_method": "bootstrap", "replicates": 200}
     result = sqlmetrics.evaluate(
-        recs, truth, metrics, group_by="model", segment="country", ci=0.9, ci_method="bootstrap"
+        recs, truth, metrics, group_by="model", segment="country", **options
     )
     gaps = sqlmetrics.read_gaps(result).set_index(["model", "metric"])
-    sql = sqlmetrics.to_sql(
-        metrics,
-        "recs",
-        "truth",
-        group_by=["model", "country"],
-        interactions_group_by=["country"],
-        columns={"relevance": None},
-        ci=0.9,
-        ci_method="bootstrap",
+    per_user = sqlmetrics.evaluate(
+        recs, truth, metrics, group_by=["model", "country"], per_user=True
     )
-    connection = duckdb.connect()
-    connection.register("recs", recs)
-    connection.register("truth", truth)
-    rows = connection.execute(sql).df()
-    replicates = rows[rows[KIND] == "replicates"]
-    for i, metric in enumerate(metrics):
-        for model, part in replicates.groupby("model"):
-            table = part.pivot(index="replicate", columns="country", values=f"m{i}_n")
-            values = table.to_numpy(dtype=float)
+    for metric in metrics:
+        for model, values in replicate_means(per_user, metric, 200).items():
             ranges = values.max(axis=1) - values.min(axis=1)
-            pairs = list(itertools.combinations(range(values.shape[1]), 2))
-            mads = np.mean([np.abs(values[:, a] - values[:, b]) for a, b in pairs], axis=0)
             row = gaps.loc[(model, metric)]
-            for name, draws in (("range", ranges), ("mad", mads)):
+            for name, draws in (("range", ranges), ("mad", mad_rows(values))):
                 low, high = np.quantile(draws, [0.05, 0.95])
                 assert row[f"{name}_lo"] == pytest.approx(low), (model, metric, name)
                 assert row[f"{name}_hi"] == pytest.approx(high), (model, metric, name)
             means = result[result["model"] == model][metric].to_numpy()
             assert row["range"] == pytest.approx(means.max() - means.min())
+
+
+def test_a_replicate_missing_a_segment_gives_no_gap() -> None:
+    """hand_data's segments have 1, 2 and 3 users: in about e^-1 of the replicates de draws
+    nobody. Those replicates are left out of the interval (over the other segments their gap
+    would be smaller), as the bootstrap computed here leaves them: about 52 % are complete."""
+    recs, truth = hand_data()
+    options: dict[str, Any] = {"ci": 0.9, "ci_method": "bootstrap", "replicates": 300}
+    result = sqlmetrics.evaluate(recs, truth, ["precision@1"], segment="country", **options)
+    row = sqlmetrics.read_gaps(result).iloc[0]
+    per_user = sqlmetrics.evaluate(recs, truth, ["precision@1"], group_by="country", per_user=True)
+    values = replicate_means(per_user.assign(model="all"), "precision@1", 300)["all"]
+    complete = values[~np.isnan(values).any(axis=1)]
+    assert 0.35 * len(values) < len(complete) < 0.7 * len(values)  # (1 - e^-1)(1 - e^-2)(1 - e^-3)
+    low, high = np.quantile(complete.max(axis=1) - complete.min(axis=1), [0.05, 0.95])
+    assert (row["range_lo"], row["range_hi"]) == pytest.approx((low, high))
+
+
+def test_the_segments_draws_are_independent_when_ids_trend_with_the_values() -> None:
+    """Two segments of 400 users whose hits fall with the order of their ids: the n-th users
+    of the two segments are alike. Dealt into buckets per segment, they shared a draw and the
+    segments' replicate means moved together (correlation ~0.6); across the segments, none."""
+    recs, truth = [], []
+    for segment in ("a", "b"):
+        for n in range(400):
+            user = f"{segment}{n:04d}"
+            hit = n < 200
+            recs += [(user, "r" if hit else "x", 0.9, segment), (user, "y", 0.5, segment)]
+            truth.append((user, "r", segment))
+    frame = pd.DataFrame(recs, columns=["user_id", "item_id", "score", "country"])
+    truth_frame = pd.DataFrame(truth, columns=["user_id", "item_id", "country"])
+    seen: dict[str, Any] = {}
+
+    def spy(*args: Any, **kwargs: Any) -> pd.DataFrame:
+        seen["replicated"] = args[5] if len(args) > 5 else kwargs.get("replicated")
+        return segment_gaps(*args, **kwargs)
+
+    import sqlmetrics.run
+
+    original = sqlmetrics.run.segment_gaps
+    sqlmetrics.run.segment_gaps = spy  # type: ignore[assignment]
+    try:
+        sqlmetrics.evaluate(
+            frame, truth_frame, ["hit_rate@1"], segment="country", ci=0.95, ci_method="bootstrap"
+        )
+    finally:
+        sqlmetrics.run.segment_gaps = original  # type: ignore[assignment]
+    rows = seen["replicated"][0]
+    replicates = rows[rows[KIND] == "replicates"]
+    table = replicates.pivot(index="replicate", columns="country", values="m0_n")
+    correlation = np.corrcoef(table.to_numpy(dtype=float).T)[0, 1]
+    assert abs(correlation) < 0.15, correlation
 
 
 def test_gaps_without_a_bootstrap_have_no_interval_and_say_why() -> None:

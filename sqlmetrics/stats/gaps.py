@@ -28,7 +28,11 @@ GAP_COLUMNS = ("segments", "lowest", "highest", "range", "mad")
 GAP_STATISTICS = ("range", "mad")
 # read_gaps' own columns, beside the group columns in each row
 GAP_OWN_COLUMNS = frozenset(
-    ("metric", *GAP_COLUMNS, *(f"{s}_{end}" for s in GAP_STATISTICS for end in ("lo", "hi")))
+    (
+        "metric",
+        *GAP_COLUMNS,
+        *(f"{s}{part}" for s in GAP_STATISTICS for part in ("_lo", "_hi")),
+    )
 )
 
 
@@ -93,57 +97,66 @@ def segment_gaps(
     import pandas as pd
 
     outer = [name for name in groups if name != segment]
-    rows: list[dict[str, Any]] = []
-    for key, part in _parts(result, outer):
-        for label in labels:
-            pairs = zip(part[segment], part[label], strict=True)
-            values = {_segment_name(name): float_or_nan(value) for name, value in pairs}
-            present = {name: value for name, value in values.items() if not math.isnan(value)}
-            spread, mad = range_and_mad(list(present.values()))
-            rows.append(
-                {
-                    **dict(zip(outer, key, strict=True)),
-                    "metric": label,
-                    "segments": len(present),
-                    "lowest": min(present, key=present.__getitem__) if present else None,
-                    "highest": max(present, key=present.__getitem__) if present else None,
-                    "range": spread,
-                    "mad": mad,
-                }
-            )
+    rows = [
+        {**dict(zip(outer, key, strict=True)), "metric": label, **_gaps_of(part, segment, label)}
+        for key, part in _parts(result, outer)
+        for label in labels
+    ]
     gaps = pd.DataFrame(rows, columns=[*outer, "metric", *GAP_COLUMNS])
-    if replicated is None or resampling is None:
-        return gaps
-    frame, with_interval = replicated
-    intervals = _replicate_gaps(frame, outer, with_interval, resampling.level)
-    missing = (math.nan, math.nan)
-    for statistic in GAP_STATISTICS:
-        for end, position in (("lo", 0), ("hi", 1)):
-            gaps[f"{statistic}_{end}"] = [
-                intervals.get((_key(row, outer), row["metric"]), {}).get(statistic, missing)[
-                    position
-                ]
+    draws: dict[tuple[tuple[Any, ...], str], dict[Any, tuple[float, float]]] = {}
+    if replicated is not None and resampling is not None:
+        frame, with_interval = replicated
+        present = {(_key(row, outer), row["metric"]): row["segments"] for _, row in gaps.iterrows()}
+        draws = _replicate_gaps(frame, outer, with_interval, present)
+        for j, statistic in enumerate(GAP_STATISTICS):
+            ends = [
+                percentile_interval(
+                    [draw[j] for draw in draws.get((_key(row, outer), row["metric"]), {}).values()],
+                    resampling.level,
+                )
                 for _, row in gaps.iterrows()
             ]
+            gaps[f"{statistic}_lo"] = [low for low, _ in ends]
+            gaps[f"{statistic}_hi"] = [high for _, high in ends]
     return gaps
 
 
+def _gaps_of(part: pd.DataFrame, segment: str, label: str) -> dict[str, Any]:
+    """The gap columns of one group's segments for one metric."""
+    pairs = zip(part[segment], part[label], strict=True)
+    values = {_segment_name(name): float_or_nan(value) for name, value in pairs}
+    present = {name: value for name, value in values.items() if not math.isnan(value)}
+    spread, mad = range_and_mad(list(present.values()))
+    return {
+        "segments": len(present),
+        "lowest": min(present, key=present.__getitem__) if present else None,
+        "highest": max(present, key=present.__getitem__) if present else None,
+        "range": spread,
+        "mad": mad,
+    }
+
+
 def _replicate_gaps(
-    frame: pd.DataFrame, outer: Sequence[str], labels: Sequence[str], level: float
-) -> dict[tuple[tuple[Any, ...], str], dict[str, tuple[float, float]]]:
-    """Per (other groups, label), the percentile interval of each gap statistic over the
-    bootstrap's replicates."""
+    frame: pd.DataFrame,
+    outer: Sequence[str],
+    labels: Sequence[str],
+    present: dict[tuple[tuple[Any, ...], str], int],
+) -> dict[tuple[tuple[Any, ...], str], dict[Any, tuple[float, float]]]:
+    """Per (other groups, label), each bootstrap replicate's range and mean absolute
+    difference between the segments: only the replicates in which every segment with a value
+    (``present``) has one (a segment of a few users draws no user in some replicates: its gap
+    over the others would be smaller)."""
     rows = split(frame, "replicates")
-    found: dict[tuple[tuple[Any, ...], str], dict[str, tuple[float, float]]] = {}
+    found: dict[tuple[tuple[Any, ...], str], dict[Any, tuple[float, float]]] = {}
     for key, part in _parts(rows, outer):
         for i, label in enumerate(labels):
             by_replicate: dict[Any, list[float]] = {}
             for replicate, value in zip(part["replicate"], part[f"m{i}_n"], strict=True):
                 by_replicate.setdefault(replicate, []).append(float_or_nan(value))
-            draws = [range_and_mad(values) for values in by_replicate.values()]
             found[key, label] = {
-                statistic: percentile_interval([draw[j] for draw in draws], level)
-                for j, statistic in enumerate(GAP_STATISTICS)
+                replicate: range_and_mad(values)
+                for replicate, values in by_replicate.items()
+                if sum(1 for value in values if not math.isnan(value)) == present.get((key, label))
             }
     return found
 

@@ -22,7 +22,9 @@ def resampled(
         exp.Add(this=exp.func("MAX", exp.column("bucket")), expression=exp.Literal.number(1))
     ).from_("stats_buckets")
     return [
-        nodes.cte("stats_units", _units(source, keys, metrics, resampling.buckets)),
+        nodes.cte(
+            "stats_units", _units(source, keys, metrics, resampling.buckets, resampling.segmented)
+        ),
         nodes.cte("stats_buckets", _bucket_sums(keys, metrics)),
         nodes.cte("stats_digits", _digits()),
         nodes.cte("stats_replicate_numbers", _numbers("replicate", resampling.replicates)),
@@ -34,16 +36,24 @@ def resampled(
     ]
 
 
-def _units(source: str, keys: list[exp.Expr], metrics: int, buckets: int) -> exp.Select:
-    """Each user's values with its bucket: its rank within its group, modulo ``buckets``."""
+def _units(
+    source: str, keys: list[exp.Expr], metrics: int, buckets: int, segmented: bool = False
+) -> exp.Select:
+    """Each user's values with its bucket: its rank within its group, modulo ``buckets``
+    (``segmented``: within its group but the last column, its segment, ranked by segment then
+    user, so that the n-th users of two segments do not share a draw)."""
+    text = exp.DataType.build("varchar")
+    # The user's text, which dialects.py sorts by bytes everywhere: the same buckets (and so
+    # the same draws) on every engine, whatever the user column's type or collation.
+    order = [exp.Ordered(this=exp.cast(exp.column("u"), text))]
+    partition = keys
+    if segmented and keys:
+        partition = keys[:-1]
+        order.insert(0, exp.Ordered(this=exp.cast(keys[-1].copy(), text)))
     in_order = exp.Window(
         this=exp.RowNumber(),
-        partition_by=[key.copy() for key in keys] or None,
-        # The user's text, which dialects.py sorts by bytes everywhere: the same buckets (and
-        # so the same draws) on every engine, whatever the user column's type or collation.
-        order=exp.Order(
-            expressions=[exp.Ordered(this=exp.cast(exp.column("u"), exp.DataType.build("varchar")))]
-        ),
+        partition_by=[key.copy() for key in partition] or None,
+        order=exp.Order(expressions=order),
     )
     return exp.select(
         *(key.copy() for key in keys),

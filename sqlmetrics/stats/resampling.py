@@ -34,6 +34,10 @@ class Resampling:
     replicates: int = 1000
     seed: int = 0
     buckets: int = BUCKETS
+    # The last group column is a segment of users (evaluate's segment=): the users of a group
+    # are dealt into buckets across its segments, so that two segments share no bucket's draw
+    # while the group has no more users than buckets (stats/replicates.py, _units).
+    segmented: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.level, bool) or not isinstance(self.level, numbers.Real):
