@@ -295,3 +295,17 @@ def test_the_report_shows_the_gaps_under_each_metric() -> None:
     shown = shown[: shown.index("</p>")]
     assert "0.6667 from <bdi>fr</bdi> to <bdi>de</bdi>" in shown, shown
     assert "mean difference between segments 0.4444" in shown, shown
+
+
+def test_a_null_segment_is_a_segment_and_prints_as_null() -> None:
+    from sqlmetrics.cli.output import gaps_text
+
+    recs, truth = hand_data()
+    # de's one user (the highest, 1.0) without a segment: NULL is a segment of its own
+    recs.loc[recs["country"] == "de", "country"] = None
+    truth.loc[truth["country"] == "de", "country"] = None
+    result = sqlmetrics.evaluate(recs, truth, ["precision@1"], segment="country")
+    row = sqlmetrics.read_gaps(result).iloc[0]
+    assert row["segments"] == 3 and row["range"] == pytest.approx(2 / 3)
+    assert pd.isna(row["highest"]) and row["lowest"] == "fr"
+    assert "fr    NULL" in gaps_text(result)

@@ -81,7 +81,11 @@ def gaps_text(frame: pd.DataFrame) -> str:
     table = frame.attrs.get("gaps")
     if not isinstance(table, Table) or not table.rows:
         return ""
-    return "gaps between segments:\n" + table.frame().to_string(index=False) + "\n"
+    frame = table.frame()
+    for column in ("lowest", "highest"):  # a NULL segment, where some segment has a value
+        named = frame["segments"] > 0
+        frame[column] = frame[column].astype(object).where(~(named & frame[column].isna()), "NULL")
+    return "gaps between segments:\n" + frame.to_string(index=False) + "\n"
 
 
 def show_notes(frame: pd.DataFrame) -> None:

@@ -370,8 +370,8 @@ def _gap_lines(gaps: pd.DataFrame | None, group_by: Sequence[str]) -> dict[str, 
         who = f"{named(name)}: " if group_by else ""
         lines.setdefault(str(row["metric"]), []).append(
             f"{who}{_number(row['range'])} from {named(_label(row['lowest']))} to "
-            f"{named(_label(row['highest']))}, mean difference between segments "
-            f"{_number(row['mad'])}"
+            f"{named(_label(row['highest']))} over its {int(row['segments'])} segments (small "
+            f"ones too), mean difference between segments {_number(row['mad'])}"
         )
     return {
         metric: f'<p class="note">Gap between segments: {"; ".join(parts)}.</p>'
