@@ -30,7 +30,7 @@ from sqlmetrics.engines.checks import (
     resolve_inputs,
 )
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.io.trec_reader import TrecFile, load
+from sqlmetrics.io.trec_reader import TrecFile, load, with_notes
 from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
 from sqlmetrics.stats.gaps import check_segment, segment_gaps, with_segment
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
@@ -363,7 +363,7 @@ def _evaluated(
         return result, _refused(bound, diagnostics), passes
 
     found, read = bound_call(recommendations, interactions, metrics, given, refused)
-    _with_notes(found[0], read)
+    with_notes(found[0], read)
     return found
 
 
@@ -400,14 +400,6 @@ def bound_call(
         )
         found = body(_bind(engine, recommendations, interactions, given, resolved))
     return found, interactions
-
-
-def _with_notes(result: pd.DataFrame, interactions: object) -> None:
-    """A qrels file's notes (its fractional rels) on the result."""
-    if isinstance(interactions, TrecFile) and interactions.parsed is not None:
-        notes = interactions.parsed.notes(interactions.path)
-        if notes:
-            result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
 
 
 def _resolved(

@@ -322,6 +322,14 @@ def _counts(kind: str) -> exp.Select:
     return exp.select(*counts)
 
 
+def with_notes(result: pd.DataFrame, interactions: object) -> None:
+    """A qrels file's notes (its fractional rels) on the result."""
+    if isinstance(interactions, TrecFile) and interactions.parsed is not None:
+        notes = interactions.parsed.notes(interactions.path)
+        if notes:
+            result.attrs["notes"] = [*result.attrs.get("notes", []), *notes]
+
+
 def load(trec: TrecFile) -> TrecFile:
     """The file with its lines parsed (once: a file already parsed is returned as it is)."""
     if trec.parsed is not None:
