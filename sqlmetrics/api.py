@@ -15,6 +15,7 @@ from sqlmetrics.catalog.metrics import MetricRequest, metrics
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose import plan
 from sqlmetrics.compose.inputs import Group, Inputs, Options, column_names
+from sqlmetrics.compose.lists import reads_baseline
 from sqlmetrics.compose.query import compose, compose_checks
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
@@ -60,7 +61,9 @@ def to_sql(
     sufficient statistics per group (count, sum and sum of squares of the per-user values or of
     the paired differences) and, for ``ci_method="bootstrap"`` and for ``baseline``, one row per
     replicate (``replicates``, ``seed``); the t quantiles, percentiles and p-values are then
-    computed from these few rows (docs/METRICS.md, "Intervals and tests", says how).
+    computed from these few rows (docs/METRICS.md, "Intervals and tests", says how). With an
+    overlap metric among ``metrics`` (intersection, rbo, unexpectedness), ``baseline`` is the
+    model they compare the others' lists with, as in ``evaluate``: the query is evaluate's.
     """
     arguments = {
         "metrics": metrics,
@@ -271,6 +274,7 @@ def _named_inputs(
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
         history=None if history is None else table_name(history, dialect, "history"),
+        baseline=given["baseline"],
         groups=tuple(
             # The output column is labelled with the name itself, not its quotes.
             Group(column.name, column, name in shared)
@@ -294,6 +298,9 @@ def _builder(
         if per_user:
             raise SqlmetricsError("checks count rows per group; per_user does not apply to them")
         return functools.partial(compose_checks, requests, inputs, options, dialect=dialect)
+    if any(reads_baseline(request.metric) for request in requests):
+        # the overlap metrics read the baseline (in inputs): evaluate's query, not compare's
+        baseline = None
     if ci is None and baseline is None:
         return functools.partial(
             compose, requests, inputs, options, per_user=per_user, dialect=dialect

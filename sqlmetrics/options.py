@@ -84,6 +84,14 @@ def _finite(name: str, value: object) -> None:
         raise SqlmetricsError(f"{name} must be a number >= 0 and finite, got {value!r}")
 
 
+def _model_name(name: str, value: object) -> None:
+    if value is not None and (not isinstance(value, str) or not value):
+        raise SqlmetricsError(
+            f"{name} must be the name of a model (a value of the first group_by column), "
+            f"not {value!r}"
+        )
+
+
 class Definitions(TypedDict, total=False):
     """How the metrics read the inputs: every entry point takes these."""
 
@@ -221,6 +229,18 @@ class EvaluateOptions(Running, Intervals, total=False):
     ci: Annotated[float | None, Option(None)]
     distributions: Annotated[Sequence[str], Option(())]
     segment: Annotated[str | None, Option(None, _column_name)]
+    baseline: Annotated[
+        str | None,
+        Option(
+            None,
+            _model_name,
+            Flag(
+                "the model the overlap metrics (intersection, rbo, unexpectedness) compare each "
+                "model's lists with: a value of the first --group-by column",
+                metavar="MODEL",
+            ),
+        ),
+    ]
 
 
 class CompareOptions(Running, Intervals, total=False):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from sqlglot import exp
 
@@ -15,7 +15,7 @@ from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
 from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
-from sqlmetrics.compose.inputs import READ_CHECKED, Inputs, Options
+from sqlmetrics.compose.inputs import READ_CHECKED, Inputs, Options, refuse_unknown_baseline
 from sqlmetrics.compose.plan import repeats_depth
 from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import connection_of, open_engine
@@ -131,6 +131,7 @@ def evaluate(
             ``range`` (highest minus lowest) and ``mad`` (mean absolute difference over the
             pairs of segments), with intervals under ``ci`` and ``ci_method="bootstrap"``
             (docs/reference/results.md).
+        baseline: the model (first ``group_by`` column) the overlap metrics compare lists with.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -159,6 +160,7 @@ def evaluate(
         )
     run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"], segment)
     result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, run, given)
+    refuse_unknown_baseline(result, given["baseline"], group_list(given["group_by"]))
     result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
     if resampling is not None:
@@ -446,6 +448,7 @@ def _bind(
     past = None if history is None else engine.bind(history, "history")
     rating = any(request.metric.reads == "rated" for request in requests)
     inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
+    inputs = dataclasses.replace(inputs, baseline=cast("Mapping[str, str]", given).get("baseline"))
     check_labels(requests, group_by, inputs)
     check_items(engine, inputs, requests)
     check_history(engine, inputs, requests)

@@ -11,6 +11,7 @@ import sqlglot
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.compose.lists import reads_baseline
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -70,8 +71,12 @@ def test_all_with_output_dir_writes_one_scheduled_query_per_metric(tmp_path: Pat
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == ""
-    assert sorted(p.stem for p in out.glob("*.sql")) == sorted(metrics())
+    # the overlap metrics need --baseline (and --group-by): left out without it
+    compared = {name for name, metric in metrics().items() if reads_baseline(metric)}
+    assert sorted(p.stem for p in out.glob("*.sql")) == sorted(set(metrics()) - compared)
     for name, metric in metrics().items():
+        if name in compared:
+            continue
         text = (out / f"{name}.sql").read_text(encoding="utf-8")
         assert text.endswith(";\n")
         assert len(sqlglot.parse(text, read="bigquery")) == 1
@@ -98,7 +103,8 @@ def test_all_takes_cutoffs_and_prints_one_query_without_output_dir() -> None:
     for name, metric in metrics().items():
         labels = [f"{name}@5", f"{name}@20"] if metric.takes_cutoff else [name]
         for label in labels:
-            assert f'AS "{label}"' in run.stdout, label
+            # the overlap metrics need --baseline: left out without it
+            assert (f'AS "{label}"' in run.stdout) != reads_baseline(metric), label
     # The DuckDB query runs as printed.
     connection = duckdb.connect()
     connection.execute(
@@ -163,3 +169,16 @@ def test_checks_print_a_query_a_scheduled_job_can_gate_on(tmp_path: Path) -> Non
     assert (by_ds[2]["relevance_over_1000"], by_ds[2]["refused_rows"]) == (1, 1)
     linear = connection.sql(sqlmetrics.to_sql(["ndcg@3"], group_by=["ds"], checks=True))
     assert [row[-1] for row in linear.fetchall()] == [1, 0]  # a linear gain takes 1001
+
+
+def test_baseline_gives_the_overlap_metrics_their_baseline_s_lists() -> None:
+    """--baseline with an overlap metric: evaluate's query, the baseline's lists read from
+    ranked; with no overlap metric, compare's query of the models against it."""
+    run = cli("sql", "-m", "rbo@5", "--group-by", "model", "--baseline", "pop")
+    assert run.returncode == 0, run.stderr
+    assert "baseline_lists AS (" in run.stdout and "'pop'" in run.stdout
+    compared = cli("sql", "-m", "ndcg@5", "--group-by", "model", "--baseline", "pop")
+    assert compared.returncode == 0, compared.stderr
+    assert "stats_pairs" in compared.stdout
+    refused = cli("sql", "-m", "rbo@5")
+    assert refused.returncode != 0 and "baseline" in refused.stderr

@@ -43,6 +43,9 @@ LIST_SOURCES = {
     "truth": "user_id INT, item_id INT",
     "intents": "user_id INT, intent VARCHAR, item_id INT, relevant INT",
     "intent_ideal": "user_id INT, pos INT, gain DOUBLE",
+    # the overlap metrics': the baseline model's rows of ranked, and rbo's depths
+    "baseline_lists": "baseline_user INT, item_id INT, pos INT",
+    "depths": "depth INT, weight DOUBLE",
 }
 
 
@@ -241,6 +244,9 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute("INSERT INTO intents VALUES (1, 'x', 1, 1), (1, 'x', 2, 1), (1, 'y', 2, 1)")
     connection.execute("INSERT INTO intents VALUES (2, 'x', 9, 1)")
     connection.execute("INSERT INTO intent_ideal VALUES (1, 1, 2.0), (1, 2, 0.5), (2, 1, 1.0)")
+    # the baseline lists user 1 (2, 1) and not user 2; p = 0.9
+    connection.execute("INSERT INTO baseline_lists VALUES (1, 2, 1), (1, 1, 2)")
+    connection.execute("INSERT INTO depths VALUES (1, 1.0), (2, 0.9)")
     text = (sql_folder() / f"{name}.sql").read_text()
     parameters = {"k": 2}
     parameters |= {c: f(2) for c, f in CUTOFF_CONSTANTS.items() if f"${c}" in text}
@@ -272,6 +278,11 @@ def test_list_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
         "err_ia": [(1, 0.7), (2, 0.0)],  # (1 + 1.5/2) / (2 * (1 + 0.5/2))
         "nerr_ia": [(1, (1 + 1.5 / 2) / (2 + 0.5 / 2)), (2, 0.0)],
         "alpha_ndcg": [(1, (1 + 1.5 / math.log2(3)) / (2 + 0.5 / math.log2(3))), (2, 0.0)],
+        # user 1 (1, 2) against (2, 1): both items within 2; user 2 has no baseline list: 0
+        "intersection": [(1, 1.0), (2, 0.0)],
+        "unexpectedness": [(1, 0.0), (2, 0.0)],  # 1 - 2/2; RePlay's 0 without a baseline
+        # user 1: depth 1 {1} vs {2} shares 0, depth 2 shares 2 of 2: 0.9 * 1 / (1 + 0.9)
+        "rbo": [(1, 0.9 / 1.9), (2, 0.0)],
     }[name]
     assert sorted(rows) == [pytest.approx(row, rel=1e-12) for row in expected]
 

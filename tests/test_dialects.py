@@ -25,6 +25,7 @@ from sqlglot import exp
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.compose.lists import reads_baseline
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.render.dialects import CANONICAL, DIALECTS
 
@@ -41,6 +42,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "group_by": ["day", "model"],
         "interactions_group_by": ["day"],
         "per_user": True,
+    },
+    # the overlap metrics' baseline, its lists joined within the other group column
+    "baseline_two_groups": {
+        "group_by": ["model", "day"],
+        "interactions_group_by": ["day"],
+        "baseline": "pop",
     },
     "ties_optimistic": {"ties": "optimistic"},
     "ties_pessimistic": {"ties": "pessimistic"},
@@ -71,6 +78,8 @@ def every_metric(variant: dict[str, Any]) -> list[str]:
             continue
         if "rank" in variant.get("columns", {}) and metric.reads != "judged":
             continue  # the metrics over scores refuse a rank column
+        if reads_baseline(metric) and "baseline" not in variant:
+            continue  # the overlap metrics compare the lists with a baseline model's
         labels += [f"{metric.name}@5", f"{metric.name}@10"] if metric.takes_cutoff else []
         labels += [] if metric.requires_cutoff else [metric.name]
     return labels
@@ -141,7 +150,11 @@ def test_every_option_renders_without_warnings_and_round_trips(dialect: str, var
 def test_each_metric_matches_its_reviewed_snapshot(dialect: str, name: str) -> None:
     items = "items" if metrics()[name].needs_items else None
     history = "history" if metrics()[name].needs_history else None
-    sql = sqlmetrics.to_sql([one_metric(name)], dialect=dialect, items=items, history=history)
+    # the overlap metrics compare each model's lists with a baseline model's
+    overlap = {"group_by": "model", "baseline": "pop"} if reads_baseline(metrics()[name]) else {}
+    sql = sqlmetrics.to_sql(
+        [one_metric(name)], dialect=dialect, items=items, history=history, **overlap
+    )
     sql += ";\n"
     path = SNAPSHOTS / dialect / f"{name}.sql"
     if UPDATE:

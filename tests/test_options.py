@@ -53,6 +53,7 @@ BEFORE = {
         **RESAMPLING,
         "distributions": (),
         "segment": None,
+        "baseline": None,
     },
     "compare": {
         "baseline": inspect.Parameter.empty,

@@ -55,6 +55,7 @@ PARAMETER_VALUES = {
     "gmax": "a number above 0 (the grade R = (2^g - 1) / 2^gmax reaches 1 at) or 'query' "
     "(each user's largest relevance)",
     "gains": GAINS_VALUES,
+    "p": "a persistence between 0 and 1 (rbo's weight of depth d is p^(d - 1))",
 }
 
 
@@ -241,10 +242,10 @@ def _parameter_value(label: str, name: str, text: str) -> float | str:
     one written form ({1:3,2:9})."""
     if name == "gains":
         return written(parse_gains(label, text))
-    if text.lower() == "query":
+    if name == "gmax" and text.lower() == "query":
         return "query"
     number = re.fullmatch(r"\d+\.?\d*|\.\d+", text)
-    if number is None or float(text) <= 0:
+    if number is None or not 0 < float(text) < (1 if name == "p" else math.inf):
         raise SqlmetricsError(f"{name} in {label!r} must be {PARAMETER_VALUES[name]}, not {text!r}")
     return float(text)
 

@@ -65,6 +65,7 @@ SAME_NAME = (
     "checks",
     "ci",
     "segment",
+    "baseline",
 )
 
 

@@ -124,6 +124,7 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     _add_sources(evaluate)
     _add_common(evaluate)
     _add_intervals(evaluate, EvaluateOptions)
+    add_flags(evaluate, EvaluateOptions, leave=(Running, Intervals))
     evaluate.add_argument(
         "--segment",
         metavar="COLUMN",
@@ -264,6 +265,13 @@ def _add_sql(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="what each user consumed before (serendipity; popularity counts it)",
     )
     sql.add_argument(
+        "--baseline",
+        metavar="MODEL",
+        help="the model (a value of the first --group-by column) the overlap metrics "
+        "(intersection, rbo, unexpectedness) compare the others' lists with; without one of "
+        "them, compare's query of the models against it",
+    )
+    sql.add_argument(
         "--interactions-group-by",
         action="append",
         metavar="COLUMN",
@@ -325,6 +333,12 @@ def _add_dbt(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     models.add_argument(
         "--history", metavar="MODEL", help="ref() of what users consumed (serendipity, popularity)"
+    )
+    models.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="the model (a value of the first --group-by column) the overlap metrics compare "
+        "the others' lists with",
     )
     models.add_argument(
         "--interactions-group-by",

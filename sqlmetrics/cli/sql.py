@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 from sqlmetrics.api import describe_metrics, to_sql
-from sqlmetrics.catalog.metrics import metrics, parse_request
+from sqlmetrics.catalog.metrics import Metric, metrics, parse_request
 from sqlmetrics.catalog.profiles import PROFILES, describe_profiles
 from sqlmetrics.cli.arguments import call_options, requested_metrics
 from sqlmetrics.cli.markdown import profiles_markdown
 from sqlmetrics.cli.metric_pages import metrics_markdown
 from sqlmetrics.cli.output import write
+from sqlmetrics.compose.lists import reads_baseline
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.files import (
     prepare_folder,
@@ -83,15 +84,21 @@ def _sql_requested(args: argparse.Namespace) -> list[str]:
             name, _, cut = form.partition("@")
             labels += [f"{name}@{k}" for k in cutoffs] if cut else [name]
         return labels
-    for metric in metrics().values():
-        if args.ties == "average" and not metric.ties_average:
-            continue
-        if (metric.needs_items and args.items is None) or (
-            metric.needs_history and args.history is None
-        ):
-            continue  # ild without --items, serendipity without --history have nothing to read
+    for metric in filter(lambda metric: _fed(metric, args), metrics().values()):
         labels += [f"{metric.name}@{k}" for k in cutoffs] if metric.takes_cutoff else [metric.name]
     return labels
+
+
+def _fed(metric: Metric, args: argparse.Namespace) -> bool:
+    """Whether --all takes the metric: what it reads is given (ild without --items,
+    serendipity without --history, the overlap metrics without --baseline have nothing to
+    read), and it takes --ties."""
+    return not (
+        (args.ties == "average" and not metric.ties_average)
+        or (metric.needs_items and args.items is None)
+        or (metric.needs_history and args.history is None)
+        or (reads_baseline(metric) and args.baseline is None)
+    )
 
 
 def dbt_command(args: argparse.Namespace) -> None:

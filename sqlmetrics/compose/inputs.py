@@ -13,9 +13,9 @@ WITH clause, and every other stage reads the inputs only through them.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlglot import exp
 
@@ -98,6 +98,8 @@ class Inputs:
     history: exp.Expr | None = None  # the optional history table: what users consumed before
     rating: exp.Identifier | None = None  # the interactions' rating, for the rating metrics
     intent: exp.Identifier | None = None  # the interactions' intent, for the intent-aware ones
+    # the model (a value of the first group column) the overlap metrics compare the others with
+    baseline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,23 @@ class Options:
 def check_choice(name: str, value: object, choices: Sequence[str]) -> None:
     if value not in choices:
         raise SqlmetricsError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def refuse_unknown_baseline(
+    result: Iterable[Any] | Mapping[str, Any], baseline: str | None, group_by: Sequence[str]
+) -> None:
+    """The overlap metrics read the baseline model's lists: a name that is no model of the
+    first group column (in evaluate's result) would leave every model without them, refused
+    rather than scored 0."""
+    if baseline is None or not group_by:
+        return
+    column = cast("Mapping[str, Iterable[Any]]", result)[group_by[0]]
+    models = sorted({str(value) for value in column if value is not None})
+    if baseline not in models:
+        raise SqlmetricsError(
+            f"baseline {baseline!r} is not one of the models ({', '.join(models)}); "
+            f"name a value of the group_by column {group_by[0]}"
+        )
 
 
 def bind_recommendations(inputs: Inputs) -> exp.Select:

@@ -16,13 +16,16 @@ from sqlmetrics.compose.inputs import Inputs
 from sqlmetrics.compose.per_user import MetricColumn, bind_cutoff
 from sqlmetrics.compose.stages import (
     bind_placeholders,
+    cast_to,
     number,
+    numbers_table,
     renamed,
     same_group,
     same_users,
     stage,
     widen_keys,
 )
+from sqlmetrics.errors import SqlmetricsError
 
 # The stages whose rows belong to a group (the lists, the relevant items); the others are global.
 GROUPED_STAGES = frozenset({"ranked", "truth"})
@@ -36,6 +39,12 @@ def counts_popularity(metric: Metric) -> bool:
     """Whether a metric reads the items' popularity, which a history table, when given,
     replaces the interactions in."""
     return any(table.name in POPULARITY_STAGES for table in metric.query.find_all(exp.Table))
+
+
+def reads_baseline(metric: Metric) -> bool:
+    """Whether a metric compares each model's lists with a baseline model's (baseline_lists:
+    the overlap metrics), which needs group_by and baseline."""
+    return any(table.name == "baseline_lists" for table in metric.query.find_all(exp.Table))
 
 
 def lists_stages(
@@ -63,6 +72,7 @@ def lists_stages(
         if "intent_ideal" in tables:
             ideal_depth = max(ideal_depth, column.request.k or 0)
         read |= tables
+        _join_baseline_groups(query, keys[1:])
         if metric.group_level:
             stages.append((f"{name}_groups", widen_groups(query, keys)))
             continue
@@ -85,7 +95,75 @@ def lists_stages(
         shared.append(("intents", widen_keys(intents, keys)))
     if "intent_ideal" in read:
         shared += [(name, widen_keys(cte, keys)) for name, cte in greedy_ideal(ideal_depth)]
+    if "baseline_lists" in read:  # the overlap metrics: the baseline model's lists
+        shared.append(("baseline_lists", _baseline_lists(inputs.baseline, keys)))
+    if "depths" in read:  # rbo's depths 1..k and their weights p^(d - 1)
+        shared.append(("depths", _depths(columns)))
     return shared + stages
+
+
+def _baseline_lists(baseline: str | None, keys: Sequence[str]) -> exp.Select:
+    """ranked's rows of the baseline model (its first group column's value, compared as
+    text, as compare pairs it), the user as baseline_user (so that no group condition is
+    added to its joins) and the other group columns as they are."""
+    if baseline is None or not keys:
+        raise SqlmetricsError(
+            "the overlap metrics (intersection, rbo, unexpectedness) compare each model's "
+            "lists with a baseline model's: give the model column as group_by and the "
+            "baseline's name as baseline (CLI: --group-by model --baseline NAME)"
+        )
+    model = cast_to(exp.column(keys[0]), "VARCHAR")
+    return (
+        exp.select(
+            exp.alias_(exp.column("user_id"), "baseline_user"),
+            *map(exp.column, keys[1:]),
+            "item_id",
+            "pos",
+        )
+        .from_("ranked")
+        .where(exp.EQ(this=model, expression=exp.Literal.string(baseline)))
+    )
+
+
+def _join_baseline_groups(query: exp.Expr, others: Sequence[str]) -> None:
+    """A join of a user's rows with the baseline's (``x.user_id = y.baseline_user``) also
+    matches the group columns past the model's (a fold, a segment)."""
+    if not others:
+        return
+    for join in list(query.find_all(exp.EQ)):
+        sides = (join.this, join.expression)
+        if not all(isinstance(side, exp.Column) for side in sides):
+            continue
+        names = {side.name: side for side in sides}
+        if set(names) != {"user_id", "baseline_user"}:
+            continue
+        user, base = names["user_id"].table, names["baseline_user"].table
+        groups = [same_group(exp.column(k, table=user), exp.column(k, table=base)) for k in others]
+        join.replace(exp.and_(*groups, join.copy()))
+
+
+def _depths(columns: Sequence[MetricColumn]) -> exp.Select:
+    """Depths 1..the deepest cutoff of the requests reading them, each with p^(d - 1): one
+    p per call (one weight column), as judged computes one cascade for err's gmax."""
+    asked = {
+        float(column.request.parameter("p")): column.request.label
+        for column in columns
+        if column.over_lists and "p" in dict(column.request.metric.parameters)
+    }
+    if len(asked) > 1:
+        raise SqlmetricsError(
+            f"{' and '.join(asked.values())} ask for different p; one call weighs the depths "
+            "once: ask for them in separate calls"
+        )
+    persistence = next(iter(asked), 0.9)
+    deepest = max(
+        column.request.k or 1
+        for column in columns
+        if column.over_lists and "p" in dict(column.request.metric.parameters)
+    )
+    weight = exp.Pow(this=number(persistence), expression=exp.column("depth") - 1)
+    numbers = numbers_table("numbers", "depth", range(1, deepest + 1))
+    return exp.select("depth", exp.alias_(weight, "weight")).from_(numbers)
 
 
 # ndeval's alpha: how much a second item relevant to an intent gains less than the first

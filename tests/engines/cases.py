@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from sqlmetrics.catalog.metrics import metrics, parse_request
+from sqlmetrics.compose.lists import reads_baseline
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -165,6 +166,8 @@ def every_metric(
             continue
         if (metric.needs_items and not items) or (metric.needs_history and not history):
             continue
+        if reads_baseline(metric) and "baseline" not in options:
+            continue  # the overlap metrics compare the lists with a baseline model's
         if metric.reads in ("scored", "rated") and "score" not in recommendations.names:
             continue
         if metric.reads == "rated" and "rating" not in interactions.names:
