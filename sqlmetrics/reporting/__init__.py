@@ -158,6 +158,7 @@ def report(
         group_by=group_by,
         segment=segment,
         options=evaluating,
+        baseline=baseline,
     )
     drawing.join()
     models = common.model_names(results.main, group_by)

@@ -170,6 +170,7 @@ def gather(
     group_by: list[str],
     segment: str | None,
     options: Mapping[str, Any],
+    baseline: str | None = None,
 ) -> Results:
     """The curves' query, the evaluate calls of the page (two at most) and the inputs' row
     counts. The curves come first: where they cannot be computed in reasonable time they are
@@ -194,6 +195,7 @@ def gather(
         the_plan.main_labels(with_curves=rows is None),
         group_by=group_by,
         distributions=the_plan.distributions,
+        baseline=baseline,  # the overlap metrics' (intersection, rbo, unexpectedness)
         **options,
         **interval_options(),
     )
@@ -205,6 +207,7 @@ def gather(
             the_plan.summary,
             group_by=group_by,
             segment=segment,
+            baseline=baseline,
             **options,
             **interval_options(),
         )
