@@ -264,3 +264,40 @@ def _long_tail_metric(
     mean = sum(rates) / 2
     std = math.sqrt(sum((rate - mean) ** 2 for rate in rates) / 2)
     return std / mean if mean else math.nan
+
+
+# The overlap metrics, each model's lists against the baseline model's.
+OVERLAP_METRICS = frozenset({"intersection", "rbo", "unexpectedness"})
+
+
+def overlap_metric(
+    metric: str,
+    k: int,
+    recommendations: Sequence[Row],
+    baseline: Sequence[Row],
+    p: float = 0.9,
+) -> float:
+    """The mean over the users of ``recommendations`` with a list of their overlap with the
+    same user's list in ``baseline`` (both one group's rows), in the textbook forms: sets of
+    the first k (intersection over |L|, unexpectedness over k) and rbo as the weighted sum of
+    the agreement at each depth d = 1..k, divided by the weights' sum; a user without a
+    baseline list scores 0 in each (the peers' rule)."""
+    if metric not in OVERLAP_METRICS:
+        raise NoFormula(metric)
+    lists, based = top_lists(recommendations, k), top_lists(baseline, k)
+    values = []
+    for user, items in lists.items():
+        base = based.get(user)
+        if base is None:
+            values.append(0.0)
+        elif metric == "intersection":
+            values.append(len(set(items) & set(base)) / len(items))
+        elif metric == "unexpectedness":
+            values.append(1 - len(set(items) & set(base)) / k)
+        else:
+            weights = [p ** (d - 1) for d in range(1, k + 1)]
+            agreement = [len(set(items[:d]) & set(base[:d])) / d for d in range(1, k + 1)]
+            values.append(
+                sum(w * a for w, a in zip(weights, agreement, strict=True)) / sum(weights)
+            )
+    return sum(values) / len(values) if values else math.nan

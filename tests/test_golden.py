@@ -16,6 +16,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.catalog.metrics import parse_request
+from sqlmetrics.compose.lists import reads_baseline
 from tests.engines.cases import read_yaml
 from tests.fixture_index import case_metrics
 
@@ -148,7 +149,7 @@ def test_fixture_agrees_with_the_independent_oracle(path: Path) -> None:
 
 def _oracle_value(case: dict[str, Any], expected: dict[str, Any], metric: str) -> float:
     """The oracle's value of ``metric`` over the group of the ``expected`` row."""
-    from tests.beyond_oracle import list_metric
+    from tests.beyond_oracle import list_metric, overlap_metric
     from tests.oracle import RATED_METRICS, SCORED_METRICS, oracle_mean, oracle_scored
 
     options = dict(case.get("options", {}))
@@ -166,6 +167,16 @@ def _oracle_value(case: dict[str, Any], expected: dict[str, Any], metric: str) -
     name = request.metric.name
     # a parameter asked in parentheses (err(gmax=query)@10): the oracle's err/gmax=query
     name += "".join(f"/{key}={value}" for key, value in request.parameters)
+    if reads_baseline(request.metric):
+        # the same user's list in the baseline model, within the other group columns
+        model, others = groups[0], groups[1:]
+        baseline = [
+            r
+            for r in recommendations
+            if str(r[model]) == options["baseline"] and all(r[g] == expected[g] for g in others)
+        ]
+        p = float(dict(request.parameters).get("p", 0.9))
+        return overlap_metric(request.metric.name, int(request.k or 0), recs, baseline, p)
     if request.metric.reads == "lists":
         # The catalogue and the popularity are the same for every group.
         return list_metric(

@@ -17,7 +17,7 @@ import pytest
 
 import sqlmetrics
 from sqlmetrics.errors import SqlmetricsError
-from tests.beyond_oracle import top_lists
+from tests.beyond_oracle import overlap_metric, top_lists
 from tests.engines.conftest import skip_or_fail
 from tests.test_beyond import LIBRARIES_PYTHON
 
@@ -131,6 +131,31 @@ def test_the_peers_agree(seed: int) -> None:
                 key,
                 label,
             )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_lists_agree_with_the_oracle(seed: int) -> None:
+    """tests/beyond_oracle.py's textbook forms (rbo depth by depth), without the peers' venv."""
+    folds = 1 + seed % 2
+    rows = random_lists(100 + seed, folds)
+    p = [0.9, 0.6, 0.95][seed % 3]
+    labels = [f"{name}@{k}" for name in ("intersection", "unexpectedness") for k in (2, 4)]
+    labels += [f"rbo(p={p})@{k}" for k in (2, 4)]
+    ours = sqlmetrics.evaluate(
+        pd.DataFrame(rows),
+        pd.DataFrame([{"user_id": 1, "item_id": 1}]),
+        labels,
+        group_by=["model", "fold"][:folds],
+        baseline="base",
+    )
+    for row in ours.to_dict("records"):
+        fold = row.get("fold", 0)
+        recs = [r for r in rows if r["model"] == row["model"] and r["fold"] == fold]
+        base = [r for r in rows if r["model"] == "base" and r["fold"] == fold]
+        for label in labels:
+            name, k = label.split("(")[0].split("@")[0], int(label.split("@")[1])
+            want = overlap_metric(name, k, recs, base, p)
+            assert math.isclose(row[label], want, abs_tol=TOLERANCE), (row["model"], label)
 
 
 def _tiny() -> tuple[pd.DataFrame, pd.DataFrame]:
