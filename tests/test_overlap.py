@@ -10,6 +10,7 @@ import json
 import math
 import random
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -208,3 +209,28 @@ def test_without_an_overlap_metric_to_sql_s_baseline_is_compare_s() -> None:
     assert "stats_pairs" in compared
     evaluated = sqlmetrics.to_sql(["ndcg@2", "rbo@2"], group_by="model", baseline="a")
     assert "stats_pairs" not in evaluated and "baseline_lists" in evaluated
+
+
+def test_the_command_line_takes_baseline(tmp_path: Path) -> None:
+    """sqlmetrics evaluate --baseline: the overlap metrics of each model, the baseline's 1."""
+    from tests.cli_runner import cli
+
+    recommendations, interactions = _tiny()
+    recommendations.to_csv(tmp_path / "recs.csv", index=False)
+    interactions.to_csv(tmp_path / "truth.csv", index=False)
+    files = [str(tmp_path / "recs.csv"), str(tmp_path / "truth.csv")]
+    run = cli(
+        "evaluate",
+        *files,
+        "-m",
+        "intersection@2",
+        "--group-by",
+        "model",
+        "--baseline",
+        "a",
+        "--format",
+        "csv",
+    )
+    assert run.returncode == 0, run.stderr
+    # b's top 2 (2, 3) against a's (1, 2): 1 of 2
+    assert run.stdout.splitlines()[1:] == ["a,1,1", "b,1,0.5"]
