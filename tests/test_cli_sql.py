@@ -110,9 +110,9 @@ def test_all_takes_cutoffs_and_prints_one_query_without_output_dir() -> None:
     connection.execute(
         "CREATE TABLE recommendations AS SELECT 1 AS user_id, 1 AS item_id, 0.5 AS score"
     )
-    connection.execute(  # the rating metrics read a rating column
+    connection.execute(  # the rating metrics read a rating column, the intent-aware an intent
         "CREATE TABLE interactions AS SELECT 1 AS user_id, 1 AS item_id, 1 AS relevance,"
-        " 4.0 AS rating"
+        " 4.0 AS rating, 's1' AS intent"
     )
     connection.execute("CREATE TABLE items AS SELECT 1 AS item_id, 'a' AS category")
     connection.execute("CREATE TABLE history AS SELECT 1 AS user_id, 1 AS item_id")
