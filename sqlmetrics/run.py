@@ -131,7 +131,8 @@ def evaluate(
             ``range`` (highest minus lowest) and ``mad`` (mean absolute difference over the
             pairs of segments), with intervals under ``ci`` and ``ci_method="bootstrap"``
             (docs/reference/results.md).
-        baseline: the model (first ``group_by`` column) the overlap metrics compare lists with.
+        baseline: the model (first ``group_by`` column) the overlap metrics compare lists with;
+            with ``segment``, each model's gaps are compared with the baseline's too.
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -150,7 +151,8 @@ def evaluate(
     if ci is not None:
         resampling = Resampling(ci, *_resampled(given), segmented=segment is not None)
     if segment is not None:
-        given["group_by"] = with_segment(group_list(given["group_by"]), segment, per_user)
+        group_by = group_list(given["group_by"])
+        given["group_by"] = with_segment(group_by, segment, per_user, given["baseline"])
     if resampling is not None and per_user:
         raise SqlmetricsError("ci is an interval per group; per_user does not apply to it")
     if given["distributions"] and per_user:
@@ -244,7 +246,8 @@ def _evaluate_run(
     if segment is not None:
         labels = [request.label for request in requests]
         resampled = replicates if resampling and resampling.method == "bootstrap" else None
-        gaps = segment_gaps(result, labels, bound.groups, segment, resampling, resampled)
+        baseline = bound.inputs.baseline
+        gaps = segment_gaps(result, labels, bound.groups, segment, resampling, resampled, baseline)
         result.attrs["gaps"] = Table.of(gaps)
         if resampling and resampling.method != "bootstrap":
             result.attrs["notes"] = [

@@ -309,3 +309,36 @@ def test_a_null_segment_is_a_segment_and_prints_as_null() -> None:
     assert row["segments"] == 3 and row["range"] == pytest.approx(2 / 3)
     assert pd.isna(row["highest"]) and row["lowest"] == "fr"
     assert "fr    NULL" in gaps_text(result)
+
+
+def test_gaps_against_a_baseline_are_the_paired_replicates() -> None:
+    """Each model's gap minus the baseline's, per bootstrap replicate (the same draws for the
+    same users): numpy's percentile interval of those differences and twice the smaller count
+    on either side of zero, plus one, over the replicates plus one, from the bootstrap computed
+    here."""
+    recs, truth = random_data(6)
+    options: dict[str, Any] = {"ci": 0.9, "ci_method": "bootstrap", "replicates": 200}
+    result = sqlmetrics.evaluate(
+        recs, truth, ["ndcg@5"], group_by="model", segment="country", baseline="b", **options
+    )
+    gaps = sqlmetrics.read_gaps(result).set_index("model")
+    per_user = sqlmetrics.evaluate(
+        recs, truth, ["ndcg@5"], group_by=["model", "country"], per_user=True
+    )
+    tables = replicate_means(per_user, "ndcg@5", 200)
+    ranges = {model: values.max(axis=1) - values.min(axis=1) for model, values in tables.items()}
+    shifts = ranges["a"] - ranges["b"]
+    low, high = np.quantile(shifts, [0.05, 0.95])
+    below, above = int(np.sum(shifts <= 0)), int(np.sum(shifts >= 0))
+    p = min(1.0, 2 * (1 + min(below, above)) / (1 + len(shifts)))  # never 0
+    row = gaps.loc["a"]
+    assert row["range_difference"] == pytest.approx(gaps.loc["a", "range"] - gaps.loc["b", "range"])
+    assert (row["range_difference_lo"], row["range_difference_hi"]) == pytest.approx((low, high))
+    assert row["range_p"] == pytest.approx(p)
+    assert math.isnan(gaps.loc["b", "range_difference"]) and math.isnan(gaps.loc["b", "range_p"])
+
+
+def test_a_baseline_with_segments_but_no_model_column_is_refused() -> None:
+    recs, truth = hand_data()
+    with pytest.raises(SqlmetricsError, match="names a model, a value of the first group_by"):
+        sqlmetrics.evaluate(recs, truth, ["precision@1"], segment="country", baseline="se")

@@ -31,7 +31,8 @@ GAP_OWN_COLUMNS = frozenset(
     (
         "metric",
         *GAP_COLUMNS,
-        *(f"{s}{part}" for s in GAP_STATISTICS for part in ("_lo", "_hi")),
+        *(f"{s}{part}" for s in GAP_STATISTICS for part in ("_lo", "_hi", "_p")),
+        *(f"{s}_difference{end}" for s in GAP_STATISTICS for end in ("", "_lo", "_hi")),
     )
 )
 
@@ -48,8 +49,15 @@ def range_and_mad(values: Sequence[float]) -> tuple[float, float]:
     return ordered[-1] - ordered[0], total / (count * (count - 1) / 2)
 
 
-def with_segment(group_by: list[str], segment: str, per_user: bool) -> list[str]:
+def with_segment(
+    group_by: list[str], segment: str, per_user: bool, baseline: str | None = None
+) -> list[str]:
     """evaluate's group columns with the segment last: its values are groups of their own."""
+    if baseline is not None and not group_by:
+        raise SqlmetricsError(
+            f"baseline={baseline!r} names a model, a value of the first group_by column: pass "
+            "group_by (the segment column is not the models')"
+        )
     if per_user:
         raise SqlmetricsError(
             "segment summarises each metric per segment and the gaps between them; with "
@@ -88,12 +96,15 @@ def segment_gaps(
     segment: str,
     resampling: Resampling | None = None,
     replicated: tuple[pd.DataFrame, list[str]] | None = None,
+    baseline: str | None = None,
 ) -> pd.DataFrame:
     """The gaps of each metric in ``labels`` between the segments of ``result`` (one row per
     group and segment; ``groups`` ends with ``segment``), per the other groups. With the
     bootstrap's rows (``replicated``: the statistics query's rows and the labels of its
     ``m{i}_n``, each replicate's mean) at ``resampling``'s level: ``range_lo``/``_hi`` and
-    ``mad_lo``/``_hi`` (NaN for a metric without replicates)."""
+    ``mad_lo``/``_hi`` (NaN for a metric without replicates). With ``baseline`` (a model, a
+    value of the first group column): each gap's difference with the baseline's
+    (``baseline_gaps``)."""
     import pandas as pd
 
     outer = [name for name in groups if name != segment]
@@ -118,6 +129,8 @@ def segment_gaps(
             ]
             gaps[f"{statistic}_lo"] = [low for low, _ in ends]
             gaps[f"{statistic}_hi"] = [high for _, high in ends]
+    if baseline is not None and outer:
+        gaps = baseline_gaps(gaps, outer, baseline, draws, resampling)
     return gaps
 
 
@@ -134,6 +147,53 @@ def _gaps_of(part: pd.DataFrame, segment: str, label: str) -> dict[str, Any]:
         "range": spread,
         "mad": mad,
     }
+
+
+def baseline_gaps(
+    gaps: pd.DataFrame,
+    outer: Sequence[str],
+    baseline: str,
+    draws: dict[tuple[tuple[Any, ...], str], dict[Any, tuple[float, float]]],
+    resampling: Resampling | None,
+) -> pd.DataFrame:
+    """``gaps`` with, per gap, ``<gap>_difference`` (the model's gap minus the baseline's, in
+    the same other groups) and, with the bootstrap's ``draws``, its interval and ``<gap>_p``:
+    two-sided, twice the smaller share of replicates whose difference is at or below zero, or at
+    or above (the replicates of both models share their draws user by user: paired)."""
+    point = {(_key(row, outer), row["metric"]): row for _, row in gaps.iterrows()}
+    # the baseline's own value of the model column (given as text; the column may hold numbers)
+    named = {str(key[0]): key[0] for key, _ in point}
+    columns: dict[str, list[float]] = {}
+    for _, row in gaps.iterrows():
+        key = _key(row, outer)
+        other = ((named.get(baseline, baseline), *key[1:]), row["metric"])
+        theirs = point.get(other) if str(key[0]) != baseline else None
+        mine, paired_with = draws.get((key, row["metric"]), {}), draws.get(other, {})
+        paired = [(mine[r], paired_with[r]) for r in mine if r in paired_with]
+        for j, statistic in enumerate(GAP_STATISTICS):
+            difference = math.nan if theirs is None else row[statistic] - theirs[statistic]
+            columns.setdefault(f"{statistic}_difference", []).append(difference)
+            if resampling is None or not draws:
+                continue
+            shifts = [a[j] - b[j] for a, b in paired if not (math.isnan(a[j]) or math.isnan(b[j]))]
+            shifts = shifts if theirs is not None else []
+            low, high = percentile_interval(shifts, resampling.level)
+            columns.setdefault(f"{statistic}_difference_lo", []).append(low)
+            columns.setdefault(f"{statistic}_difference_hi", []).append(high)
+            columns.setdefault(f"{statistic}_p", []).append(_bootstrap_p(shifts))
+    for name, values in columns.items():
+        gaps[name] = values
+    return gaps
+
+
+def _bootstrap_p(shifts: Sequence[float]) -> float:
+    """Two-sided: twice the smaller count of replicates on either side of zero, plus one, over
+    the replicates plus one (never 0, as the randomization test's; NaN without replicates)."""
+    if not shifts:
+        return math.nan
+    below = sum(1 for shift in shifts if shift <= 0)
+    above = sum(1 for shift in shifts if shift >= 0)
+    return min(1.0, 2 * (1 + min(below, above)) / (1 + len(shifts)))
 
 
 def _replicate_gaps(
