@@ -918,27 +918,50 @@ SCORED_METRICS = _declared(lambda metric: metric.reads == "scored")
 RATED_METRICS = _declared(lambda metric: metric.reads == "rated")
 # The ones this oracle has a formula for.
 _CLASSIFICATION = frozenset({"accuracy", "logloss", "score_precision", "score_recall", "score_f1"})
-_SCORED_FORMULAS = _CLASSIFICATION | {"auc", "gauc", "user_auc"}
+_CURVES = frozenset({"average_precision", "user_average_precision", "pr_auc"})
+_SCORED_FORMULAS = _CLASSIFICATION | _CURVES | {"auc", "ne", "calibration"}
+_SCORED_FORMULAS |= {"gauc", "gauc_positives", "user_auc"}
 _RATED_FORMULAS = frozenset({"mse", "rmse", "mae", "r2"})
 LOGLOSS_CLIP = 1e-15
+NE_ETA = 1e-12  # TorchRec's clamp of the predictions in NE
 
 
-def _pair_wins(positives: Sequence[float], negatives: Sequence[float]) -> float:
-    """Pairs where the positive scores higher, ties counting 1/2."""
-    return sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in positives for n in negatives)
+def _pair_wins(
+    positives: Sequence[tuple[float, float]], negatives: Sequence[tuple[float, float]]
+) -> float:
+    """(score, weight) pairs where the positive scores higher, ties counting 1/2, each pair
+    weighted by the product of its two weights (scikit-learn's sample_weight)."""
+    return sum(
+        wp * wn * (1.0 if p > n else 0.5 if p == n else 0.0)
+        for p, wp in positives
+        for n, wn in negatives
+    )
 
 
 def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else math.nan
 
 
+# (user, score, relevant 0/1, weight)
+ScoredRow = tuple[object, float, int, float]
+
+
 def scored_rows(
-    recommendations: Iterable[dict], interactions: Iterable[dict], threshold: float = 0.0
-) -> list[tuple[object, float, int]]:
-    """(user, score, relevant 0/1) for every recommendation row with a score."""
+    recommendations: Iterable[dict],
+    interactions: Iterable[dict],
+    threshold: float = 0.0,
+    weight: str | None = None,
+) -> list[ScoredRow]:
+    """(user, score, relevant 0/1, weight) for every recommendation row with a score; the
+    weight is the row's ``weight`` column, 1 without one."""
     truth = _truth_by_user(interactions, threshold)
     return [
-        (row["user_id"], float(row["score"]), int(row["item_id"] in truth.get(row["user_id"], {})))
+        (
+            row["user_id"],
+            float(row["score"]),
+            int(row["item_id"] in truth.get(row["user_id"], {})),
+            float(row[weight]) if weight else 1.0,
+        )
         for row in recommendations
         if row.get("score") is not None and not math.isnan(float(row["score"]))
     ]
@@ -963,20 +986,21 @@ def rated_rows(
 
 
 def _classification(
-    metric: str, rows: Sequence[tuple[float, int]], score_threshold: float
+    metric: str, rows: Sequence[tuple[float, int, float]], score_threshold: float
 ) -> float:
-    n = len(rows)
-    predicted = [(int(score >= score_threshold), label) for score, label in rows]
-    true_positives = sum(1 for guess, label in predicted if guess and label)
+    """A classification metric over (score, label, weight) rows: every count a sum of weights."""
+    total = sum(w for _, _, w in rows)
+    guessed = [(int(score >= score_threshold), label, w) for score, label, w in rows]
+    true_positives = sum(w for guess, label, w in guessed if guess and label)
+    predicted_positive = sum(w for guess, _, w in guessed if guess)
+    actual_positive = sum(w for _, label, w in guessed if label)
     if metric == "accuracy":
-        return _ratio(sum(1 for guess, label in predicted if guess == label), n)
+        return _ratio(sum(w for guess, label, w in guessed if guess == label), total)
     if metric == "score_precision":
-        return _ratio(true_positives, sum(guess for guess, _ in predicted))
+        return _ratio(true_positives, predicted_positive)
     if metric == "score_recall":
-        return _ratio(true_positives, sum(label for _, label in predicted))
+        return _ratio(true_positives, actual_positive)
     if metric == "score_f1":
-        predicted_positive = sum(guess for guess, _ in predicted)
-        actual_positive = sum(label for _, label in predicted)
         if predicted_positive + actual_positive == 0:
             return math.nan
         if true_positives == 0:
@@ -985,12 +1009,59 @@ def _classification(
         recall = true_positives / actual_positive
         return 2 * precision * recall / (precision + recall)
     if metric == "logloss":
-        total = 0.0
-        for score, label in rows:
+        loss = 0.0
+        for score, label, w in rows:
             p = min(max(score, LOGLOSS_CLIP), 1 - LOGLOSS_CLIP)
-            total -= math.log(p) if label else math.log(1 - p)
-        return _ratio(total, n)
+            loss -= w * (math.log(p) if label else math.log(1 - p))
+        return _ratio(loss, total)
     raise ValueError(f"unknown metric {metric!r}")
+
+
+def _precision_steps(rows: Sequence[tuple[float, int, float]]) -> dict[float, tuple[float, float]]:
+    """Each distinct score s: (precision among the rows scored >= s, the same among those
+    scored > s, 1 where none is): the precision-recall curve's points, walked from the top."""
+    steps: dict[float, tuple[float, float]] = {}
+    true_positives = false_positives = 0.0
+    before = 1.0
+    for score in sorted({score for score, _, _ in rows}, reverse=True):
+        true_positives += sum(w for s, label, w in rows if s == score and label)
+        false_positives += sum(w for s, label, w in rows if s == score and not label)
+        here = _ratio(true_positives, true_positives + false_positives)
+        steps[score] = (here, before)
+        if true_positives + false_positives:
+            before = here
+    return steps
+
+
+def _curve(
+    metric: str, own: Sequence[tuple[float, int, float]], steps: dict[float, tuple[float, float]]
+) -> float:
+    """average_precision or pr_auc's share of ``own``'s positives, read on ``steps`` (the
+    curve of ``own`` or of its whole group), divided by ``own``'s positives."""
+    total = 0.0
+    for score, label, w in own:
+        if label and w:
+            here, before = steps[score]
+            total += w * (
+                here
+                if metric in ("average_precision", "user_average_precision")
+                else (here + before) / 2
+            )
+    return _ratio(total, sum(w for _, label, w in own if label))
+
+
+def _entropy_parts(
+    own: Sequence[tuple[float, int, float]], base_rate: float
+) -> tuple[float, float]:
+    """ne's numerator (the log loss sum, clipped at TorchRec's eta) and denominator (the same
+    rows' loss if every score were the group's base rate)."""
+    loss = norm = 0.0
+    for score, label, w in own:
+        p = min(max(score, NE_ETA), 1 - NE_ETA)
+        loss -= w * (math.log(p) if label else math.log(1 - p))
+        if w:
+            norm -= w * (math.log(base_rate) if label else math.log(1 - base_rate))
+    return loss, norm
 
 
 def oracle_scored(
@@ -1000,47 +1071,85 @@ def oracle_scored(
     *,
     threshold: float = 0.0,
     score_threshold: float = 0.5,
+    weight: str | None = None,
 ) -> OracleResult:
     """A scored or rated metric over one group: per-user values (NaN where undefined) and the
-    group's value."""
+    group's value; ``weight`` names the recommendations' weight column."""
     if metric not in _SCORED_FORMULAS | _RATED_FORMULAS:
         raise NoFormula(metric)
     if metric in RATED_METRICS:
         return _oracle_rated(rated_rows(recommendations, interactions), metric)
-    rows = scored_rows(recommendations, interactions, threshold)
-    by_user: dict[object, list[tuple[float, int]]] = {}
-    for user, score, label in rows:
-        by_user.setdefault(user, []).append((score, label))
-    negatives = [score for _, score, label in rows if not label]
+    rows = scored_rows(recommendations, interactions, threshold, weight)
+    by_user: dict[object, list[tuple[float, int, float]]] = {}
+    for user, score, label, w in rows:
+        by_user.setdefault(user, []).append((score, label, w))
+    everything = [(score, label, w) for _, score, label, w in rows]
+    negatives = [(score, w) for score, label, w in everything if not label]
+    negative_weight = sum(w for _, w in negatives)
     if metric == "auc":
-        positives = [score for _, score, label in rows if label]
+        positives = [(score, w) for score, label, w in everything if label]
         per_user = {
             user: _ratio(
-                _pair_wins([s for s, label in own if label], negatives),
-                sum(label for _, label in own) * len(negatives),
+                _pair_wins([(s, w) for s, label, w in own if label], negatives),
+                sum(w for _, label, w in own if label) * negative_weight,
             )
             for user, own in by_user.items()
         }
         return OracleResult(
-            per_user, _ratio(_pair_wins(positives, negatives), len(positives) * len(negatives))
+            per_user,
+            _ratio(
+                _pair_wins(positives, negatives), sum(w for _, w in positives) * negative_weight
+            ),
         )
-    if metric in ("gauc", "user_auc"):
+    if metric in ("gauc", "user_auc", "gauc_positives"):
         per_user = {}
         for user, own in by_user.items():
-            pos = [s for s, label in own if label]
-            neg = [s for s, label in own if not label]
-            per_user[user] = _ratio(_pair_wins(pos, neg), len(pos) * len(neg))
+            pos = [(s, w) for s, label, w in own if label]
+            neg = [(s, w) for s, label, w in own if not label]
+            per_user[user] = _ratio(
+                _pair_wins(pos, neg), sum(w for _, w in pos) * sum(w for _, w in neg)
+            )
         both = {user: value for user, value in per_user.items() if not math.isnan(value)}
-        weights = {user: len(by_user[user]) if metric == "gauc" else 1 for user in both}
+        weights = {
+            user: {
+                "gauc": sum(w for _, _, w in by_user[user]),
+                "gauc_positives": sum(w for _, label, w in by_user[user] if label),
+                "user_auc": 1.0,
+            }[metric]
+            for user in both
+        }
         mean = _ratio(
             sum(weights[user] * value for user, value in both.items()), sum(weights.values())
         )
         return OracleResult(per_user, mean)
+    if metric in ("average_precision", "pr_auc"):
+        steps = _precision_steps(everything)
+        per_user = {user: _curve(metric, own, steps) for user, own in by_user.items()}
+        return OracleResult(per_user, _curve(metric, everything, steps))
+    if metric == "user_average_precision":
+        per_user = {
+            user: _curve(metric, own, _precision_steps(own)) for user, own in by_user.items()
+        }
+        defined = [value for value in per_user.values() if not math.isnan(value)]
+        return OracleResult(per_user, _ratio(sum(defined), len(defined)))
+    if metric == "ne":
+        positive_weight = sum(w for _, label, w in everything if label)
+        base_rate = _ratio(positive_weight, positive_weight + negative_weight)
+        if math.isnan(base_rate) or base_rate in (0.0, 1.0):  # no entropy to normalise by
+            return OracleResult({user: math.nan for user in by_user}, math.nan)
+        per_user = {user: _ratio(*_entropy_parts(own, base_rate)) for user, own in by_user.items()}
+        return OracleResult(per_user, _ratio(*_entropy_parts(everything, base_rate)))
+    if metric == "calibration":
+
+        def calibration(own: Sequence[tuple[float, int, float]]) -> float:
+            return _ratio(sum(s * w for s, _, w in own), sum(w for _, label, w in own if label))
+
+        per_user = {user: calibration(own) for user, own in by_user.items()}
+        return OracleResult(per_user, calibration(everything))
     if metric in _CLASSIFICATION:
         per_user = {
             user: _classification(metric, own, score_threshold) for user, own in by_user.items()
         }
-        everything = [(score, label) for _, score, label in rows]
         return OracleResult(per_user, _classification(metric, everything, score_threshold))
     raise ValueError(f"unknown metric {metric!r}")
 

@@ -83,6 +83,13 @@ def test_scored_and_rated_offer_the_documented_columns() -> None:
         "negatives_below_in_list",
         "negatives_below_in_group",
         "negatives_in_group",
+        "positives_in_group",
+        "positives_at_or_above_in_list",
+        "negatives_at_or_above_in_list",
+        "positives_at_or_above_in_group",
+        "negatives_at_or_above_in_group",
+        "positives_at_score_in_group",
+        "negatives_at_score_in_group",
     } == SOURCE_COLUMNS["scored"]
     assert {"user_id", "score", "rating", "mean_rating"} == SOURCE_COLUMNS["rated"]
 
@@ -158,9 +165,12 @@ def test_metric_file_runs_verbatim_in_duckdb(name: str) -> None:
     connection.execute(
         "CREATE TABLE scored (user_id INT, score DOUBLE, positives INT, negatives INT,"
         " negatives_below_in_list DOUBLE, negatives_below_in_group DOUBLE,"
-        " negatives_in_group INT)"
+        " negatives_in_group INT, positives_in_group INT, positives_at_or_above_in_list INT,"
+        " negatives_at_or_above_in_list INT, positives_at_or_above_in_group INT,"
+        " negatives_at_or_above_in_group INT, positives_at_score_in_group INT,"
+        " negatives_at_score_in_group INT)"
     )
-    connection.execute("INSERT INTO scored VALUES (1, 0.5, 1, 1, 0.5, 0.5, 1)")
+    connection.execute("INSERT INTO scored VALUES (1, 0.5, 1, 1, 0.5, 0.5, 1, 1, 1, 1, 1, 1, 1, 1)")
     connection.execute(
         "CREATE TABLE rated (user_id INT, score DOUBLE, rating DOUBLE, mean_rating DOUBLE)"
     )

@@ -17,11 +17,25 @@ import sqlmetrics
 from tests.oracle import RATED_METRICS, SCORED_METRICS, oracle_mean, oracle_scored
 from tests.test_crosscheck import Rows, close, diff_users, make_data, per_user_dict, report
 
-SCORED = ["auc", "gauc", "user_auc", "logloss"] + [
-    f"{name}{at}"
-    for name in ("accuracy", "score_precision", "score_recall", "score_f1")
-    for at in ("", "@0.3", "@0.75")
+SCORED = ["auc", "gauc", "user_auc", "logloss"]
+# after the metrics at a threshold, so that SCORED[4:-len(CLICKS)] are those
+CLICKS = [
+    "gauc_positives",
+    "average_precision",
+    "user_average_precision",
+    "pr_auc",
+    "ne",
+    "calibration",
 ]
+SCORED = (
+    SCORED
+    + [
+        f"{name}{at}"
+        for name in ("accuracy", "score_precision", "score_recall", "score_f1")
+        for at in ("", "@0.3", "@0.75")
+    ]
+    + CLICKS
+)
 RATED = sorted(RATED_METRICS)
 
 
@@ -126,7 +140,14 @@ def test_sql_matches_scikit_learn(data: str) -> None:
     # that close to 0 or 1 (true of this data, checked here).
     assert ((scores > 1e-15) & (scores < 1 - 1e-15)).all()
     check("logloss", sk.log_loss(labels, scores))
-    for label in SCORED[4:]:
+    check("average_precision", sk.average_precision_score(labels, scores))
+    precision, recall, _ = sk.precision_recall_curve(labels, scores)
+    check("pr_auc", sk.auc(recall, precision))
+    base = labels.mean()
+    entropy = -(base * math.log(base) + (1 - base) * math.log(1 - base))
+    check("ne", sk.log_loss(labels, scores) / entropy)
+    check("calibration", scores.sum() / labels.sum())
+    for label in SCORED[4 : -len(CLICKS)]:
         name, at = _label_name(label)
         predicted = (scores >= at).astype(int)
         function = {
@@ -138,13 +159,25 @@ def test_sql_matches_scikit_learn(data: str) -> None:
         check(label, function(labels, predicted))
     # Per user AUC: roc_auc_score on each user's rows with both classes.
     per_user: dict[object, tuple[float, int]] = {}
+    positives: dict[object, int] = {}
     for user in {r["user_id"] for r in rows}:
         own = [i for i, r in enumerate(rows) if r["user_id"] == user]
         if 0 < labels[own].sum() < len(own):
             per_user[user] = (sk.roc_auc_score(labels[own], scores[own]), len(own))
+            positives[user] = int(labels[own].sum())
     assert 20 < len(per_user) < len({r["user_id"] for r in rows})  # some skipped, most not
     check("gauc", sum(a * n for a, n in per_user.values()) / sum(n for _, n in per_user.values()))
     check("user_auc", sum(a for a, _ in per_user.values()) / len(per_user))
+    # RecBole's GAUC: weighted by the user's positives
+    weighted = sum(a * positives[user] for user, (a, _) in per_user.items())
+    check("gauc_positives", weighted / sum(positives.values()))
+    # Per user AP: average_precision_score on each user's rows with a relevant one.
+    precisions = [
+        sk.average_precision_score(labels[own], scores[own])
+        for user in {r["user_id"] for r in rows}
+        if labels[own := [i for i, r in enumerate(rows) if r["user_id"] == user]].sum() > 0
+    ]
+    check("user_average_precision", sum(precisions) / len(precisions))
     # Rating metrics over the recommended (user, item) rows with a rating (largest when repeated).
     best: dict[tuple[object, object], float] = {}
     for r in inter:
@@ -227,3 +260,95 @@ def test_duplicates_first_reads_each_pair_once() -> None:
     got = sqlmetrics.evaluate(*frames(doubled, inter), ["auc", "rmse"], duplicates="first").iloc[0]
     assert close(float(got["auc"]), oracle_scored(recs, inter, "auc").mean)
     assert close(float(got["rmse"]), oracle_scored(recs, inter, "rmse").mean)
+
+
+def _sessions(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tie-free sessions (TorchRec's GAUC orders equal predictions as argsort does): 60 users
+    of 2-12 scored rows each, about a third relevant, weights in (0, 3)."""
+    rng = np.random.default_rng(seed)
+    recs, truth = [], []
+    for user in range(60):
+        for item in range(int(rng.integers(2, 13))):
+            recs.append((user, item, float(rng.random()), float(rng.random() * 3)))
+            if rng.random() < 0.35:
+                truth.append((user, item, 1))
+    return (
+        pd.DataFrame(recs, columns=["user_id", "item_id", "score", "weight"]),
+        pd.DataFrame(truth, columns=["user_id", "item_id", "relevance"]),
+    )
+
+
+def _torchrec(p: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[str, float]:
+    """TorchRec's NE, Calibration and AUPRC as its modules compute them (torchrec/metrics/
+    ne.py, calibration.py, auprc.py), written here from their formulas: log2, eta = 1e-12,
+    a Riemann sum over the distinct predictions."""
+    eta = 1e-12
+    clamped = np.clip(p, eta, 1 - eta)
+    cross_entropy = -(w * y * np.log2(clamped) + w * (1 - y) * np.log2(1 - clamped)).sum()
+    positives, negatives = (w * y).sum(), (w * (1 - y)).sum()
+    mean_label = np.clip(positives / w.sum(), eta, 1 - eta)
+    norm = -positives * np.log2(mean_label) - negatives * np.log2(1 - mean_label)
+    order = np.argsort(-p, kind="stable")
+    threshold, labels, weights = p[order], y[order], w[order]
+    last = np.append(np.diff(threshold) != 0, True)
+    tp = np.cumsum(weights * labels)[last]
+    fp = np.cumsum(weights * (1 - labels))[last]
+    precision = np.append((tp / (tp + fp))[::-1], 1.0)
+    recall = np.append((tp / tp[-1])[::-1], 0.0)
+    return {
+        "ne": cross_entropy / norm,
+        "calibration": (p * w).sum() / positives,
+        "auprc": -np.sum((recall[1:] - recall[:-1]) * precision[:-1]),
+    }
+
+
+def _session_aucs(frame: pd.DataFrame) -> list[tuple[float, int]]:
+    """Each session's AUC from its descending ranks (TorchRec's and RecBole's rank sums),
+    with its positives; sessions of one label skipped."""
+    found = []
+    for _, own in frame.groupby("user_id"):
+        y = own["relevant"].to_numpy()
+        positives, n = int(y.sum()), len(y)
+        if 0 < positives < n:
+            descending = np.empty(n)
+            descending[np.argsort(-own["score"].to_numpy())] = np.arange(1, n + 1)
+            pairs = (n + 1) * positives - positives * (positives + 1) / 2
+            found.append(
+                ((pairs - descending[y == 1].sum()) / (positives * (n - positives)), positives)
+            )
+    return found
+
+
+def test_torchrec_and_recbole_profiles_agree_with_their_formulas() -> None:
+    """profile="torchrec" (ne, calibration, pr_auc = AUPRC, gauc) and profile="recbole"
+    (gauc weighted by positives, auc) against the libraries' formulas written in numpy
+    (neither library installs here)."""
+    from sklearn import metrics as sk
+
+    recs, truth = _sessions(31)
+    rows = recs.merge(truth, on=["user_id", "item_id"], how="left")
+    rows["relevant"] = rows["relevance"].fillna(0).astype(int)
+    p, y = rows["score"].to_numpy(), rows["relevant"].to_numpy()
+    torchrec = _torchrec(p, y, np.ones(len(p)))
+    weighted = sqlmetrics.evaluate(
+        recs, truth, ["ne", "calibration", "pr_auc"], profile="torchrec"
+    ).iloc[0]
+    problems: list[str] = []
+    for label, name in (("ne", "ne"), ("calibration", "calibration"), ("pr_auc", "auprc")):
+        if not close(float(weighted[label]), float(torchrec[name])):
+            problems.append(f"torchrec {label}: got {weighted[label]!r} want {torchrec[name]!r}")
+    # TorchRec's GAUC: the plain mean of the sessions' AUCs
+    aucs = _session_aucs(rows)
+    plain = sqlmetrics.evaluate(recs, truth, ["gauc"], profile="torchrec").iloc[0]
+    if not close(float(plain["gauc"]), sum(a for a, _ in aucs) / len(aucs)):
+        problems.append(f"torchrec gauc: got {plain['gauc']!r}")
+    recbole = sqlmetrics.evaluate(recs, truth, ["gauc", "auc"], profile="recbole").iloc[0]
+    want = sum(a * n for a, n in aucs) / sum(n for _, n in aucs)
+    if not close(float(recbole["gauc"]), want):
+        problems.append(f"recbole gauc: got {recbole['gauc']!r} want {want!r}")
+    if not close(float(recbole["auc"]), sk.roc_auc_score(y, p)):
+        problems.append(f"recbole auc: got {recbole['auc']!r}")
+    # the three GAUC weightings differ on these sessions
+    ours = float(sqlmetrics.evaluate(recs, truth, ["gauc"]).iloc[0]["gauc"])
+    assert len({round(ours, 9), round(float(plain["gauc"]), 9), round(want, 9)}) == 3
+    report(problems)

@@ -330,7 +330,6 @@ ELSEWHERE = {
 # Names of the same quantity that are not spellings sqlmetrics accepts: suggested as they are.
 SYNONYMS = {
     "mean_average_precision": "map",
-    "average_precision": "map",
     "hitrate": "hit_rate",
     "hitratio": "hit_rate",
     "reciprocal_rank": "mrr",

@@ -290,6 +290,55 @@ PROFILES: dict[str, Profile] = {
             ),
         ),
         Profile(
+            name="torchrec",
+            library="TorchRec (torchrec.metrics: NE, Calibration, AUPRC, GAUC)",
+            metrics={
+                "ne": "ne",  # NE
+                "calibration": "calibration",  # Calibration
+                "average_precision": "average_precision",  # AUPRC: a Riemann sum
+                "pr_auc": "average_precision",  # AUPRC, which is not trapezoidal
+                "gauc": "user_auc",  # GAUC: the plain mean of the sessions' AUCs
+            },
+            notes=(
+                "A session is a user's scored rows (predictions = the scores, labels = "
+                "relevant or not), each row of weight 1.",
+                "GAUC averages the AUCs of the sessions with both labels, unweighted "
+                "(user_auc); TorchRec also skips a session whose predictions are all equal, "
+                "which user_auc counts at 0.5, and orders equal predictions as argsort does, "
+                "where user_auc counts a tie 1/2: equal on sessions without ties.",
+                "NE takes log2 of the predictions clamped to [1e-12, 1 - 1e-12] and of the "
+                "base rate (the same ratio as ne's natural logarithms); where every row is "
+                "relevant or none TorchRec's clamped base rate gives a huge number, ne NULL.",
+                "Calibration is 0 in TorchRec where no row is relevant, NULL here.",
+                "AUPRC sums each distinct prediction's recall step times its precision, from "
+                "recall 0 at precision 1: average_precision (scikit-learn's), not the "
+                "trapezoids of sqlmetrics' pr_auc, so pr_auc under this profile is "
+                "average_precision.",
+            ),
+            references=(
+                "pytorch/torchrec: torchrec/metrics/ne.py, calibration.py, auprc.py, gauc.py",
+            ),
+        ),
+        Profile(
+            name="recbole",
+            library="RecBole 1.2 (recbole.evaluator.metrics: GAUC, AUC)",
+            metrics={
+                "gauc": "gauc_positives",  # GAUC: each user's AUC weighted by its positives
+                "auc": "auc",  # AUC: over every scored row, regardless of the users
+            },
+            notes=(
+                "RecBole scores every item of the catalogue for each user (full sort); "
+                "sqlmetrics reads the scored rows given, so the two agree when the "
+                "recommendations hold a score for each item RecBole would rank.",
+                "GAUC weighs each user's AUC by the user's positives (gauc_positives); "
+                "sqlmetrics' gauc weighs by the scored rows, and TorchRec's (profile torchrec, "
+                "user_auc) not at all. Users with no positive or no negative are skipped, as "
+                "RecBole's warning says. Ties take the mean rank (1/2 a pair), as its "
+                "rec.meanrank.",
+            ),
+            references=("RUCAIBox/RecBole: recbole/evaluator/metrics.py (GAUC, AUC)",),
+        ),
+        Profile(
             name="lenskit",
             library="LensKit 2025.8.1 (lenskit.metrics.ranking)",
             metrics={

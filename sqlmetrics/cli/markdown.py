@@ -73,6 +73,12 @@ GENERIC = (
     "ndcg_rel_gains",
     "rndcg_gains",
     "normalized_gain_gains",
+    "auc",
+    "gauc",
+    "average_precision",
+    "pr_auc",
+    "ne",
+    "calibration",
 )
 
 

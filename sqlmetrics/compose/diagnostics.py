@@ -50,8 +50,10 @@ CHECKS = (
     "bad_interaction_item_ids",
     "bad_relevance",
     "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
-    "scores_outside_0_1",  # refused only for logloss, which reads scores as probabilities
+    "scores_outside_0_1",  # refused only for PROBABILITY_METRICS
 )
+# The metrics that read scores as probabilities: a score outside [0, 1] is refused for them.
+PROBABILITY_METRICS = frozenset({"logloss", "ne"})
 # Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
 EXPONENTIAL_GAIN_BOUND = 1000
 KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
@@ -247,7 +249,7 @@ def refused_checks(
             refused.append("relevance_over_1000")
     if options.duplicates == "error":
         refused.append("duplicate_recommendations")
-    if any(r.metric.name == "logloss" for r in requests) and inputs.score is not None:
+    if any(r.metric.name in PROBABILITY_METRICS for r in requests) and inputs.score is not None:
         refused.append("scores_outside_0_1")
     return refused
 

@@ -60,7 +60,7 @@ WHOLE_LIST_HIT_ROWS_METRICS = frozenset(
 
 # Metrics reading scored.sql only through per-user sums of positives, negatives and positives *
 # negatives_below_in_list: what scored_positives.sql gives (tests/test_plans.py compares both).
-SCORED_SUM_METRICS = frozenset({"gauc", "user_auc"})
+SCORED_SUM_METRICS = frozenset({"gauc", "gauc_positives", "user_auc"})
 
 
 # Whether sql/stages/ranked_judged.sql may rank the judged items only (places_judged_items);

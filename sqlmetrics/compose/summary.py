@@ -277,7 +277,18 @@ class UserPass:
 
 # Columns of scored.sql and rated.sql computed over every list of a group (windows without
 # user_id): a metric reading them cannot be evaluated in passes over the users.
-GROUP_WIDE_COLUMNS = frozenset({"negatives_below_in_group", "negatives_in_group", "mean_rating"})
+GROUP_WIDE_COLUMNS = frozenset(
+    {
+        "negatives_below_in_group",
+        "negatives_in_group",
+        "positives_in_group",
+        "positives_at_or_above_in_group",
+        "negatives_at_or_above_in_group",
+        "positives_at_score_in_group",
+        "negatives_at_score_in_group",
+        "mean_rating",
+    }
+)
 
 
 def reads_whole_group(request: MetricRequest) -> bool:

@@ -16,6 +16,7 @@ from sqlmetrics.compose.diagnostics import (
     CHECKS,
     DIAGNOSTICS,
     EXPONENTIAL_GAIN_BOUND,
+    PROBABILITY_METRICS,
     uses_exponential_gain,
 )
 from sqlmetrics.compose.inputs import Group, Inputs, column_names
@@ -411,7 +412,7 @@ def _refuse_out_of_range(
     engine: Engine, inputs: Inputs, total: dict[str, int], requests: Sequence[MetricRequest]
 ) -> None:
     """Values some requested metrics cannot read: grades too high for an exponential gain,
-    scores outside [0, 1] for logloss."""
+    scores outside [0, 1] for the metrics reading them as probabilities (logloss, ne)."""
     truth_columns = (inputs.user, inputs.item, inputs.relevance)
     exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
@@ -425,8 +426,8 @@ def _refuse_out_of_range(
             f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
             "that far: rescale the grades or use the linear-gain metrics"
         )
-    logloss = [r.label for r in requests if r.metric.name == "logloss"]
-    if total["scores_outside_0_1"] and logloss and inputs.score is not None:
+    probabilities = [r.label for r in requests if r.metric.name in PROBABILITY_METRICS]
+    if total["scores_outside_0_1"] and probabilities and inputs.score is not None:
         score = exp.column(inputs.score)
         example = _example(
             engine,
@@ -436,8 +437,9 @@ def _refuse_out_of_range(
         )
         raise SqlmetricsError(
             f"recommendations.{inputs.score.name} (the score column) is outside [0, 1] in "
-            f"{total['scores_outside_0_1']} row(s){example}; {', '.join(logloss)} reads scores "
-            "as probabilities: calibrate them (e.g. a sigmoid) or leave logloss out"
+            f"{total['scores_outside_0_1']} row(s){example}; {', '.join(probabilities)} "
+            f"read{'s' if len(probabilities) == 1 else ''} scores as probabilities: calibrate them "
+            f"(e.g. a sigmoid) or leave {', '.join(probabilities)} out"
         )
 
 

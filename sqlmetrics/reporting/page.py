@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 GENERATOR = "sqlmetrics report"
 """In every page's <meta name="generator">: how a page (a file we may replace) is recognised."""
 # Metrics where the smaller value is the better one: errors, and gini (a more even exposure).
-LOWER_IS_BETTER = frozenset({"rmse", "mae", "mse", "logloss", "gini"})
+LOWER_IS_BETTER = frozenset({"rmse", "mae", "mse", "logloss", "ne", "gini"})
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from sqlmetrics.stats.tdist import t_quantile, two_sided_p
 
 # Metrics where a smaller value is better (errors and losses): the gates read this.
-LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss"})
+LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss", "ne"})
 
 
 @dataclass(frozen=True)
