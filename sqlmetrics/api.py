@@ -271,6 +271,7 @@ def _named_inputs(
         relevance=named("relevance"),
         rating=named("rating"),
         intent=named("intent"),
+        weight=named("weight"),
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
         history=None if history is None else table_name(history, dialect, "history"),

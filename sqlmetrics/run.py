@@ -72,7 +72,7 @@ def evaluate(
         metrics: names with optional cutoffs, like ``["ndcg@10", "map@10", "recall@20"]``.
         group_by: columns to evaluate separately (see METRICS.md for the population rule).
         per_user: one row per (group, user) instead of one per group.
-        columns: your column names, e.g. ``{"user": "customer_id", "score": "pred"}``.
+        columns: your column names, e.g. ``{"user": "customer_id", "weight": "w"}``.
         ties: "id" (score desc, then item id desc), "id_text" (then the item id's text desc,
             byte order, as trec_eval), "optimistic", "pessimistic" or "average".
         threshold: an interaction is relevant when its relevance is above this.

@@ -397,3 +397,62 @@ def test_to_sql_refuses_an_input_that_is_no_table_name() -> None:
         SqlmetricsError, match=r"^recommendations: a table name is a string, not a Query"
     ):
         sqlmetrics.to_sql(["ndcg@10"], dialect="postgres", recommendations=query)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("weights", "shown"),
+    [
+        ([1.0, None, 2.0], "w=None"),
+        ([1.0, -0.5, 2.0], "w=-0.5"),
+        ([1.0, float("inf"), 2.0], "w=inf"),
+    ],
+    ids=["null", "negative", "infinite"],
+)
+def test_bad_weights_are_refused(weights: list[object], shown: str) -> None:
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(w=weights), truth(), ["auc", "ndcg@3"], columns={"weight": "w"})
+    assert str(raised.value) == (
+        "recommendations.w (the weight column) is NULL, negative, NaN or infinite in 1 scored "
+        f"row(s), e.g. user_id=1, item_id=11, score=0.5, {shown}; a weight must be a finite "
+        "number >= 0 (0 leaves the row out): fill in or drop those rows"
+    )
+
+
+def test_nan_weights_are_refused() -> None:
+    table = pa.table(
+        {
+            "user_id": [1, 1, 2],
+            "item_id": [10, 11, 20],
+            "score": [0.9, 0.5, 0.7],
+            "w": [1.0, float("nan"), 2.0],
+        }
+    )
+    with pytest.raises(SqlmetricsError, match="is NULL, negative, NaN or infinite in 1 scored"):
+        sqlmetrics.evaluate(table, truth(), ["logloss"], columns={"weight": "w"})
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.register("recommendations", table)
+    connection.register("interactions", truth())
+    query = sqlmetrics.to_sql(["logloss"], columns={"weight": "w"}, checks=True)
+    counts = connection.sql(query).df()
+    assert counts["bad_weights"].tolist() == [1]
+    assert counts["refused_rows"].tolist() == [1]
+
+
+def test_weights_unread_or_unfit_are_refused() -> None:
+    # a row without a score is left out, its weight unread
+    fine = sqlmetrics.evaluate(
+        recs(score=[0.9, None, 0.7], w=[1, None, 2]), truth(), ["auc"], columns={"weight": "w"}
+    )
+    assert fine["auc"][0] == 0.0  # the positive 0.7 (user 2) below the negative 0.9
+    with pytest.raises(SqlmetricsError) as raised:
+        sqlmetrics.evaluate(recs(w=[1, 1, 1]), truth(), ["ndcg@3"], columns={"weight": "w"})
+    assert str(raised.value).startswith(
+        "the weight column (w) weighs the scored rows of auc, gauc, user_auc, logloss, ne, "
+    )
+    assert "ndcg@3 read no weight" in str(raised.value)
+    with pytest.raises(SqlmetricsError, match=r"has no column 'w' \(the weight column\)"):
+        sqlmetrics.evaluate(recs(), truth(), ["auc"], columns={"weight": "w"})
+    with pytest.raises(SqlmetricsError, match=r"\(the weight column\) is VARCHAR, not a number"):
+        sqlmetrics.evaluate(recs(w=["a", "b", "c"]), truth(), ["auc"], columns={"weight": "w"})

@@ -182,3 +182,20 @@ def test_baseline_gives_the_overlap_metrics_their_baseline_s_lists() -> None:
     assert "stats_pairs" in compared.stdout
     refused = cli("sql", "-m", "rbo@5")
     assert refused.returncode != 0 and "baseline" in refused.stderr
+
+
+def test_the_weight_column_flag_reaches_sql_and_dbt_models(tmp_path: Path) -> None:
+    """--weight-column is to_sql's columns={"weight": ...} for sql and dbt models alike."""
+    run = cli("sql", "-m", "auc", "-m", "ne", "--weight-column", "w", "--dialect", "postgres")
+    assert run.returncode == 0, run.stderr
+    expected = sqlmetrics.to_sql(["auc", "ne"], columns={"weight": "w"}, dialect="postgres")
+    assert run.stdout == expected + ";\n"
+    assert "w AS weight" in expected
+    models = cli(
+        "dbt", "models", str(tmp_path), "--name", "clicks", "--recommendations", "recs",
+        "--interactions", "inter", "-m", "auc", "--weight-column", "w",
+    )  # fmt: skip
+    assert models.returncode == 0, models.stderr
+    assert "w AS weight" in (tmp_path / "clicks.sql").read_text()
+    refused = cli("sql", "-m", "ndcg@10", "--weight-column", "w")
+    assert refused.returncode == 2 and "ndcg@10 read no weight" in refused.stderr

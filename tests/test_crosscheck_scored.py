@@ -262,6 +262,72 @@ def test_duplicates_first_reads_each_pair_once() -> None:
     assert close(float(got["rmse"]), oracle_scored(recs, inter, "rmse").mean)
 
 
+def _weighted(seed: int) -> tuple[Rows, Rows]:
+    """scored_data's rows, each with a weight drawn from {0, 0.5, 1, 2.5, 4} (0: the row
+    counts nowhere)."""
+    recs, inter = scored_data(seed)
+    rng = np.random.default_rng(seed + 2000)
+    choices = [0.0, 0.5, 1.0, 2.5, 4.0]
+    return [{**row, "weight": float(rng.choice(choices))} for row in recs], inter
+
+
+def test_weighted_sql_matches_scikit_learn_sample_weight_and_the_oracle() -> None:
+    """columns={"weight": ...}: every metric over scored rows against scikit-learn's
+    sample_weight (and, per user and for ne, gauc_positives, against tests/oracle.py's
+    weighted pairs and curves)."""
+    from sklearn import metrics as sk
+
+    recs, inter = _weighted(25)
+    relevant = {(r["user_id"], r["item_id"]) for r in inter if r["relevance"] > 0}
+    rows = [r for r in recs if r["score"] is not None]
+    labels = np.array([int((r["user_id"], r["item_id"]) in relevant) for r in rows])
+    scores = np.array([r["score"] for r in rows])
+    weights = np.array([r["weight"] for r in rows])
+    rec_df, truth_df = frames(recs, inter)
+    rec_df["weight"] = [r["weight"] for r in recs]
+    asked = [*SCORED, "gauc_positives"]
+    got = sqlmetrics.evaluate(rec_df, truth_df, asked, columns={"weight": "weight"})
+    per_user = sqlmetrics.evaluate(
+        rec_df, truth_df, asked, columns={"weight": "weight"}, per_user=True
+    )
+    problems: list[str] = []
+
+    def check(label: str, want: float) -> None:
+        if not close(float(got[label].iloc[0]), float(want)):
+            problems.append(f"{label}: got {got[label].iloc[0]!r} scikit-learn {want!r}")
+
+    check("auc", sk.roc_auc_score(labels, scores, sample_weight=weights))
+    check("logloss", sk.log_loss(labels, scores, sample_weight=weights))
+    check("average_precision", sk.average_precision_score(labels, scores, sample_weight=weights))
+    precision, recall, _ = sk.precision_recall_curve(labels, scores, sample_weight=weights)
+    check("pr_auc", sk.auc(recall, precision))
+    check("calibration", (scores * weights).sum() / (labels * weights).sum())
+    base = (labels * weights).sum() / weights.sum()
+    entropy = -(base * math.log(base) + (1 - base) * math.log(1 - base))
+    check("ne", sk.log_loss(labels, scores, sample_weight=weights) / entropy)
+    for label in SCORED[4 : -len(CLICKS)]:
+        name, at = _label_name(label)
+        function = {
+            "accuracy": sk.accuracy_score,
+            "score_precision": sk.precision_score,
+            "score_recall": sk.recall_score,
+            "score_f1": sk.f1_score,
+        }[name]
+        check(label, function(labels, (scores >= at).astype(int), sample_weight=weights))
+    for label in asked:
+        name, at = _label_name(label)
+        want = oracle_scored(recs, inter, name, score_threshold=at, weight="weight")
+        if not close(float(got[label].iloc[0]), want.mean):
+            problems.append(f"{label}: got {got[label].iloc[0]!r} oracle {want.mean!r}")
+        known = {u: v for u, v in want.per_user.items() if not math.isnan(v)}
+        got_users = per_user_dict(per_user, label)
+        problems += diff_users({u: got_users[u] for u in known}, known, label)
+    report(problems)
+    # the weights change the numbers: the same rows unweighted give another auc
+    plain = sqlmetrics.evaluate(rec_df, truth_df, ["auc"])
+    assert not close(float(plain["auc"].iloc[0]), float(got["auc"].iloc[0]))
+
+
 def _sessions(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tie-free sessions (TorchRec's GAUC orders equal predictions as argsort does): 60 users
     of 2-12 scored rows each, about a third relevant, weights in (0, 3)."""
@@ -328,16 +394,20 @@ def test_torchrec_and_recbole_profiles_agree_with_their_formulas() -> None:
     recs, truth = _sessions(31)
     rows = recs.merge(truth, on=["user_id", "item_id"], how="left")
     rows["relevant"] = rows["relevance"].fillna(0).astype(int)
-    p, y = rows["score"].to_numpy(), rows["relevant"].to_numpy()
-    torchrec = _torchrec(p, y, np.ones(len(p)))
+    p, y, w = rows["score"].to_numpy(), rows["relevant"].to_numpy(), rows["weight"].to_numpy()
+    torchrec = _torchrec(p, y, w)
     weighted = sqlmetrics.evaluate(
-        recs, truth, ["ne", "calibration", "pr_auc"], profile="torchrec"
+        recs,
+        truth,
+        ["ne", "calibration", "pr_auc"],
+        profile="torchrec",
+        columns={"weight": "weight"},
     ).iloc[0]
     problems: list[str] = []
     for label, name in (("ne", "ne"), ("calibration", "calibration"), ("pr_auc", "auprc")):
         if not close(float(weighted[label]), float(torchrec[name])):
             problems.append(f"torchrec {label}: got {weighted[label]!r} want {torchrec[name]!r}")
-    # TorchRec's GAUC: the plain mean of the sessions' AUCs
+    # TorchRec's GAUC reads no weights: the plain mean of the sessions' AUCs
     aucs = _session_aucs(rows)
     plain = sqlmetrics.evaluate(recs, truth, ["gauc"], profile="torchrec").iloc[0]
     if not close(float(plain["gauc"]), sum(a for a, _ in aucs) / len(aucs)):

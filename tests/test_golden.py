@@ -196,6 +196,7 @@ def _oracle_value(case: dict[str, Any], expected: dict[str, Any], metric: str) -
             name,
             threshold=options.get("threshold", 0.0),
             score_threshold=request.score_threshold or 0.5,
+            weight=options.get("columns", {}).get("weight"),
         ).mean
     # a level metric's @x travels where the oracle reads a cutoff
     k = request.score_threshold if request.metric.takes_level else request.k

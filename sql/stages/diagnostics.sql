@@ -7,7 +7,8 @@
 -- counted once however many cutoffs it straddles ($cutoffs; with no cutoff, every tie group of
 -- the list). With a rank column, "scores" are the ranks.
 -- single_class counts the scored lists (scored.sql) gauc and user_auc skip: all relevant or
--- none; the composer drops it when no metric reads scored.
+-- none; the composer drops it when no metric reads scored. Its bad_weights are the scored
+-- rows' refused weights (compose/weights.py), 0 without a weight column.
 WITH counted AS (
   SELECT
     user_id,
@@ -46,7 +47,8 @@ ranked_counts AS (
 single_class AS (
   SELECT
     user_id,
-    CASE WHEN SUM(positives) = 0 OR SUM(negatives) = 0 THEN 1 ELSE 0 END AS skipped
+    CASE WHEN SUM(positives) = 0 OR SUM(negatives) = 0 THEN 1 ELSE 0 END AS skipped,
+    SUM(bad_weights) AS bad_weights
   FROM scored
   GROUP BY user_id
 ),
@@ -64,7 +66,8 @@ listed AS (
     counted.broken_ranks,
     counted.outside_unit_scores,
     COALESCE(ranked_counts.tie_groups, 0) AS tie_groups,
-    COALESCE(single_class.skipped, 0) AS single_class
+    COALESCE(single_class.skipped, 0) AS single_class,
+    COALESCE(single_class.bad_weights, 0) AS bad_weights
   FROM counted
   LEFT JOIN ranked_counts ON counted.user_id = ranked_counts.user_id
   LEFT JOIN single_class ON counted.user_id = single_class.user_id
@@ -107,6 +110,7 @@ users AS (
     listed.tie_groups,
     listed.outside_unit_scores,
     listed.single_class,
+    listed.bad_weights,
     interacted.has_relevant,
     interacted.interaction_rows,
     interacted.duplicate_interactions,
@@ -144,5 +148,6 @@ SELECT
   COALESCE(SUM(null_interacted_items), 0) AS bad_interaction_item_ids,
   COALESCE(SUM(bad_relevance), 0) AS bad_relevance,
   COALESCE(SUM(huge_relevance), 0) AS relevance_over_1000,
-  COALESCE(SUM(outside_unit_scores), 0) AS scores_outside_0_1
+  COALESCE(SUM(outside_unit_scores), 0) AS scores_outside_0_1,
+  COALESCE(SUM(bad_weights), 0) AS bad_weights
 FROM users

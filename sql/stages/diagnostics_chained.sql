@@ -59,6 +59,7 @@ SELECT
   COALESCE(SUM(users.null_interacted_items), 0) AS bad_interaction_item_ids,
   COALESCE(SUM(users.bad_relevance), 0) AS bad_relevance,
   COALESCE(SUM(users.huge_relevance), 0) AS relevance_over_1000,
-  COALESCE(MAX(list_checks.outside_unit_scores), 0) AS scores_outside_0_1
+  COALESCE(MAX(list_checks.outside_unit_scores), 0) AS scores_outside_0_1,
+  0 AS bad_weights
 FROM users
 CROSS JOIN list_checks

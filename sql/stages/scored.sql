@@ -5,7 +5,9 @@
 -- negatives_below_in_list is, for a positive at this score, the negatives of the same list
 -- scored lower plus half those scored the same (the rank-sum formula's count); the _in_group
 -- columns do the same over every list of the group together (a window without user_id spans
--- the group). The _at_or_above columns count the rows scored at least this score (the points of
+-- the group). With a weight column (columns={"weight": ...}) each row counts its weight in
+-- positives and negatives, and so in every sum and ratio over them; without one the composer
+-- writes 1 for input_recommendations.weight (compose/weights.py). The _at_or_above columns count the rows scored at least this score (the points of
 -- the precision-recall curve: in the list, and over the group, where a threshold's rows of every
 -- list count together), _at_score_in_group the group's rows at this very score, and
 -- positives_in_group all its relevant rows. Unused columns are pruned per query.
@@ -39,8 +41,8 @@ FROM (
   SELECT
     input_recommendations.user_id,
     input_recommendations.score,
-    SUM(CASE WHEN truth.item_id IS NULL THEN 0 ELSE 1 END) AS positives,
-    SUM(CASE WHEN truth.item_id IS NULL THEN 1 ELSE 0 END) AS negatives
+    SUM(CASE WHEN truth.item_id IS NULL THEN 0 ELSE input_recommendations.weight END) AS positives,
+    SUM(CASE WHEN truth.item_id IS NULL THEN input_recommendations.weight ELSE 0 END) AS negatives
   FROM input_recommendations
   LEFT JOIN truth
     ON

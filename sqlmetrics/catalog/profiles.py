@@ -301,7 +301,8 @@ PROFILES: dict[str, Profile] = {
             },
             notes=(
                 "A session is a user's scored rows (predictions = the scores, labels = "
-                "relevant or not), each row of weight 1.",
+                "relevant or not); weights are the weight column (columns={'weight': ...}), "
+                "1 without one.",
                 "GAUC averages the AUCs of the sessions with both labels, unweighted "
                 "(user_auc); TorchRec also skips a session whose predictions are all equal, "
                 "which user_auc counts at 0.5, and orders equal predictions as argsort does, "

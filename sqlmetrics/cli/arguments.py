@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from sqlmetrics.compose.inputs import COLUMN_ROLES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.options import declared
 
@@ -44,7 +45,7 @@ def requested_metrics(args: argparse.Namespace) -> list[str]:
 def column_names(args: argparse.Namespace) -> dict[str, str | None]:
     columns: dict[str, str | None] = {
         role: getattr(args, f"{role}_column")
-        for role in ("user", "item", "score", "rank", "relevance", "rating", "category", "intent")
+        for role in COLUMN_ROLES
         if getattr(args, f"{role}_column")
     }
     if args.no_relevance:

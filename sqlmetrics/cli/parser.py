@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sqlmetrics.cli.arguments import add_flags
+from sqlmetrics.compose.inputs import COLUMN_ROLES
 from sqlmetrics.options import (
     CompareOptions,
     Definitions,
@@ -36,8 +37,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="evaluate each value of this column separately; repeatable",
     )
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
-    for role in ("user", "item", "score", "rank", "relevance", "rating", "category", "intent"):
-        parser.add_argument(f"--{role}-column", metavar="NAME", help=f"name of the {role} column")
+    for role in COLUMN_ROLES:
+        parser.add_argument(
+            f"--{role}-column",
+            metavar="NAME",
+            help=_COLUMN_HELP.get(role, f"name of the {role} column"),
+        )
     parser.add_argument(
         "--no-relevance",
         action="store_true",
@@ -45,6 +50,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     add_flags(parser, Definitions)
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+
+
+_COLUMN_HELP = {
+    "weight": "name of the recommendations' weight column (each scored row counts its weight "
+    "in the metrics over scored rows: auc, gauc, logloss, ne, ...)",
+}
 
 
 def _add_sources(parser: argparse.ArgumentParser) -> None:

@@ -82,6 +82,7 @@ from sqlmetrics.compose.stages import (
     with_ctes,
 )
 from sqlmetrics.compose.summary import UserPass, final
+from sqlmetrics.compose.weights import weigh_scored
 from sqlmetrics.errors import SqlmetricsError
 
 
@@ -309,6 +310,12 @@ def _scored_stages(call: _Call, selects: dict[str, exp.Select]) -> list[tuple[st
         for source in ("scored", "rated", "judgements", "pool")
         if source in selects
     ]
+    scored_stages = [
+        (name, weigh_scored(source, call.inputs.weight is not None, call.diagnostics))
+        if name == "scored"
+        else (name, source)
+        for name, source in scored_stages
+    ]
     scored_stages += ideal
     if call.plan.scored != "scored_positives":
         return scored_stages
@@ -331,6 +338,7 @@ def _diagnosis(call: _Call, scored: bool) -> list[tuple[str, exp.Expr]]:
         scored=scored,
         repeats=call.repeats,
         chained=call.chained,
+        weighted=call.inputs.weight is not None,
     )
 
 

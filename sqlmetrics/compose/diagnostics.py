@@ -51,6 +51,7 @@ CHECKS = (
     "bad_relevance",
     "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
     "scores_outside_0_1",  # refused only for PROBABILITY_METRICS
+    "bad_weights",  # the scored rows' weights (compose/weights.py), with a weight column
 )
 # The metrics that read scores as probabilities: a score outside [0, 1] is refused for them.
 PROBABILITY_METRICS = frozenset({"logloss", "ne"})
@@ -66,9 +67,11 @@ def diagnostics_stages(
     scored: bool,
     repeats: str = "lists",
     chained: bool = False,
+    weighted: bool = False,
 ) -> list[tuple[str, exp.Expr]]:
     """diagnostics.sql as CTEs, its final SELECT (one row per group) named ``diagnosed``.
-    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0.
+    Without ``scored`` (no metric reads it) its ``single_class`` CTE is dropped and counts 0;
+    without ``weighted`` (a weight column) its bad_weights count 0.
     ``ranked_counts`` counts, in one pass over ranked's rows, the tie groups (0 without a
     cutoff) and the repeated items. ``repeats``: where those are counted: "ranked", among
     ranked's first positions (ranked_counts); "lists", list_counts' (over whole lists, or
@@ -78,6 +81,14 @@ def diagnostics_stages(
     query = stage("diagnostics")
     if not scored:
         _without_cte(query, "single_class", "single_class")
+        _without_cte(query, "single_class", "bad_weights")
+    elif not weighted:
+        single_class = _cte(query, "single_class")
+        kept = [p for p in single_class.expressions if p.alias_or_name != "bad_weights"]
+        single_class.set("expressions", kept)
+        for projection in _cte(query, "listed").expressions:
+            if projection.alias_or_name == "bad_weights":
+                projection.set("this", exp.Literal.number(0))
     _count_repeats(query, repeats)
     cutoffs = requested_cutoffs(requests)
     _count_ties(query, cutoffs)
@@ -247,6 +258,8 @@ def refused_checks(
         refused.append("bad_relevance")
         if any(uses_exponential_gain(r) for r in requests):
             refused.append("relevance_over_1000")
+    if inputs.weight is not None:
+        refused.append("bad_weights")
     if options.duplicates == "error":
         refused.append("duplicate_recommendations")
     if any(r.metric.name in PROBABILITY_METRICS for r in requests) and inputs.score is not None:

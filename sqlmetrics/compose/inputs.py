@@ -49,7 +49,17 @@ CHECK_DEPTHS = ("read", "full")
 READ_CHECKED = "reader"
 
 
-COLUMN_ROLES = ("user", "item", "score", "rank", "relevance", "rating", "category", "intent")
+COLUMN_ROLES = (
+    "user",
+    "item",
+    "score",
+    "rank",
+    "relevance",
+    "rating",
+    "category",
+    "intent",
+    "weight",
+)
 DEFAULT_COLUMNS: dict[str, str | None] = {
     "user": "user_id",
     "item": "item_id",
@@ -59,6 +69,7 @@ DEFAULT_COLUMNS: dict[str, str | None] = {
     "rating": "rating",  # read only by the rating metrics (rmse, mae, mse, r2)
     "category": "category",  # of the items table
     "intent": "intent",  # of the interactions: read only by the intent-aware metrics
+    "weight": None,  # the recommendations' row weight, read by the metrics over scored rows
 }
 
 
@@ -100,6 +111,7 @@ class Inputs:
     intent: exp.Identifier | None = None  # the interactions' intent, for the intent-aware ones
     # the model (a value of the first group column) the overlap metrics compare the others with
     baseline: str | None = None
+    weight: exp.Identifier | None = None  # the recommendations' row weight (scored rows)
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,8 @@ def bind_recommendations(inputs: Inputs) -> exp.Select:
         columns.append(exp.alias_(exp.column(inputs.score), "score"))
     else:
         raise SqlmetricsError("recommendations need a score column or a rank column")
+    if inputs.weight is not None:
+        columns.append(exp.alias_(exp.column(inputs.weight), "weight"))
     return exp.select(*columns).from_(inputs.recommendations.copy())
 
 

@@ -357,7 +357,12 @@ def _scored(call: _Call) -> _Choice:
     """The stage of the metrics over scores; none when unread."""
     if "scored" not in call.reads:
         return None, None
-    positives = call.duckdb_own and duckdb_plan.sums_scored_only(call.requests)
+    # scored_positives counts rows, not weights
+    positives = (
+        call.duckdb_own
+        and call.inputs.weight is None
+        and duckdb_plan.sums_scored_only(call.requests)
+    )
     scored = "scored_positives" if positives else "scored"
     return scored, f"scored: {scored}"
 

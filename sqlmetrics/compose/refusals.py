@@ -94,3 +94,11 @@ def check_compatible(requests: Sequence[MetricRequest], inputs: Inputs, options:
         if (labels or concerns is None) and refusal.holds(inputs, options):
             message = string.Template(refusal.message).substitute(labels=", ".join(labels))
             raise SqlmetricsError(message)
+    if inputs.weight is not None and not any(r.metric.reads == "scored" for r in requests):
+        # a weight nothing reads would change no number: said rather than ignored
+        raise SqlmetricsError(
+            f"the weight column ({inputs.weight.name}) weighs the scored rows of auc, gauc, "
+            "user_auc, logloss, ne, calibration, average_precision, pr_auc and the metrics at a "
+            f"score threshold; {', '.join(r.label for r in requests)} read no weight: drop "
+            "columns={'weight': ...} (CLI: --weight-column) or ask for one of those"
+        )

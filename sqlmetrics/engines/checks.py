@@ -21,6 +21,10 @@ from sqlmetrics.compose.diagnostics import (
 )
 from sqlmetrics.compose.inputs import Group, Inputs, column_names
 from sqlmetrics.compose.lists import counts_popularity
+from sqlmetrics.engines.bad_rows import example as _example
+from sqlmetrics.engines.bad_rows import not_finite as _not_finite
+from sqlmetrics.engines.bad_rows import recommendation_columns as _recommendation_columns
+from sqlmetrics.engines.bad_rows import refuse_bad_weights
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
 
@@ -168,6 +172,10 @@ def resolve_inputs(
     intent = None
     if names["intent"] is not None and ("intent" in given or "intent" in interactions.columns):
         intent = _column(interactions, str(names["intent"]), "intent")
+    weight = None
+    if names["weight"] is not None:
+        weight = _column(recommendations, str(names["weight"]), "weight")
+        _check_numeric(recommendations, weight, "weight")
     groups = [_group(recommendations, interactions, name) for name in group_by]
     if history is not None:
         for role, column in (("user", user), ("item", item)):
@@ -189,6 +197,7 @@ def resolve_inputs(
         groups=tuple(groups),
         rating=rated,
         intent=intent,
+        weight=weight,
     )
 
 
@@ -281,23 +290,6 @@ def _item_category(
     return None
 
 
-def _example(
-    engine: Engine,
-    source: exp.Expr,
-    columns: Sequence[exp.Identifier | None],
-    condition: exp.Expr,
-) -> str:
-    """One offending row, for the message (the error path only)."""
-    shown = [exp.column(column) for column in columns if column is not None]
-    row = engine.first_row(exp.select(*shown).from_(source.copy()).where(condition).limit(1))
-    if row is None:
-        return ""
-    names = [column.name for column in columns if column is not None]
-    return ", e.g. " + ", ".join(
-        f"{name}={value!r}" for name, value in zip(names, row, strict=True)
-    )
-
-
 def refuse_bad_rows(
     engine: Engine,
     inputs: Inputs,
@@ -315,16 +307,11 @@ def refuse_bad_rows(
     _refuse_bad_order(engine, inputs, total, ranks)
     _refuse_bad_interactions(engine, inputs, total)
     _refuse_out_of_range(engine, inputs, total, requests)
+    refuse_bad_weights(engine, inputs, total)
     if not total["users_with_recommendations"]:
         raise SqlmetricsError("recommendations: no rows to evaluate; check the file or filter")
     if not total["users_in_interactions"]:
         raise SqlmetricsError("interactions: no rows to evaluate; check the file or filter")
-
-
-def _recommendation_columns(inputs: Inputs) -> tuple[exp.Identifier | None, ...]:
-    """The columns of a recommendations row shown in a message: user, item and its order."""
-    order = inputs.rank if inputs.rank is not None else inputs.score
-    return (inputs.user, inputs.item, order)
 
 
 def _refuse_null_recommendation_ids(engine: Engine, inputs: Inputs, total: dict[str, int]) -> None:
@@ -441,15 +428,6 @@ def _refuse_out_of_range(
             f"read{'s' if len(probabilities) == 1 else ''} scores as probabilities: calibrate them "
             f"(e.g. a sigmoid) or leave {', '.join(probabilities)} out"
         )
-
-
-def _not_finite(column: exp.Expr) -> exp.Expr:
-    """True for NaN and ±infinity, on every engine: x * 0 = 0 holds for every finite number,
-    not for NaN or infinity (whose product with 0 is NaN, or NULL in SQLite). True for NULL
-    too: callers that allow NULL test it apart."""
-    product = exp.Mul(this=column.copy(), expression=exp.Literal.number(0))
-    flag = exp.case().when(product.eq(0), exp.Literal.number(0)).else_(exp.Literal.number(1))
-    return flag.eq(1)
 
 
 def refuse_nan_ratings(engine: Engine, inputs: Inputs, rating: exp.Identifier) -> None:
