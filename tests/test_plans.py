@@ -225,7 +225,11 @@ def test_judged_pairs_equal_judgements(
     assert pairs["num_nonrel_judged_ret"].sum() > 0 and 0 < pairs["bpref"].mean() < 1
 
 
-SCORED_NAMES = ("gauc", "user_auc")  # spelled out: a metric added to SCORED_SUM_METRICS fails above
+SCORED_NAMES = (
+    "gauc",
+    "gauc_positives",
+    "user_auc",
+)  # spelled out: a metric added to SCORED_SUM_METRICS fails above
 
 
 @pytest.mark.parametrize("group_by", [[], ["segment"]])
@@ -285,6 +289,8 @@ def test_duckdb_sql_takes_scored_positives_only_for_per_user_sums() -> None:
     assert "positive_scores" in sqlmetrics.to_sql(["gauc", "user_auc", "ndcg@10"])
     assert "positive_scores" not in sqlmetrics.to_sql(["gauc", "auc"])  # auc spans the group
     assert "positive_scores" not in sqlmetrics.to_sql("gauc", dialect="postgres")
+    # scored_positives counts rows: a weight column takes scored.sql
+    assert "positive_scores" not in sqlmetrics.to_sql("gauc", columns={"weight": "w"})
 
 
 def test_other_metrics_keep_every_recommended_row() -> None:
@@ -515,12 +521,21 @@ def test_truth_stage_groups_by_item_only_the_users_it_must() -> None:
     ("metrics", "unused"),
     [
         # no scored metric, no rank column
-        (["ndcg@5", "map@10", "dcg_exp@3"], {"single_class_users", "bad_rank_lists"}),
+        (
+            ["ndcg@5", "map@10", "dcg_exp@3"],
+            {"single_class_users", "bad_rank_lists", "bad_weights"},
+        ),
         # deep: score_lists.sql
-        (["ndcg@5", "map@30", "mrr@100"], {"single_class_users", "bad_rank_lists"}),
+        (
+            ["ndcg@5", "map@30", "mrr@100"],
+            {"single_class_users", "bad_rank_lists", "bad_weights"},
+        ),
         # scored_positives.sql; no cutoff, so no list is shorter than one and no tie group
         # straddles one
-        (["gauc", "user_auc"], {"bad_rank_lists", "lists_shorter_than_k", "tied_score_groups"}),
+        (
+            ["gauc", "user_auc"],
+            {"bad_rank_lists", "lists_shorter_than_k", "tied_score_groups", "bad_weights"},
+        ),
     ],
 )
 def test_hit_rows_plan_counts_bad_rows_as_the_window_plan(
