@@ -5,8 +5,11 @@ Per group (the group columns but the segment) and metric, over the segments that
 ``range``, the highest segment's value minus the lowest's, and ``mad``, the mean absolute
 difference over every pair of segments (Elliot's UserMADranking and UserMADrating, Deldjoo et
 al. 2020). With a bootstrap interval (``ci`` and ``ci_method="bootstrap"``), each gap gets the
-percentile interval of the gaps of the bootstrap's replicates: the per-segment means of one
-replicate are computed from the same draws, so each replicate's gap is one draw of the gap.
+percentile interval of the gaps of the bootstrap's replicates: a group's users are dealt into
+the buckets across its segments (stats/replicates.py, ``Resampling.segmented``), so the
+segments of a replicate draw apart and its gap is one draw of the gap. With a baseline model,
+each model's gaps minus the baseline's, replicate by replicate: the same user weighs alike in
+both models' replicates (paired) where both list the user in the segment.
 """
 
 from __future__ import annotations
