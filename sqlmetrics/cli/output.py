@@ -82,9 +82,9 @@ def gaps_text(frame: pd.DataFrame) -> str:
     if not isinstance(table, Table) or not table.rows:
         return ""
     frame = table.frame()
-    for column in ("lowest", "highest"):  # a NULL segment, where some segment has a value
-        named = frame["segments"] > 0
-        frame[column] = frame[column].astype(object).where(~(named & frame[column].isna()), "NULL")
+    valued = frame["segments"] > 0  # a missing name there is a NULL segment, not no value
+    for column in ("lowest", "highest"):
+        frame[column] = frame[column].astype(object).where(~(valued & frame[column].isna()), "NULL")
     return "gaps between segments:\n" + frame.to_string(index=False) + "\n"
 
 
