@@ -3,6 +3,7 @@ the query without it, and whatever it changed is put back (tests/engines has the
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sqlmetrics.engines import spark as spark_engine
@@ -79,3 +80,20 @@ def test_a_refused_setting_is_skipped_and_nothing_changes() -> None:
     assert engine.fetch("SELECT 1") == (["x"], [(1,)])
     assert session.ran == [{"other": "1"}]
     assert conf.values == {"other": "1"}
+
+
+class SlowConf(Conf):
+    """Takes its time to set a value back: the engine must not return before it has."""
+
+    def set(self, key: str, value: str) -> None:
+        if value == "true":
+            time.sleep(0.3)
+        super().set(key, value)
+
+
+def test_fetch_returns_only_once_the_settings_are_back() -> None:
+    key = "spark.sql.requireAllClusterKeysForCoPartition"
+    conf = SlowConf({key: "true"}, refused=set())
+    engine = spark_engine.SparkEngine(Session(conf))
+    engine.fetch("SELECT 1")
+    assert conf.values == {key: "true"}

@@ -154,11 +154,15 @@ class SparkEngine(Engine):
         outcome: queue.Queue[tuple[bool, Any]] = queue.Queue()
 
         def work() -> None:
+            # the outcome is handed over once the settings are restored, not before: the
+            # caller must not see the session with them still set
             try:
                 with self._running(statement.group):
-                    outcome.put((True, run()))
+                    value = run()
             except BaseException as error:  # handed to the caller, who raises it
                 outcome.put((False, error))
+            else:
+                outcome.put((True, value))
             finally:
                 statement.ended.set()
 
