@@ -14,15 +14,17 @@ SELECT
     positives * LN(LEAST(GREATEST(score, 1e-12), 1 - 1e-12))
     + negatives * LN(1 - LEAST(GREATEST(score, 1e-12), 1 - 1e-12))
   ) AS numerator,
-  -SUM(
+  -- ln(1 / b) rather than -ln(b): a group with every row relevant (or none) sums to +0,
+  -- where -0.0 would pass DataFusion's NULLIF(x, 0) and divide to -inf
+  SUM(
     CASE
       WHEN positives > 0
-        THEN positives * LN(positives_in_group / (positives_in_group + negatives_in_group))
+        THEN positives * LN((positives_in_group + negatives_in_group) / positives_in_group)
       ELSE 0
     END
     + CASE
       WHEN negatives > 0
-        THEN negatives * LN(negatives_in_group / (positives_in_group + negatives_in_group))
+        THEN negatives * LN((positives_in_group + negatives_in_group) / negatives_in_group)
       ELSE 0
     END
   ) AS denominator

@@ -50,18 +50,18 @@ WITH input_recommendations AS (
     -SUM(
       positives * LN(LEAST(GREATEST(score, 1e-12), 1 - 1e-12)) + negatives * LN(1 - LEAST(GREATEST(score, 1e-12), 1 - 1e-12))
     ) AS m1_numerator,
-    -SUM(
+    SUM(
       CASE
         WHEN positives > 0
-        THEN positives * LN(positives_in_group / (
+        THEN positives * LN((
           positives_in_group + negatives_in_group
-        ))
+        ) / positives_in_group)
         ELSE 0
       END + CASE
         WHEN negatives > 0
-        THEN negatives * LN(negatives_in_group / (
+        THEN negatives * LN((
           positives_in_group + negatives_in_group
-        ))
+        ) / negatives_in_group)
         ELSE 0
       END
     ) AS m1_denominator

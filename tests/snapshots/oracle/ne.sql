@@ -60,17 +60,17 @@ WITH input_recommendations AS (
         )
       )
     ) AS m1_numerator,
-    -SUM(
+    SUM(
       CASE
         WHEN positives > 0
         THEN positives * LN(
-          CAST(positives_in_group AS DOUBLE PRECISION) / NULLIF(positives_in_group + negatives_in_group, 0)
+          CAST(positives_in_group + negatives_in_group AS DOUBLE PRECISION) / NULLIF(positives_in_group, 0)
         )
         ELSE 0
       END + CASE
         WHEN negatives > 0
         THEN negatives * LN(
-          CAST(negatives_in_group AS DOUBLE PRECISION) / NULLIF(positives_in_group + negatives_in_group, 0)
+          CAST(positives_in_group + negatives_in_group AS DOUBLE PRECISION) / NULLIF(negatives_in_group, 0)
         )
         ELSE 0
       END

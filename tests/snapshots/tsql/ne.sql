@@ -74,17 +74,17 @@ WITH input_recommendations AS (
         END
       )
     ) AS m1_numerator,
-    -SUM(
+    SUM(
       CASE
         WHEN positives > 0
         THEN positives * LOG(
-          CAST(positives_in_group AS FLOAT) / NULLIF(positives_in_group + negatives_in_group, 0)
+          CAST(positives_in_group + negatives_in_group AS FLOAT) / NULLIF(positives_in_group, 0)
         )
         ELSE 0
       END + CASE
         WHEN negatives > 0
         THEN negatives * LOG(
-          CAST(negatives_in_group AS FLOAT) / NULLIF(positives_in_group + negatives_in_group, 0)
+          CAST(positives_in_group + negatives_in_group AS FLOAT) / NULLIF(negatives_in_group, 0)
         )
         ELSE 0
       END
