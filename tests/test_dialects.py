@@ -163,6 +163,31 @@ def test_every_option_renders_without_warnings_and_round_trips(dialect: str, var
     assert tree.sql(dialect=dialect, pretty=True, copy=False) == sql
 
 
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_node_of_the_composed_tree_has_one_parent(
+    variant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A node held by two parents is rewritten in one only when a dialect's writer replaces it
+    (BigQuery's writer put a grouped column's alias in ORDER BY, not in GROUP BY): composing
+    copies every node it places twice, and never re-parents a node of the tree."""
+    composed: list[exp.Expr] = []
+
+    def keeping(tree: exp.Expr, dialect: str, **kwargs: Any) -> str:
+        composed.append(tree)
+        return original(tree, dialect, **kwargs)
+
+    original = sqlmetrics.api.render
+    monkeypatch.setattr(sqlmetrics.api, "render", keeping)
+    render(CANONICAL, every_metric(VARIANTS[variant]), **VARIANTS[variant])
+    strays = [
+        (type(node).__name__, child.sql()[:60])
+        for node in composed[0].walk()
+        for child in node.iter_expressions()
+        if child.parent is not node
+    ]
+    assert not strays, strays[:10]
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("name", list(metrics()))
 def test_each_metric_matches_its_reviewed_snapshot(dialect: str, name: str) -> None:

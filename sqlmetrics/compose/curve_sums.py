@@ -131,8 +131,11 @@ def final(
         derived_table(table, "per_cutoff")
     )
     if keys:
-        order = [exp.column(key) for key in keys]
-        query = query.group_by(*order, copy=False).order_by(*nulls_last(order), copy=False)
+        # fresh nodes for each clause: a node shared by two parents is rewritten in one only
+        # (BigQuery's writer replaces a grouped column by its alias)
+        query = query.group_by(*[exp.column(key) for key in keys], copy=False).order_by(
+            *nulls_last([exp.column(key) for key in keys]), copy=False
+        )
     return query
 
 

@@ -237,7 +237,7 @@ def _request_expressions(request: MetricRequest, options: Options) -> dict[str, 
         alias: _per_user_constants(
             bind_cutoff(expression, request.k)
             if threshold is None
-            else exp.replace_placeholders(expression, score_threshold=number(threshold))
+            else bind_placeholders(expression, score_threshold=number(threshold))
         )
         for alias, expression in request.metric.expressions().items()
     }
@@ -438,10 +438,11 @@ def _is_sum_of_hits(node: exp.Expr) -> bool:
     when, default = case.args["ifs"][0], case.args.get("default")
     condition, value = when.this, when.args.get("true")
     if isinstance(condition, exp.Not) and isinstance(condition.this, exp.Is):
-        condition = exp.LTE(this=condition.this.this)  # pos IS NOT NULL: the whole list
+        condition = condition.this  # pos IS NOT NULL: the whole list
+    elif not isinstance(condition, exp.LTE):
+        return False
     return (
-        isinstance(condition, exp.LTE)
-        and isinstance(condition.this, exp.Column)
+        isinstance(condition.this, exp.Column)
         and condition.this.name == "pos"
         and isinstance(value, exp.Column)
         and value.name == "hit"

@@ -14,13 +14,15 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import cast
+from typing import TypeVar, cast
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.catalog.metrics import parsed, sql_folder
 from sqlmetrics.errors import SqlmetricsError
+
+E = TypeVar("E", bound=exp.Expr)
 
 
 @functools.cache
@@ -121,11 +123,17 @@ def _widened_list(
     return widened
 
 
-def bind_placeholders(tree: exp.Select, **values: exp.Expr) -> exp.Select:
+def bind_placeholders(tree: E, **values: exp.Expr) -> E:
     """``$name`` placeholders replaced by literal nodes (never by SQL text), in ``tree`` itself:
-    every caller binds a stage's fresh copy and keeps only the result, so the builder's copy
-    of the whole tree (its default; ``copy`` goes to the tree's transform) is spared."""
-    return cast(exp.Select, exp.replace_placeholders(tree, copy=False, **values))
+    every caller binds a fresh copy and keeps only the result. Each placeholder gets a copy of
+    its value: a node shared by two parents would be rewritten in one only."""
+    for placeholder in list(tree.find_all(exp.Placeholder)):
+        value = values.get(placeholder.name)
+        if value is not None:
+            bound = placeholder.replace(value.copy())
+            if placeholder is tree:
+                tree = cast(E, bound)
+    return tree
 
 
 # sqlglot's own dialect, the one ``exp.func`` reads function names in when given none (it makes a

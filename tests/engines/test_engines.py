@@ -219,22 +219,9 @@ def parameters() -> list[Any]:
                     marks.append(
                         pytest.mark.xfail(reason=f"{kind}: {reason}", strict=True, raises=Exception)
                     )
-                if (target.id, check, case.name) in SQLGLOT_GAPS:
-                    reason = SQLGLOT_GAPS[target.id, check, case.name]
-                    marks.append(pytest.mark.xfail(reason=reason, strict=False))
                 name = f"{target.id}-{check}-{case.name}"
                 found.append(pytest.param(target, check, case, marks=marks, id=name))
     return found
-
-
-# Cells that depend on sqlglot's release (not strict: CI installs the newest the dev extra
-# allows, and an older one passes them).
-SQLGLOT_GAPS = {
-    ("bigquery-roundtrip", "curves", "group_by_null_segment"): (
-        "sqlglot 30.30 reads BigQuery's GROUP BY group_1 back as the column the alias names "
-        "(`segment`): the text does not re-parse to itself (passed with the release before)"
-    ),
-}
 
 
 def scores_outside_probabilities(case: Case) -> bool:
