@@ -110,17 +110,6 @@ SAMPLED_DIALECTS = ("duckdb", "mysql", "tsql")
 SAMPLED_VARIANTS = ("default", "two_groups_per_user")
 
 
-# (variant, dialect) -> why the rendered SQL is not yet portable there (strict xfails).
-KNOWN_GAPS = {
-    (variant, dialect): "notimpl: rbo's depths table (VALUES of 1..k) is written with an "
-    "unaliased projection in this dialect, which assert_portable refuses"
-    for variant, dialect in (
-        ("baseline_two_groups", "redshift"),
-        ("baseline_two_groups", "clickhouse"),
-    )
-}
-
-
 def every_option_cases() -> list[Any]:
     # The dialect varies fastest: one request asked of every dialect in turn is composed once
     # for those that share the portable plan (api._shared_composition).
@@ -133,11 +122,6 @@ def every_option_cases() -> list[Any]:
                 ()
                 if dialect in SAMPLED_DIALECTS or variant in SAMPLED_VARIANTS
                 else (pytest.mark.full_matrix,)
-            )
-            + (
-                (pytest.mark.xfail(reason=KNOWN_GAPS[variant, dialect], strict=True),)
-                if (variant, dialect) in KNOWN_GAPS
-                else ()
             ),
         )
         for variant in VARIANTS

@@ -11,8 +11,9 @@ from sqlmetrics.render.rules.common import is_dialect
 def values_tables(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """A VALUES table naming its columns (curve_cutoffs' cutoffs) as a UNION ALL of one-row
     selects where VALUES cannot name them: SQLite drops the names, Oracle has no VALUES, and
-    sqlglot writes MySQL's as such a union naming the first row's columns only."""
-    if not is_dialect(target, "sqlite", "oracle", "mysql"):
+    sqlglot writes MySQL's, Redshift's and ClickHouse's as such a union naming the first row's
+    columns only (the others' meaning then rests on the union's naming rule)."""
+    if not is_dialect(target, "sqlite", "oracle", "mysql", "redshift", "clickhouse"):
         return tree
     for values in list(tree.find_all(exp.Values)):
         alias = values.args.get("alias")

@@ -112,31 +112,31 @@ WITH input_recommendations AS (
       1 AS depth
     UNION ALL
     SELECT
-      2
+      2 AS depth
     UNION ALL
     SELECT
-      3
+      3 AS depth
     UNION ALL
     SELECT
-      4
+      4 AS depth
     UNION ALL
     SELECT
-      5
+      5 AS depth
     UNION ALL
     SELECT
-      6
+      6 AS depth
     UNION ALL
     SELECT
-      7
+      7 AS depth
     UNION ALL
     SELECT
-      8
+      8 AS depth
     UNION ALL
     SELECT
-      9
+      9 AS depth
     UNION ALL
     SELECT
-      10
+      10 AS depth
   ) AS numbers
 ), m1_users AS (
   SELECT
