@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: one
 -- ties_average: yes
 -- references: TorchRec `Calibration` (0 where nothing is relevant, NULL here)
 SELECT

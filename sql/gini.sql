@@ -4,6 +4,7 @@
 -- formula: \mathrm{Gini@}k = \frac{\sum_{j=1}^{n} (2j - n - 1)\, e_j}{n \sum_{j=1}^{n} e_j}
 -- cutoff: required
 -- aggregate: group
+-- better: lower
 -- reads: lists
 -- ties_average: no
 -- aliases: gini_index, exposure_gini

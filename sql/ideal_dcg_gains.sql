@@ -7,6 +7,7 @@
 -- asked_as: ideal_dcg
 -- reads: judgements
 -- aggregate: mean
+-- better: none
 -- ties_average: no
 -- references: trec_eval 10 `ideal_dcg` with rel_level=gain parameters (m_ndcg.c, gain_init.c: the ideal order sorts the levels by gain, positive gains only; its comparator truncates the difference of two gains to an integer, so levels whose gains differ by less than 1 may take either order there, where sqlmetrics sorts by the gain); ndcg_gains' denominator; Jarvelin & Kekalainen (2002)
 SELECT

@@ -4,6 +4,7 @@
 -- formula: \mathrm{intersection@}k = \frac{|L_u \cap B_u|}{|L_u|}, \qquad B_u \text{ the baseline's first } k
 -- cutoff: required
 -- aggregate: mean
+-- better: none
 -- reads: lists
 -- ties_average: no
 -- aliases: overlap

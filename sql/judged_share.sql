@@ -5,6 +5,7 @@
 -- reads: pool
 -- walks_positions: yes
 -- aggregate: mean
+-- better: none
 -- ties_average: no
 -- aliases: judged, judged_at_k
 -- references: ir_measures `Judged@k` (judged_at_k: the results in the top k with a qrels entry, divided by the number of results up to k)

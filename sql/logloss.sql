@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: lower
 -- ties_average: yes
 -- aliases: log_loss, cross_entropy
 -- references: scikit-learn `log_loss` (which clips at the float64 epsilon instead, since 1.6)

@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: rated
 -- aggregate: micro
+-- better: lower
 -- ties_average: yes
 -- references: seed 004 `mae`; scikit-learn `mean_absolute_error`; MS Recommenders `mae`
 SELECT

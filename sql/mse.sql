@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: rated
 -- aggregate: micro
+-- better: lower
 -- ties_average: yes
 -- references: scikit-learn `mean_squared_error`
 SELECT

@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: lower
 -- ties_average: yes
 -- aliases: normalized_entropy, normalised_entropy
 -- references: He et al. 2014, Practical Lessons from Predicting Clicks on Ads at Facebook; TorchRec `NE` (log2 in both terms, the same ratio; the base rate clamped to [eta, 1 - eta] where this gives NULL)

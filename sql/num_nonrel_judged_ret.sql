@@ -5,6 +5,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: sum
+-- better: none
 -- ties_average: no
 -- aliases: numnonreljudgedret
 -- references: trec_eval `num_nonrel_judged_ret` (m_num_nonrel_judged_ret.c: num_ret - num_rel_ret - num_nonpool - num_unjudged_in_pool; its 'all' line is the sum over topics)

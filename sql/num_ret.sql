@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: sum
+-- better: none
 -- ties_average: no
 -- aliases: numret
 -- references: trec_eval `num_ret` (m_num_ret.c; its 'all' line is the sum over topics); ir_measures `NumRet`

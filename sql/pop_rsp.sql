@@ -4,6 +4,7 @@
 -- formula: \mathrm{pop\_rsp@}k = \frac{\mathrm{std}(P_H, P_T)}{\mathrm{mean}(P_H, P_T)}, \quad P_G = \frac{\sum_u |L_u \cap G|}{\sum_u |G \setminus \mathrm{history}_u|}
 -- cutoff: required
 -- aggregate: group
+-- better: lower
 -- reads: lists
 -- needs_history: optional
 -- ties_average: no

@@ -4,6 +4,7 @@
 -- formula: \mathrm{rbo@}k = \frac{\sum_{d=1}^{k} p^{d-1} \, |L_u[{:}d] \cap B_u[{:}d]| / d}{\sum_{d=1}^{k} p^{d-1}}
 -- cutoff: required
 -- aggregate: mean
+-- better: none
 -- reads: lists
 -- walks_positions: yes
 -- parameters: p=0.9

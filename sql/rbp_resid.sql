@@ -8,6 +8,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: none
 -- ties_average: no
 -- aliases: rbpresid
 -- references: trec_eval 10 `rbp_resid` (m_rbp_resid.c: p^num_ret + (1 - p) x the sum over unjudged positions, a qrels rel < 0 unjudged too; 0 without an unjudged document); Moffat and Zobel (2008), section 5 (residuals)

@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: rated
 -- aggregate: micro
+-- better: lower
 -- finish: sqrt
 -- ties_average: yes
 -- references: seed 004 `rmse`; scikit-learn `root_mean_squared_error`; MS Recommenders `rmse`

@@ -4,6 +4,7 @@
 -- cutoff: optional
 -- reads: judgements
 -- aggregate: mean
+-- better: none
 -- ties_average: no
 -- aliases: unjudged
 -- references: trec_eval 10 `unj` (m_unjudged.c: cutoffs 5, 10, 20; RELVALUE_NONPOOL and RELVALUE_UNJUDGED count, divided by the cutoff)

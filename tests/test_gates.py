@@ -473,3 +473,44 @@ def test_a_randomization_test_that_cannot_reject_is_refused() -> None:
         recs, truth, ["hit_rate@5", "mrr@5"], baseline="a", test="randomization", replicates=40
     )
     assert result["significant"].all()
+
+
+@pytest.mark.parametrize(
+    ("label", "difference", "p", "failure"),
+    [
+        ("ndcg@10", -0.1, 0.01, "significantly worse"),
+        ("ndcg@10", 0.1, 0.01, None),
+        ("mae", 0.1, 0.01, "significantly worse"),  # better: lower
+        ("mae", -0.1, 0.01, None),
+        ("mae", 0.1, 0.5, None),  # worse, not significantly
+        # better: none (arp describes the lists): any significant change is for a gate to see
+        ("arp@10", 0.1, 0.01, "significantly changed"),
+        ("arp@10", -0.1, 0.01, "significantly changed"),
+        ("arp@10", -0.1, 0.5, None),
+        ("arp@10", 0.0, 1.0, None),
+        # better: one (calibration): a difference does not say which value is nearer to 1
+        ("calibration", -0.1, 0.01, "significantly changed"),
+        ("ndcg@10", math.nan, math.nan, "cannot tell"),
+    ],
+)
+def test_a_gate_reads_the_direction_from_the_metric_header(
+    label: str, difference: float, p: float, failure: str | None
+) -> None:
+    from sqlmetrics.stats.moments import gate_failure
+
+    got = gate_failure(label, difference, p, alpha=0.05)
+    assert (got is None) if failure is None else (got is not None and got.startswith(failure))
+
+
+def test_a_header_with_an_unknown_direction_is_refused(tmp_path: Path) -> None:
+    from sqlmetrics.catalog.metrics import parse_metric_file
+    from sqlmetrics.errors import SqlmetricsError
+
+    header = (
+        "-- name: odd\n-- title: t\n-- definition: d\n-- cutoff: none\n-- aggregate: mean\n"
+        "-- better: sideways\n-- ties_average: no\n-- references: r\n"
+    )
+    path = tmp_path / "odd.sql"
+    path.write_text(header + "SELECT user_id, 1 AS odd FROM judged GROUP BY user_id\n")
+    with pytest.raises(SqlmetricsError, match="better: 'sideways' is not one of higher, lower"):
+        parse_metric_file(path)

@@ -432,11 +432,12 @@ def test_dataframes_without_groups(small: tuple[pd.DataFrame, pd.DataFrame]) -> 
     assert 'id="headline"' not in page.html  # one model: nothing to rank
 
 
-def test_lower_is_better_where_it_is() -> None:
-    """gini: the more even exposure (the smaller value) is the one in bold."""
-    page = sqlmetrics.report(RECS, TRUTH, ["ndcg@10", "gini@10"], group_by="model", k_max=10)
-    expected = sqlmetrics.evaluate(RECS, TRUTH, ["ndcg@10", "gini@10"], group_by="model")
-    expected = expected.set_index("model")
+def test_the_best_is_as_the_metric_header_says() -> None:
+    """gini (better: lower): the more even exposure, the smaller value, is the one in bold;
+    arp (better: none) describes the lists' popularity: no model is its best."""
+    labels = ["ndcg@10", "gini@10", "arp@10"]
+    page = sqlmetrics.report(RECS, TRUTH, labels, group_by="model", k_max=10)
+    expected = sqlmetrics.evaluate(RECS, TRUTH, labels, group_by="model").set_index("model")
     bold = {
         attrs["data-metric"]: attrs["data-model"]
         for tag, attrs in elements(page.html)
@@ -446,6 +447,17 @@ def test_lower_is_better_where_it_is() -> None:
         "ndcg@10": expected["ndcg@10"].idxmax(),
         "gini@10": expected["gini@10"].idxmin(),
     }
+    assert "(the lowest for gini@10; none for arp@10)" in html.unescape(page.html)
+
+
+def test_the_best_calibration_is_the_nearest_to_one() -> None:
+    from sqlmetrics.reporting.page import best_of
+
+    assert best_of([0.7, 1.2, 1.4], "one") == 1.2
+    assert best_of([0.7, 1.2], "lower") == 0.7
+    assert best_of([0.7, 1.2], "higher") == 1.2
+    assert best_of([0.7, 1.2], "none") is None
+    assert best_of([], "higher") is None
 
 
 def test_without_matplotlib_the_report_is_refused_before_its_query(

@@ -21,12 +21,17 @@ import sqlglot
 from sqlglot import exp
 
 from sqlmetrics.catalog.gains import GAINS_VALUES, parse_gains, written
+from sqlmetrics.catalog.spellings import unknown_metric
 from sqlmetrics.errors import SqlmetricsError
 
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
 REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
 # The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
 SOURCES = ("judged", "lists", "scored", "rated", "judgements", "pool")
+# ``better:``, which value of the metric is the better one: the larger (the default), the
+# smaller (an error, a loss, a concentration), the nearer to 1 (calibration), or none (a
+# description of the lists or the judgements, such as the overlap with a baseline).
+BETTER = ("higher", "lower", "one", "none")
 # ``accuracy@0.7``: the value after @ of a ``cutoff: threshold`` metric is a score threshold.
 DEFAULT_SCORE_THRESHOLD = 0.5
 # The largest cutoff: DuckDB's top-n aggregate takes n < 1,000,000, and no list is that long.
@@ -114,6 +119,7 @@ class Metric:
     averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
     # formula: the definition in LaTeX, which the metric's page of the documentation site draws
     formula: str = ""
+    better: str = "higher"  # one of BETTER
 
     def averaged_over(self) -> str:
         if self.averaged:
@@ -216,6 +222,10 @@ def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
         raise SqlmetricsError(
             f"{file}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
         )
+    if header.get("better", "higher") not in BETTER:
+        raise SqlmetricsError(
+            f"{file}: better: {header['better']!r} is not one of {', '.join(BETTER)}"
+        )
     if header["aggregate"] == "sum" and reads not in ("judged", "judgements"):
         raise SqlmetricsError(
             f"{file}: aggregate: sum applies to a metric over judged or judgements"
@@ -290,6 +300,7 @@ def parse_metric_file(path: Path) -> Metric:
         exponential=header.get("finish") == "exp",
         averaged=header.get("averaged", ""),
         formula=header.get("formula", ""),
+        better=header.get("better", "higher"),
     )
 
 
@@ -318,61 +329,6 @@ WHOLE_LIST_SPELLINGS = {
     "set_f": "f1",
     "set_relative_p": "recall_capped",  # m_set_rel_P.c: H / min(list length, |R|)
 }
-
-# Names of measures that trec_eval or ir_measures compute and sqlmetrics does not (yet): the
-# error says so instead of suggesting a metric of a similar spelling but another quantity
-# (bpref is not rprec). Matched on the name without its cutoff.
-ELSEWHERE = {
-    "relstring": "a string of relevance values, not a number",
-    "num_q": "the number of queries is the result's users column (and a line of --format trec)",
-    "runid": "the run's tag is a line of --format trec",
-}
-# Names of the same quantity that are not spellings sqlmetrics accepts: suggested as they are.
-SYNONYMS = {
-    "mean_average_precision": "map",
-    "hitrate": "hit_rate",
-    "hitratio": "hit_rate",
-    "reciprocal_rank": "mrr",
-    "mean_reciprocal_rank": "mrr",
-    "rprecision": "r_precision",
-    "num_relevant_retrieved": "hits",
-}
-
-
-def _unknown(label: str, name: str) -> SqlmetricsError:
-    """The error for an unknown name: why, when another tool computes it; the metric meant,
-    for a known synonym or a one-letter typo; else where to look. The nearest spelling alone
-    is not suggested: set_recall is not score_recall."""
-    where = "Run `sqlmetrics metrics` for the list."
-    bare = re.sub(r"([._]?\d+(\.\d+)?)+$", "", name)  # iprec_at_recall_0.10 -> iprec_at_recall
-    for candidate in (name, bare):
-        if candidate in ELSEWHERE:
-            return SqlmetricsError(
-                f"unknown metric {label!r}: trec_eval's {candidate} is not in sqlmetrics "
-                f"({ELSEWHERE[candidate]}). {where}"
-            )
-    meant = SYNONYMS.get(name) or SYNONYMS.get(bare)
-    if meant is None:
-        spellings = [*_names(), *WHOLE_LIST_SPELLINGS]
-        typos = [known for known in spellings if _edits(name, known) <= 1 and len(name) >= 4]
-        meant = min(typos) if typos else None
-    hint = f" Did you mean {meant!r}?" if meant else ""
-    return SqlmetricsError(f"unknown metric {label!r}.{hint} {where}")
-
-
-def _edits(left: str, right: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) from left to right."""
-    if abs(len(left) - len(right)) > 1:
-        return 2
-    previous: list[int] = []
-    row = list(range(len(right) + 1))
-    for i, a in enumerate(left, 1):
-        before, previous, row = previous, row, [i] + [0] * len(right)
-        for j, b in enumerate(right, 1):
-            row[j] = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a != b))
-            if i > 1 and j > 1 and a == right[j - 2] and left[i - 2] == b:
-                row[j] = min(row[j], before[j - 2] + 1)
-    return row[-1]
 
 
 @dataclass(frozen=True)
@@ -408,7 +364,7 @@ def parse_request(text: str) -> MetricRequest:
     name, sep, cutoff = _spelled(bare.lower())
     metric = _names().get(name)
     if metric is None:
-        raise _unknown(label, name)
+        raise unknown_metric(label, name, [*_names(), *WHOLE_LIST_SPELLINGS])
     metric = _asked(metric, given)
     parameters, level = _named_parameters(metric, label, given)
     if level is not None:
@@ -560,6 +516,11 @@ def _score_threshold(metric: Metric, label: str, text: str, sep: str) -> float:
             f"(without @ it is {DEFAULT_SCORE_THRESHOLD})"
         )
     return value
+
+
+def better(label: str) -> str:
+    """Which value of the metric a label asks for is the better one (one of BETTER)."""
+    return parse_request(label).metric.better
 
 
 def parse_requests(texts: Sequence[str] | str) -> list[MetricRequest]:

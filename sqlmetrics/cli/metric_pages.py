@@ -110,6 +110,7 @@ def _facts(metric: Metric) -> list[str]:
     facts = [
         ("request", request_form(metric)),
         ("aggregate", aggregate(metric)),
+        ("better", _BETTER[metric.better]),
         ('`ties="average"`', ties),
         ("intervals (`ci=`)", "yes" if has_interval(request) else "none: no per-user mean"),
         ("reads", _STAGES[metric.reads]),
@@ -124,6 +125,15 @@ def _facts(metric: Metric) -> list[str]:
         "|---|---|",
         *(f"| {key} | {_cell(value)} |" for key, value in facts),
     ]
+
+
+# What the header's ``better:`` says, as the report and the gates read it.
+_BETTER = {
+    "higher": "higher",
+    "lower": "lower (the report's best is the lowest; a gate fails on a significant rise)",
+    "one": "nearer to 1 (a gate fails on any significant change)",
+    "none": "no direction: it describes the lists (a gate fails on any significant change)",
+}
 
 
 def _cell(text: str) -> str:

@@ -22,8 +22,20 @@ if TYPE_CHECKING:
 
 GENERATOR = "sqlmetrics report"
 """In every page's <meta name="generator">: how a page (a file we may replace) is recognised."""
-# Metrics where the smaller value is the better one: errors, and gini (a more even exposure).
-LOWER_IS_BETTER = frozenset({"rmse", "mae", "mse", "logloss", "ne", "gini"})
+# How the summary says which value is the best, by the metric header's ``better:``.
+BEST_IS = {"lower": "the lowest", "one": "the nearest to 1", "none": "none"}
+
+
+def best_of(values: Sequence[float], better: str) -> float | None:
+    """The best of a metric's values (its header's ``better:``); None without a direction."""
+    if not values or better == "none":
+        return None
+    if better == "lower":
+        return min(values)
+    if better == "one":
+        return min(values, key=lambda value: abs(value - 1))
+    return max(values)
+
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#222;
@@ -111,9 +123,10 @@ def _headline(results: Results, the_plan: Plan, context: Context) -> str:
         values = [
             (float(v), m) for v, m in zip(frame[label], models, strict=True) if not _missing(v)
         ]
-        if values:
-            lower = the_plan.metrics[label].name in LOWER_IS_BETTER
-            wins.setdefault((min(values) if lower else max(values))[1], []).append(label)
+        best = best_of([value for value, _ in values], the_plan.metrics[label].better)
+        if best is not None:
+            winner = next(model for value, model in values if value == best)
+            wins.setdefault(winner, []).append(label)
     said = "; ".join(
         f"{named(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
     )
@@ -135,6 +148,21 @@ def _cell(frame: pd.DataFrame, row: int, label: str) -> tuple[float, str]:
     return value, interval
 
 
+def _best_rules(the_plan: Plan, labels: Sequence[str]) -> str:
+    """Where the best is not the highest value: ' (the lowest for mae; none for arp)'."""
+    named_by: dict[str, list[str]] = {}
+    for label in labels:
+        better = the_plan.metrics[label].better
+        if better in BEST_IS:
+            named_by.setdefault(better, []).append(label)
+    rules = [
+        f"{BEST_IS[better]} for {', '.join(named_by[better])}"
+        for better in BEST_IS
+        if better in named_by
+    ]
+    return f" ({'; '.join(rules)})" if rules else ""
+
+
 def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any) -> str:
     frame = results.main
     labels = [*the_plan.summary, *the_plan.beyond]
@@ -149,8 +177,7 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
         for label in labels:
             value, interval = _cell(frame, row, label)
             column = [float(v) for v in frame[label] if not _missing(v)]
-            lower = the_plan.metrics[label].name in LOWER_IS_BETTER
-            best = bool(column) and len(models) > 1 and value == (min if lower else max)(column)
+            best = len(models) > 1 and value == best_of(column, the_plan.metrics[label].better)
             delta = ""
             if baseline_row is not None and row != baseline_row:
                 base, _ = _cell(frame, baseline_row, label)
@@ -169,8 +196,8 @@ def _summary(results: Results, the_plan: Plan, context: Context, comparison: Any
             f'<tr><td class="text">{named(model)}</td><td>{_e(users)}</td>{"".join(cells)}</tr>'
         )
     notes = [
-        "Bold: the best model on that metric (the lowest for "
-        f"{', '.join(sorted(LOWER_IS_BETTER))}). Hover a cell for its exact value.",
+        f"Bold: the best model on that metric{_best_rules(the_plan, labels)}. Hover a cell for "
+        "its exact value.",
         f"A metric asked without a cutoff is shown at k = {the_plan.k_max}, the curves' end.",
     ]
     if not any(f"{label}_lo" in frame.columns for label in labels):

@@ -7,7 +7,8 @@ once, for every interval, test and gate (docs/METRICS.md, "Intervals and tests")
 - zero variance (every value the same): a mean difference that is not 0 is certain (p = 0),
   one that is 0 is no difference (p = 1); the interval is the point.
 
-A gate passes only when the data says the model did not get worse (``gate_failure``).
+A gate passes only when the data says the model did not get worse (``gate_failure``); which
+way is worse is the metric header's ``better:``.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sqlmetrics.catalog.metrics import better
 from sqlmetrics.stats.tdist import t_quantile, two_sided_p
-
-# Metrics where a smaller value is better (errors and losses): the gates read this.
-LOWER_IS_BETTER = frozenset({"mae", "mse", "rmse", "logloss", "ne"})
 
 
 @dataclass(frozen=True)
@@ -108,16 +107,18 @@ def welch_problem(var1: float, n1: float, var2: float, n2: float) -> str | None:
     return None
 
 
-def better_is_lower(label: str) -> bool:
-    """Whether a smaller value of this metric is better (an error or a loss)."""
-    return label.split("@")[0] in LOWER_IS_BETTER
-
-
 def in_worse_direction(label: str, difference: float) -> bool:
-    """Whether a difference (new - old) is a change for the worse; a NaN one may be."""
+    """Whether a difference (new - old) may be a change for the worse: a NaN one may be, and
+    any change of a metric without a better direction, or whose best is 1 (a difference does
+    not say whether the new value is nearer to 1), is one that a gate must look at."""
     if math.isnan(difference):
         return True
-    return difference > 0 if better_is_lower(label) else difference < 0
+    direction = better(label)
+    if direction == "higher":
+        return difference < 0
+    if direction == "lower":
+        return difference > 0
+    return difference != 0
 
 
 def gate_failure(
@@ -131,4 +132,8 @@ def gate_failure(
         return None
     if math.isnan(difference) or math.isnan(p):
         return f"cannot tell whether it is worse: {why}"
-    return "significantly worse" if p < alpha else None
+    if p >= alpha:
+        return None
+    if better(label) in ("higher", "lower"):
+        return "significantly worse"
+    return "significantly changed (this metric has no better direction a difference shows)"
