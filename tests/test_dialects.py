@@ -162,6 +162,8 @@ def test_every_node_of_the_composed_tree_has_one_parent(
 
     original = sqlmetrics.api.render
     monkeypatch.setattr(sqlmetrics.api, "render", keeping)
+    # composed for this call, not a string kept from an earlier test's (nor a copy of its tree)
+    monkeypatch.setattr(sqlmetrics.api, "_request_key", lambda arguments: None)
     render(CANONICAL, every_metric(VARIANTS[variant]), **VARIANTS[variant])
     strays = [
         (type(node).__name__, child.sql()[:60])
