@@ -8,6 +8,7 @@ from sqlmetrics.attrs import read_diagnostics, read_distributions, read_gaps
 from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.off_policy import off_policy
 from sqlmetrics.reporting import Report, report
 from sqlmetrics.run import compare, evaluate
 from sqlmetrics.trec import read_qrels, read_run, trec_eval
@@ -21,6 +22,7 @@ __all__ = [
     "describe_metrics",
     "describe_profiles",
     "evaluate",
+    "off_policy",
     "read_diagnostics",
     "read_distributions",
     "read_gaps",

@@ -17,7 +17,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("compose",),
     ("stats",),
     ("engines",),
-    ("api", "run", "trec", "trec_measures", "options"),
+    ("api", "run", "trec", "trec_measures", "options", "off_policy"),
     ("dbt", "reporting"),
     ("cli",),
 )

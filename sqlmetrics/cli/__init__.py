@@ -18,6 +18,7 @@ from sqlmetrics.cli.compare import compare_command
 from sqlmetrics.cli.evaluate import evaluate_command
 from sqlmetrics.cli.example import EXAMPLE_REPORT, EXAMPLE_REPORT_METRICS, example_command
 from sqlmetrics.cli.metric_pages import metrics_markdown
+from sqlmetrics.cli.off_policy import off_policy_command
 from sqlmetrics.cli.parser import build_parser
 from sqlmetrics.cli.report import report_command
 from sqlmetrics.cli.sql import (
@@ -89,6 +90,7 @@ def _run(args: argparse.Namespace) -> int:
         "example": example_command,
         "report": report_command,
         "dbt": dbt_command,
+        "off-policy": off_policy_command,
     }
     try:
         code = handlers[args.command](args)

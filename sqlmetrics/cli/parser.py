@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from sqlmetrics.cli.arguments import add_flags
+from sqlmetrics.cli.off_policy import add_off_policy
 from sqlmetrics.compose.inputs import COLUMN_ROLES
 from sqlmetrics.options import (
     CompareOptions,
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report(commands)
     _add_sql(commands)
     _add_dbt(commands)
+    add_off_policy(commands)
     _add_listings(commands)
     return parser
 

@@ -39,7 +39,7 @@ ENGINES = (
 # Libraries the cross-check tests run in the virtual environment of their own (make profiles-venv),
 # and the browser the report's test opens its page in: not engines, but CI requires them the same
 # way.
-LIBRARIES = ("profiles", "rectools", "recommenders", "chromium")
+LIBRARIES = ("profiles", "rectools", "recommenders", "chromium", "obp")
 
 
 def required_engines() -> set[str]:

@@ -1,0 +1,486 @@
+"""The sums of the off-policy estimators, as one query over the log, the new policy and the
+reward model (sqlmetrics.off_policy reads them; sqlmetrics/stats/off_policy.py finishes them).
+
+Every estimator is a ratio of sums over the log's rounds (one row: a context, a position, the
+item shown there, its reward and the logging policy's propensity of showing it there) or over
+its lists (the rounds of one context): the query returns those sums, their squares for the
+intervals, and the counts of the checks, in one row. Nothing per round travels back.
+
+Written in DuckDB's semantics through the AST; the engine renders it for its dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+# Policy mass above 1 by more than this, in a context (and position), is refused: a rounding
+# error of probabilities written as floats is not.
+MASS_TOLERANCE = 1e-6
+
+# The query's columns that are the checks' counts (a positive count refuses the call).
+CHECKS = (
+    "bad_propensities",
+    "bad_rewards",
+    "repeated_rounds",
+    "bad_item_propensities",
+    "bad_probabilities",
+    "repeated_policy_rows",
+    "overfull_contexts",
+    "repeated_predictions",
+    "unpredicted_rounds",
+)
+
+
+@dataclass(frozen=True)
+class OffPolicyInputs:
+    """The three inputs as relations, and the names of their columns (one name per role, the
+    same in every table that has it)."""
+
+    log: exp.Expr
+    policy: exp.Expr
+    rewards: exp.Expr | None
+    context: str
+    item: str
+    reward: str
+    propensity: str
+    position: str
+    policy_kind: str  # "rank" (a deterministic list) or "probability"
+    policy_value: str  # the rank or the probability column of the policy
+    prediction: str
+    log_position: bool  # the log has a position column (else every round is position 1)
+    policy_position: bool  # the policy's probabilities are per position (always for ranks)
+    rewards_position: bool
+    item_propensity: str | None  # the log's propensity of the item anywhere in its list
+    clip: float
+
+    @property
+    def item_estimator(self) -> bool:
+        return self.item_propensity is not None
+
+
+def _col(name: str, table: str | None = None) -> exp.Column:
+    return exp.column(name, table=table, quoted=True)
+
+
+def _own(name: str, table: str | None = None) -> exp.Column:
+    """A column the query names itself (never a user's name)."""
+    return exp.column(name, table=table)
+
+
+def _double(value: exp.Expr) -> exp.Expr:
+    return exp.cast(value, exp.DataType.build("DOUBLE"))
+
+
+def _num(value: float) -> exp.Expr:
+    return exp.Literal.number(repr(float(value)) if not float(value).is_integer() else int(value))
+
+
+def _case(condition: exp.Expr, then: exp.Expr, otherwise: exp.Expr) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=condition, true=then)], default=otherwise)
+
+
+def _count_if(condition: exp.Expr) -> exp.Expr:
+    return exp.func("SUM", _case(condition, _num(1), _num(0)))
+
+
+def _ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
+    return exp.Div(this=exp.paren(numerator), expression=exp.func("NULLIF", denominator, _num(0)))
+
+
+def _and(conditions: Sequence[exp.Expr]) -> exp.Expr:
+    out = conditions[0]
+    for condition in conditions[1:]:
+        out = exp.and_(out, condition)
+    return out
+
+
+def _equal_keys(left: str, right: str, keys: Sequence[str]) -> exp.Expr:
+    return _and([exp.EQ(this=_own(key, left), expression=_own(key, right)) for key in keys])
+
+
+def _log_stage(given: OffPolicyInputs) -> exp.Select:
+    position: exp.Expr = _col(given.position) if given.log_position else _num(1)
+    columns = [
+        exp.alias_(_col(given.context), "context_key"),
+        exp.alias_(position, "position_key"),
+        exp.alias_(_col(given.item), "item_key"),
+        exp.alias_(_double(_col(given.reward)), "reward"),
+        exp.alias_(_double(_col(given.propensity)), "propensity"),
+    ]
+    if given.item_propensity is not None:
+        columns.append(exp.alias_(_double(_col(given.item_propensity)), "item_propensity"))
+    return exp.select(*columns).from_(exp.alias_(given.log.copy(), "log_input", table=True))
+
+
+def _policy_stage(given: OffPolicyInputs) -> exp.Select:
+    columns = [
+        exp.alias_(_col(given.context), "context_key"),
+        exp.alias_(_col(given.item), "item_key"),
+    ]
+    if given.policy_kind == "rank":
+        columns += [
+            exp.alias_(_col(given.policy_value), "position_key"),
+            exp.alias_(_double(_num(1)), "pi"),
+        ]
+    else:
+        if given.policy_position:
+            columns.append(exp.alias_(_col(given.position), "position_key"))
+        columns.append(exp.alias_(_double(_col(given.policy_value)), "pi"))
+    return exp.select(*columns).from_(exp.alias_(given.policy.copy(), "policy_input", table=True))
+
+
+def _rewards_stage(given: OffPolicyInputs, rewards: exp.Expr) -> exp.Select:
+    columns = [
+        exp.alias_(_col(given.context), "context_key"),
+        exp.alias_(_col(given.item), "item_key"),
+    ]
+    if given.rewards_position:
+        columns.append(exp.alias_(_col(given.position), "position_key"))
+    columns.append(exp.alias_(_double(_col(given.prediction)), "prediction"))
+    return exp.select(*columns).from_(exp.alias_(rewards.copy(), "rewards_input", table=True))
+
+
+def _policy_keys(given: OffPolicyInputs) -> list[str]:
+    """How a policy row meets a round: the context and the item, and the position when the
+    policy's probabilities are per position."""
+    positioned = given.policy_kind == "rank" or given.policy_position
+    return ["context_key", "item_key", *(["position_key"] if positioned else [])]
+
+
+def _rewards_keys(given: OffPolicyInputs) -> list[str]:
+    return ["context_key", "item_key", *(["position_key"] if given.rewards_position else [])]
+
+
+def _dm_stage(given: OffPolicyInputs) -> exp.Select:
+    """Per context (and position): the reward model's value of the new policy, the sum over
+    items of the policy's probability times the prediction; and the policy's mass that has no
+    prediction (refused)."""
+    round_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+    prediction = _own("prediction", "model")
+    return (
+        exp.select(
+            *[_own(key, "policy_row") for key in round_keys],
+            exp.alias_(
+                exp.func(
+                    "SUM",
+                    exp.Mul(
+                        this=_own("pi", "policy_row"),
+                        expression=exp.func("COALESCE", prediction, _num(0)),
+                    ),
+                ),
+                "dm",
+            ),
+            exp.alias_(
+                exp.func(
+                    "SUM", _case(prediction.is_(exp.null()), _own("pi", "policy_row"), _num(0))
+                ),
+                "unpredicted_mass",
+            ),
+        )
+        .from_(exp.alias_(exp.to_table("op_policy"), "policy_row", table=True))
+        .join(
+            exp.alias_(exp.to_table("op_rewards"), "model", table=True),
+            on=_equal_keys("policy_row", "model", _rewards_keys(given)),
+            join_type="left",
+        )
+        .group_by(*[_own(key, "policy_row") for key in round_keys])
+    )
+
+
+def _item_policy_stage(given: OffPolicyInputs) -> exp.Select:
+    """Per context and item: the new policy's probability of showing the item anywhere in the
+    context's list (its slots: the log's deepest position there)."""
+    pi = _own("pi", "policy_row")
+    query = exp.select(
+        _own("context_key", "policy_row"),
+        _own("item_key", "policy_row"),
+        exp.alias_(exp.func("SUM", pi), "pi_item"),
+    ).from_(exp.alias_(exp.to_table("op_policy"), "policy_row", table=True))
+    if given.policy_kind == "rank" or given.policy_position:
+        slots = (
+            exp.select(
+                _own("context_key"), exp.alias_(exp.func("MAX", _own("position_key")), "slots")
+            )
+            .from_("op_log")
+            .group_by(_own("context_key"))
+        )
+        query = query.join(
+            slots.subquery("list_slots"),
+            on=exp.and_(
+                _equal_keys("policy_row", "list_slots", ["context_key"]),
+                exp.LTE(
+                    this=_own("position_key", "policy_row"),
+                    expression=_own("slots", "list_slots"),
+                ),
+            ),
+        )
+    return query.group_by(_own("context_key", "policy_row"), _own("item_key", "policy_row"))
+
+
+def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
+    """One row per round: its reward, the new policy's probability of the logged item there
+    (pi), the importance weight, its clipped form and, with a reward model, the direct method's
+    term and the doubly robust one."""
+    pi = exp.func("COALESCE", _own("pi", "policy_row"), _num(0))
+    weight = _ratio(pi, _own("propensity", "logged"))
+    clipped = _case(
+        exp.GT(this=weight.copy(), expression=_num(given.clip)), _num(given.clip), weight.copy()
+    )
+    columns: list[exp.Expr] = [
+        _own("context_key", "logged"),
+        _own("reward", "logged"),
+        _own("propensity", "logged"),
+        exp.alias_(pi, "pi"),
+        exp.alias_(weight, "w"),
+        exp.alias_(clipped, "w_clipped"),
+    ]
+    query = exp.select().from_(exp.alias_(exp.to_table("op_log"), "logged", table=True))
+    query = query.join(
+        exp.alias_(exp.to_table("op_policy"), "policy_row", table=True),
+        on=_equal_keys("logged", "policy_row", _policy_keys(given)),
+        join_type="left",
+    )
+    if given.rewards is not None:
+        round_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+        logged = _own("prediction", "model")
+        dm = exp.func("COALESCE", _own("dm", "policy_value"), _num(0))
+        columns += [
+            exp.alias_(dm, "dm"),
+            exp.alias_(
+                exp.Add(
+                    this=dm.copy(),
+                    expression=exp.Mul(
+                        this=exp.paren(weight.copy()),
+                        expression=exp.paren(
+                            exp.Sub(
+                                this=_own("reward", "logged"),
+                                expression=exp.func("COALESCE", logged.copy(), _num(0)),
+                            )
+                        ),
+                    ),
+                ),
+                "dr",
+            ),
+            exp.alias_(
+                _case(
+                    exp.or_(
+                        logged.is_(exp.null()),
+                        exp.GT(this=_own("unpredicted_mass", "policy_value"), expression=_num(0)),
+                    ),
+                    _num(1),
+                    _num(0),
+                ),
+                "unpredicted",
+            ),
+        ]
+        query = query.join(
+            exp.alias_(exp.to_table("op_rewards"), "model", table=True),
+            on=_equal_keys("logged", "model", _rewards_keys(given)),
+            join_type="left",
+        ).join(
+            exp.alias_(exp.to_table("op_dm"), "policy_value", table=True),
+            on=_equal_keys("logged", "policy_value", round_keys),
+            join_type="left",
+        )
+    if given.item_estimator:
+        pi_item = exp.func("COALESCE", _own("pi_item", "item_policy"), _num(0))
+        columns.append(exp.alias_(_ratio(pi_item, _own("item_propensity", "logged")), "w_item"))
+        query = query.join(
+            exp.alias_(exp.to_table("op_item_policy"), "item_policy", table=True),
+            on=_equal_keys("logged", "item_policy", ["context_key", "item_key"]),
+            join_type="left",
+        )
+    return query.select(*columns)
+
+
+def _lists_stage(given: OffPolicyInputs) -> exp.Select:
+    """Per list (context): the sums of its rounds' weighted rewards, the list-level terms of
+    the item-position and independent-item estimators."""
+    columns = [
+        _own("context_key"),
+        exp.alias_(exp.func("SUM", exp.Mul(this=_own("w"), expression=_own("reward"))), "ip"),
+    ]
+    if given.item_estimator:
+        product = exp.Mul(this=_own("w_item"), expression=_own("reward"))
+        columns.append(exp.alias_(exp.func("SUM", product), "item"))
+    return exp.select(*columns).from_("op_rounds").group_by(_own("context_key"))
+
+
+def _sums(name: str, term: exp.Expr) -> list[exp.Expr]:
+    """SUM(term) AS name and SUM(term * term) AS name_sq."""
+    return [
+        exp.alias_(exp.func("SUM", term), name),
+        exp.alias_(
+            exp.func("SUM", exp.Mul(this=term.copy(), expression=term.copy())), f"{name}_sq"
+        ),
+    ]
+
+
+def _scalar(query: exp.Select, name: str) -> exp.Expr:
+    return exp.alias_(exp.Subquery(this=query), name)
+
+
+def _repeats(table: str, keys: Sequence[str]) -> exp.Select:
+    """How many key values repeat in ``table``."""
+    repeated = (
+        exp.select(*[_own(key) for key in keys])
+        .from_(table)
+        .group_by(*[_own(key) for key in keys])
+        .having(exp.GT(this=exp.func("COUNT", exp.Star()), expression=_num(1)))
+    )
+    return exp.select(exp.func("COUNT", exp.Star())).from_(repeated.subquery("repeated"))
+
+
+def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
+    """The checks' counts, as scalar subqueries of the final row."""
+    propensity = _own("propensity")
+    bad_propensity = exp.or_(
+        propensity.is_(exp.null()),
+        exp.LTE(this=propensity.copy(), expression=_num(0)),
+        exp.GT(this=propensity.copy(), expression=_num(1)),
+    )
+    pi = _own("pi")
+    if given.policy_kind == "rank":
+        bad_pi = exp.or_(
+            _own("position_key").is_(exp.null()),
+            exp.LT(this=_own("position_key"), expression=_num(1)),
+        )
+    else:
+        bad_pi = exp.or_(
+            pi.is_(exp.null()),
+            exp.LT(this=pi.copy(), expression=_num(0)),
+            exp.GT(this=pi.copy(), expression=_num(1)),
+        )
+    mass_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+    overfull = (
+        exp.select(*[_own(key) for key in mass_keys])
+        .from_("op_policy")
+        .group_by(*[_own(key) for key in mass_keys])
+        .having(exp.GT(this=exp.func("SUM", pi.copy()), expression=_num(1 + MASS_TOLERANCE)))
+    )
+    columns = [
+        _scalar(exp.select(_count_if(bad_propensity)).from_("op_log"), "bad_propensities"),
+        _scalar(
+            exp.select(_count_if(_own("reward").is_(exp.null()))).from_("op_log"), "bad_rewards"
+        ),
+        _scalar(_repeats("op_log", ["context_key", "position_key"]), "repeated_rounds"),
+    ]
+    if given.item_estimator:
+        item = _own("item_propensity")
+        bad_item = exp.or_(
+            item.is_(exp.null()),
+            exp.LTE(this=item.copy(), expression=_num(0)),
+            exp.GT(this=item.copy(), expression=_num(1)),
+        )
+        columns.append(
+            _scalar(exp.select(_count_if(bad_item)).from_("op_log"), "bad_item_propensities")
+        )
+    else:
+        columns.append(exp.alias_(_num(0), "bad_item_propensities"))
+    columns += [
+        _scalar(exp.select(_count_if(bad_pi)).from_("op_policy"), "bad_probabilities"),
+        _scalar(_repeats("op_policy", _policy_keys(given)), "repeated_policy_rows"),
+        _scalar(
+            exp.select(exp.func("COUNT", exp.Star())).from_(overfull.subquery("overfull")),
+            "overfull_contexts",
+        ),
+    ]
+    if given.rewards is not None:
+        columns += [
+            _scalar(_repeats("op_rewards", _rewards_keys(given)), "repeated_predictions"),
+            exp.alias_(exp.func("SUM", _own("unpredicted")), "unpredicted_rounds"),
+        ]
+    else:
+        columns += [
+            exp.alias_(_num(0), "repeated_predictions"),
+            exp.alias_(_num(0), "unpredicted_rounds"),
+        ]
+    return columns
+
+
+def _final(given: OffPolicyInputs) -> exp.Select:
+    """One row: the counts, the sums of every estimator's terms and their squares."""
+    w, reward, pi = _own("w"), _own("reward"), _own("pi")
+    matched = exp.GT(this=pi.copy(), expression=_num(0))
+    columns: list[exp.Expr] = [
+        exp.alias_(exp.func("COUNT", exp.Star()), "rounds"),
+        _scalar(exp.select(exp.func("COUNT", exp.Star())).from_("op_lists"), "lists"),
+        exp.alias_(_count_if(matched), "matched_rounds"),
+        *_sums("pi", pi.copy()),
+        exp.alias_(exp.func("MAX", pi.copy()), "pi_max"),
+        *_sums("pi_r", exp.Mul(this=pi.copy(), expression=reward.copy())),
+        exp.alias_(
+            exp.func(
+                "SUM",
+                exp.Mul(
+                    this=exp.Mul(this=pi.copy(), expression=pi.copy()), expression=reward.copy()
+                ),
+            ),
+            "pi_sq_r",
+        ),
+        *_sums("w", w.copy()),
+        exp.alias_(exp.func("MAX", w.copy()), "w_max"),
+        *_sums("w_r", exp.Mul(this=w.copy(), expression=reward.copy())),
+        exp.alias_(
+            exp.func(
+                "SUM",
+                exp.Mul(this=exp.Mul(this=w.copy(), expression=w.copy()), expression=reward.copy()),
+            ),
+            "w_sq_r",
+        ),
+        *_sums("c", _own("w_clipped")),
+        exp.alias_(exp.func("MAX", _own("w_clipped")), "c_max"),
+        *_sums("c_r", exp.Mul(this=_own("w_clipped"), expression=reward.copy())),
+        exp.alias_(
+            exp.func(
+                "SUM", _case(exp.GT(this=w.copy(), expression=_num(given.clip)), _num(1), _num(0))
+            ),
+            "clipped_rounds",
+        ),
+        _scalar(
+            exp.select(exp.func("SUM", exp.Mul(this=_own("ip"), expression=_own("ip")))).from_(
+                "op_lists"
+            ),
+            "ip_list_sq",
+        ),
+    ]
+    if given.rewards is not None:
+        columns += [*_sums("dm", _own("dm")), *_sums("dr", _own("dr"))]
+    if given.item_estimator:
+        item = _own("w_item")
+        columns += [
+            *_sums("wi", item.copy()),
+            exp.alias_(exp.func("MAX", item.copy()), "wi_max"),
+            exp.alias_(_count_if(exp.GT(this=item.copy(), expression=_num(0))), "wi_matched"),
+            *_sums("wi_r", exp.Mul(this=item.copy(), expression=reward.copy())),
+            _scalar(
+                exp.select(
+                    exp.func("SUM", exp.Mul(this=_own("item"), expression=_own("item")))
+                ).from_("op_lists"),
+                "wi_list_sq",
+            ),
+        ]
+    return exp.select(*columns, *_check_columns(given)).from_("op_rounds")
+
+
+def off_policy_query(given: OffPolicyInputs) -> exp.Select:
+    """The one query: its stages as CTEs, the final row of sums and counts."""
+    stages: list[tuple[str, exp.Select]] = [
+        ("op_log", _log_stage(given)),
+        ("op_policy", _policy_stage(given)),
+    ]
+    if given.rewards is not None:
+        stages += [
+            ("op_rewards", _rewards_stage(given, given.rewards)),
+            ("op_dm", _dm_stage(given)),
+        ]
+    if given.item_estimator:
+        stages.append(("op_item_policy", _item_policy_stage(given)))
+    stages += [("op_rounds", _rounds_stage(given)), ("op_lists", _lists_stage(given))]
+    query = _final(given)
+    for name, stage in stages:
+        query = query.with_(name, as_=stage)
+    return query

@@ -1,0 +1,246 @@
+"""off_policy: what a new policy would earn, estimated from a log of what an old one showed.
+
+The inputs are bound in an engine as evaluate's are (DuckDB by default, or your connection);
+one query (compose/off_policy.py) returns the sums of every estimator's terms, and Python
+finishes the ratios and the intervals (stats/off_policy.py). docs/how-to/off-policy.md says
+when to use it and what it does not promise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from sqlmetrics.compose.off_policy import CHECKS, OffPolicyInputs, off_policy_query
+from sqlmetrics.engines import connection_of, open_engine
+from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
+from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.stats.off_policy import Estimate, finish
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# Each role's default column name; ``columns=`` renames any of them, in every input that has it.
+COLUMNS = {
+    "context": "context_id",
+    "position": "position",
+    "item": "item_id",
+    "reward": "reward",
+    "propensity": "propensity",
+    "item_propensity": "item_propensity",
+    "probability": "probability",
+    "rank": "rank",
+    "prediction": "prediction",
+}
+
+_REFUSALS = {
+    "bad_propensities": "log: {n} rows have a propensity that is missing or outside (0, 1]; "
+    "every estimator divides by it: log the logging policy's probability of showing the item "
+    "there",
+    "bad_rewards": "log: {n} rows have no reward; give 0 for a shown item without a click",
+    "repeated_rounds": "log: {n} (context, position) pairs appear more than once; a round "
+    "shows one item per position: give each shown list a context of its own",
+    "bad_item_propensities": "log: {n} rows have an item propensity that is missing or outside "
+    "(0, 1]",
+    "bad_probabilities": "policy: {n} rows have a probability outside [0, 1] (or a rank below "
+    "1, or none)",
+    "repeated_policy_rows": "policy: {n} (context, item{position}) keys appear more than once",
+    "overfull_contexts": "policy: the probabilities of {n} contexts{position} add up to more "
+    "than 1",
+    "repeated_predictions": "rewards: {n} (context, item{position}) keys appear more than once",
+    "unpredicted_rounds": "rewards: {n} rounds lack a prediction for the logged item or for an "
+    "item the policy may show there; DM and DR need one for each",
+}
+
+
+def off_policy(
+    log: object,
+    policy: object,
+    rewards: object = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    clip: float = 100.0,
+    ci: float | None = 0.95,
+    connection: object = None,
+    dialect: str | None = None,
+    timeout: float | None = None,
+) -> pd.DataFrame:
+    """Estimates a new policy's mean reward from a log of an old policy's impressions.
+
+    Args:
+        log: one row per round (an item shown at a position of a context's list), in any of
+            evaluate's input forms (DataFrame, Parquet/CSV path, table name with
+            ``connection``, ``sqlmetrics.Query``). Columns context_id, item_id, reward,
+            propensity (the logging policy's probability of showing that item there), and
+            optionally position (1 when absent: one item per context) and item_propensity
+            (its probability of showing the item anywhere in the list: the
+            independent-item estimator).
+        policy: the new policy, as its lists (context_id, item_id, rank: deterministic, the
+            item at rank p is shown at position p) or its probabilities (context_id, item_id,
+            probability, and position when they differ by position).
+        rewards: optional, a reward model's predictions (context_id, item_id, prediction, and
+            position when they differ by position): adds DM and DR.
+        columns: your column names by role, e.g. ``{"context": "impression_id"}``; roles:
+            context, position, item, reward, propensity, item_propensity, probability, rank,
+            prediction.
+        clip: clipped IPS's cap on the importance weights.
+        ci: the level of the normal intervals (None: none).
+        connection: where the query runs, as evaluate's ``connection``.
+        dialect: the sqlglot dialect of a DB-API connection, as evaluate's.
+        timeout: cancel the query after this many seconds.
+
+    Returns:
+        One row per estimator (replay, ips, clipped_ips, snips, dm, dr, item_position_ips,
+        independent_item_ips, those the inputs allow): ``value``, ``std_error``, ``lo`` and
+        ``hi``, ``n`` (the rounds, or lists, averaged over), ``effective_sample_size``,
+        ``max_weight`` and ``matched_share`` (rounds where the new policy may show the logged
+        item).
+    """
+    if not (isinstance(clip, (int, float)) and clip > 0 and math.isfinite(clip)):
+        raise SqlmetricsError(f"clip must be a positive number, not {clip!r}")
+    if ci is not None and not (isinstance(ci, float) and 0 < ci < 1):
+        raise SqlmetricsError(f"ci must be a level between 0 and 1 like 0.95, not {ci!r}")
+    names = _column_names(columns)
+    # Spark DataFrames are estimated in their session, as evaluate's are
+    where = connection_of(connection, {"log": log, "policy": policy, "rewards": rewards})
+    with open_engine(where, dialect=dialect, timeout=timeout) as engine:
+        bound = {
+            role: engine.bind(value, role)
+            for role, value in (("log", log), ("policy", policy), ("rewards", rewards))
+            if value is not None
+        }
+        given = _inputs(bound, names, float(clip))
+        query = off_policy_query(given)
+        _, rows = engine.guarded(lambda: engine.fetch(engine.sql(query, copy=False)))
+        sums = dict(zip(query.named_selects, rows[0], strict=True))
+        _refuse(sums, given)
+        result = _frame(finish(sums, ci), engine, ci, clip, sums)
+    return result
+
+
+def _column_names(columns: Mapping[str, str] | None) -> dict[str, str]:
+    names = dict(COLUMNS)
+    for role, name in (columns or {}).items():
+        if role not in COLUMNS:
+            raise SqlmetricsError(
+                f"columns: unknown role {role!r}; the roles are {', '.join(COLUMNS)}"
+            )
+        names[role] = name
+    return names
+
+
+def _find(source: Source, name: str) -> str | None:
+    """The source's column ``name``, matched exactly or else case-insensitively."""
+    if name in source.columns:
+        return name
+    folded = [column for column in source.columns if column.lower() == name.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _need(source: Source, role: str, name: str, numeric: bool = False) -> str:
+    found = _find(source, name)
+    if found is None:
+        raise SqlmetricsError(
+            f"{source.role}: no {role} column {name!r} (it has {', '.join(source.columns)}); "
+            f"name yours with columns={{{role!r}: ...}}"
+        )
+    kind = source.columns[found]
+    if numeric and kind != UNKNOWN and kind != "BOOLEAN" and not kind.startswith(NUMERIC_TYPES):
+        raise SqlmetricsError(f"{source.role}: the {role} column {found!r} is {kind}, not a number")
+    return found
+
+
+def _same(sources: Mapping[str, Source], role: str, name: str) -> str:
+    """A role's column in every input that must have it: its name as the log spells it (the
+    others matched the same way)."""
+    found = [_need(source, role, name) for source in sources.values()]
+    if len({column.lower() for column in found}) > 1:
+        raise SqlmetricsError(f"the {role} column is spelled differently: {', '.join(found)}")
+    return found[0]
+
+
+def _inputs(bound: Mapping[str, Source], names: Mapping[str, str], clip: float) -> OffPolicyInputs:
+    log, policy, rewards = bound["log"], bound["policy"], bound.get("rewards")
+    for role in ("reward", "propensity"):
+        _need(log, role, names[role], numeric=True)
+    probability, rank = _find(policy, names["probability"]), _find(policy, names["rank"])
+    if (probability is None) == (rank is None):
+        raise SqlmetricsError(
+            f"policy: give either a {names['rank']!r} column (its lists) or a "
+            f"{names['probability']!r} column (its probabilities), "
+            + ("not both" if probability else f"it has {', '.join(policy.columns)}")
+        )
+    kind = "rank" if rank is not None else "probability"
+    _need(policy, kind, names[kind], numeric=True)
+    policy_position = kind == "rank" or _find(policy, names["position"]) is not None
+    rewards_position = rewards is not None and _find(rewards, names["position"]) is not None
+    if rewards is not None:
+        _need(rewards, "prediction", names["prediction"], numeric=True)
+        if rewards_position and not policy_position:
+            raise SqlmetricsError(
+                "rewards: the predictions are per position but the policy's probabilities are "
+                "not: give the policy a position column too, or the predictions none"
+            )
+    item_propensity = _find(log, names["item_propensity"])
+    if item_propensity is not None:
+        _need(log, "item_propensity", item_propensity, numeric=True)
+    keyed = {role: source for role, source in bound.items()}
+    return OffPolicyInputs(
+        log=log.relation,
+        policy=policy.relation,
+        rewards=None if rewards is None else rewards.relation,
+        context=_same(keyed, "context", names["context"]),
+        item=_same(keyed, "item", names["item"]),
+        reward=_need(log, "reward", names["reward"]),
+        propensity=_need(log, "propensity", names["propensity"]),
+        position=names["position"],
+        policy_kind=kind,
+        policy_value=_need(policy, kind, names[kind]),
+        prediction=names["prediction"]
+        if rewards is None
+        else _need(rewards, "prediction", names["prediction"]),
+        log_position=_find(log, names["position"]) is not None,
+        policy_position=policy_position,
+        rewards_position=rewards_position,
+        item_propensity=item_propensity,
+        clip=clip,
+    )
+
+
+def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
+    """The first check with a positive count, as an error that says what to fix."""
+    if not sums.get("rounds"):
+        raise SqlmetricsError("log: no rows to estimate from")
+    positioned = given.policy_kind == "rank" or given.policy_position
+    for check in CHECKS:
+        count = sums.get(check)
+        if count:
+            raise SqlmetricsError(
+                _REFUSALS[check].format(
+                    n=int(count),  # type: ignore[call-overload]
+                    position=", position" if positioned else "",
+                )
+            )
+
+
+def _frame(
+    estimates: Sequence[Estimate],
+    engine: Engine,
+    ci: float | None,
+    clip: float,
+    sums: Mapping[str, object],
+) -> pd.DataFrame:
+    import dataclasses
+
+    import pandas as pd
+
+    frame = pd.DataFrame([dataclasses.asdict(estimate) for estimate in estimates])
+    frame["n"] = frame["n"].astype("int64")
+    frame.attrs["engine"] = engine.name
+    frame.attrs["dialect"] = engine.dialect
+    frame.attrs["clip"] = clip
+    frame.attrs["clipped_rounds"] = int(sums.get("clipped_rounds") or 0)  # type: ignore[call-overload]
+    if ci is not None:
+        frame.attrs["ci"] = {"level": ci, "method": "normal"}
+    return frame
