@@ -5,13 +5,14 @@ BIN = $(VENV)/bin
 FAKESNOW = $(VENV)/fakesnow
 DBT_VENV ?= .venv-dbt
 PROFILES_VENV = .venv-profiles
+OBP_VENV = .venv-obp
 EXAMPLE_METRICS = ndcg@10,map@10,mrr@10,precision@5,recall@20,hit_rate@10,f1@10
 # The same page as `sqlmetrics example --report FILE` (sqlmetrics/cli/example.py,
 # EXAMPLE_REPORT). The file is replaced only if it is a page sqlmetrics wrote (sqlmetrics/io/files.py).
 EXAMPLE_REPORT_METRICS = ndcg@10,map@10,recall@20,hit_rate@10,gini@10,novelty@10
 EXAMPLE_REPORT ?= example-report.html
 
-.PHONY: help example test lint unit format clean engines test-engines snapshots docs docs-site dbt profiles-venv
+.PHONY: help example test lint unit format clean engines test-engines snapshots docs docs-site dbt profiles-venv obp-venv
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -71,6 +72,21 @@ $(PROFILES_VENV)/.installed:
 
 profiles-venv: $(PROFILES_VENV)/.installed ## the libraries the definition profiles are tested against
 
+# Open Bandit Pipeline, which tests/test_off_policy.py compares the off-policy estimates with
+# (through tests/obp_runner.py). obp 0.5.7, its last release, declares Python below 3.11 and pins
+# releases of numpy, pandas, scikit-learn and Pillow that have no wheels for 3.11; its code runs
+# on today's releases, so it is installed without its declared dependencies, and those (torch
+# CPU among them: obp.utils imports it) at versions that do. About 1 minute and 1.5 GB.
+$(OBP_VENV)/.installed:
+	$(PYTHON) -m venv $(OBP_VENV)
+	$(OBP_VENV)/bin/python -m pip install --quiet --no-deps --ignore-requires-python "obp==0.5.7"
+	$(OBP_VENV)/bin/python -m pip install --quiet "torch==2.13.0" "numpy==2.4.6" "scipy==1.17.1" \
+		"scikit-learn==1.9.1" "pandas==3.1.1" "matplotlib==3.11.2" "seaborn==0.13.2" \
+		"tqdm==4.70.1" "pyyaml==6.0.4" "mypy-extensions==1.2.0"
+	touch $@
+
+obp-venv: $(OBP_VENV)/.installed ## Open Bandit Pipeline, which the off-policy estimates are tested against
+
 example: $(VENV)/.installed ## install, evaluate the bundled example data on DuckDB, write its report
 	$(BIN)/sqlmetrics evaluate examples/recommendations.parquet examples/interactions.parquet \
 		-m $(EXAMPLE_METRICS) --group-by model
@@ -103,7 +119,7 @@ format: $(VENV)/.installed-dev ## apply ruff's formatting and fixes
 	$(BIN)/ruff format sqlmetrics tests examples bench docs/hooks
 	$(BIN)/ruff check --fix sqlmetrics tests examples bench docs/hooks
 
-engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed $(PROFILES_VENV)/.installed ## install the Python engines and the venvs of fakesnow, dbt and the profile libraries
+engines: $(VENV)/.installed-engines $(FAKESNOW)/.installed $(DBT_VENV)/.installed $(PROFILES_VENV)/.installed $(OBP_VENV)/.installed ## install the Python engines and the venvs of fakesnow, dbt, the profile libraries and OBP
 	@echo "PostgreSQL and MariaDB: the tests start them when their binaries are installed"
 	@echo "(apt-get install postgresql mariadb-server), or use SQLMETRICS_POSTGRES_DSN and"
 	@echo "SQLMETRICS_MYSQL_HOST/PORT/USER; .ci/run does all of it."
@@ -127,4 +143,4 @@ docs-site: $(VENV)/.installed-docs ## build the documentation site into build/si
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 clean: ## remove the virtual environment and caches
-	rm -rf $(VENV) $(DBT_VENV) $(PROFILES_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(DBT_VENV) $(PROFILES_VENV) $(OBP_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
