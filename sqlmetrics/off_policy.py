@@ -212,6 +212,11 @@ def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
     """The first check with a positive count, as an error that says what to fix."""
     if not sums.get("rounds"):
         raise SqlmetricsError("log: no rows to estimate from")
+    if int(sums.get("uncovered_rounds") or 0) == int(sums["rounds"]):  # type: ignore[call-overload]
+        raise SqlmetricsError(
+            "policy: no context of the log has a row in the policy; check that the context "
+            "columns hold the same values (and types) in both"
+        )
     positioned = given.policy_kind == "rank" or given.policy_position
     for check in CHECKS:
         count = sums.get(check)
@@ -241,6 +246,8 @@ def _frame(
     frame.attrs["dialect"] = engine.dialect
     frame.attrs["clip"] = clip
     frame.attrs["clipped_rounds"] = int(sums.get("clipped_rounds") or 0)  # type: ignore[call-overload]
+    # rounds of contexts the policy has no row for: it shows nothing there (reward 0)
+    frame.attrs["uncovered_rounds"] = int(sums.get("uncovered_rounds") or 0)  # type: ignore[call-overload]
     if ci is not None:
         frame.attrs["ci"] = {"level": ci, "method": "normal"}
     return frame

@@ -292,6 +292,20 @@ def test_bad_policies_and_models_are_refused() -> None:
         sqlmetrics.off_policy(log, policy, clip=0)
 
 
+def test_contexts_the_policy_lacks() -> None:
+    """A round of a context the policy has no row for: the policy shows nothing there (counted
+    in the attrs); none of the log's contexts in the policy is refused (a key mismatch)."""
+    frames = _toy()
+    log, policy = frames["log"], frames["policy"]
+    result = sqlmetrics.off_policy(log, policy[policy["context_id"] != 1])
+    assert result.attrs["uncovered_rounds"] == 1
+    # round 1 (w r = 2) no longer counts: (5 + 3.3333 + 2) / 6
+    assert _by_estimator(result)["ips"]["value"] == pytest.approx((5 + 10 / 3 + 2) / 6)
+    assert sqlmetrics.off_policy(log, policy).attrs["uncovered_rounds"] == 0
+    with pytest.raises(SqlmetricsError, match="no context of the log has a row in the policy"):
+        sqlmetrics.off_policy(log, policy.assign(context_id=policy["context_id"] + 100))
+
+
 def test_columns_rename_the_roles() -> None:
     frames = _toy()
     renamed = {

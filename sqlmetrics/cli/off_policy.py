@@ -100,4 +100,9 @@ def off_policy_command(args: argparse.Namespace) -> int:
             f"note: clipped_ips capped the weights of {result.attrs['clipped_rounds']} rounds "
             f"at {args.clip:g}\n"
         )
+    if not args.quiet and result.attrs.get("uncovered_rounds"):
+        sys.stderr.write(
+            f"note: {result.attrs['uncovered_rounds']} rounds are of contexts the policy has no "
+            "row for: it shows nothing there\n"
+        )
     return 0

@@ -236,11 +236,20 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
         exp.alias_(pi, "pi"),
         exp.alias_(weight, "w"),
         exp.alias_(clipped, "w_clipped"),
+        exp.alias_(
+            _case(_own("context_key", "covered").is_(exp.null()), _num(1), _num(0)), "uncovered"
+        ),
     ]
+    # the contexts the policy has a row for: a round of another is one it shows nothing in
+    contexts = exp.select(_own("context_key")).distinct().from_("op_policy")
     query = exp.select().from_(exp.alias_(exp.to_table("op_log"), "logged", table=True))
     query = query.join(
         exp.alias_(exp.to_table("op_policy"), "policy_row", table=True),
         on=_equal_keys("logged", "policy_row", _policy_keys(given)),
+        join_type="left",
+    ).join(
+        contexts.subquery("covered"),
+        on=_equal_keys("logged", "covered", ["context_key"]),
         join_type="left",
     )
     if given.rewards is not None:
@@ -409,6 +418,7 @@ def _final(given: OffPolicyInputs) -> exp.Select:
         exp.alias_(exp.func("COUNT", exp.Star()), "rounds"),
         _scalar(exp.select(exp.func("COUNT", exp.Star())).from_("op_lists"), "lists"),
         exp.alias_(_count_if(matched), "matched_rounds"),
+        exp.alias_(exp.func("SUM", _own("uncovered")), "uncovered_rounds"),
         *_sums("pi", pi.copy()),
         exp.alias_(exp.func("MAX", pi.copy()), "pi_max"),
         *_sums("pi_r", exp.Mul(this=pi.copy(), expression=reward.copy())),
