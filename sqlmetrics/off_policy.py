@@ -45,10 +45,10 @@ _REFUSALS = {
     "(0, 1]",
     "bad_probabilities": "policy: {n} rows have a probability outside [0, 1] (or a rank below "
     "1, or none)",
-    "repeated_policy_rows": "policy: {n} (context, item{position}) keys appear more than once",
+    "repeated_keys": "policy or rewards: {n} rounds meet more than one row for their (context, "
+    "item{position}); give one row per key",
     "overfull_contexts": "policy: the probabilities of {n} contexts{position} add up to more "
-    "than 1",
-    "repeated_predictions": "rewards: {n} (context, item{position}) keys appear more than once",
+    "than 1 (with ranks: two items at one rank, or a row repeated)",
     "unpredicted_rounds": "rewards: {n} rounds lack a prediction for the logged item or for an "
     "item the policy may show there; DM and DR need one for each",
 }

@@ -282,8 +282,17 @@ def test_bad_policies_and_models_are_refused() -> None:
             {"context_id": [1, 1], "item_id": [0, 1], "probability": [0.7, 0.6]}
         )
         sqlmetrics.off_policy(log, stochastic)
-    with pytest.raises(SqlmetricsError, match="keys appear more than once"):
-        sqlmetrics.off_policy(log, pd.concat([policy, policy]))
+    # the four matched rounds meet their policy row twice
+    with pytest.raises(SqlmetricsError, match="4 rounds meet more than one row"):
+        sqlmetrics.off_policy(log, pd.concat([policy, policy]), rewards)
+    with pytest.raises(SqlmetricsError, match="6 rounds meet more than one row"):
+        sqlmetrics.off_policy(log, policy, pd.concat([rewards, rewards]))
+    # a repeat no round meets adds to its context's mass
+    extra = pd.DataFrame({"context_id": [1, 1], "item_id": [5, 5], "probability": [0.5, 0.6]})
+    with pytest.raises(SqlmetricsError, match="1 contexts add up to more than 1"):
+        sqlmetrics.off_policy(
+            log, pd.concat([policy.drop(columns="rank").assign(probability=0.0), extra])
+        )
     with pytest.raises(SqlmetricsError, match="lack a prediction"):
         sqlmetrics.off_policy(log, policy, rewards[rewards["item_id"] != 2])
     with pytest.raises(SqlmetricsError, match="unknown role 'user'"):

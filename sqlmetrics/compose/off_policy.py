@@ -27,9 +27,8 @@ CHECKS = (
     "repeated_rounds",
     "bad_item_propensities",
     "bad_probabilities",
-    "repeated_policy_rows",
+    "repeated_keys",
     "overfull_contexts",
-    "repeated_predictions",
     "unpredicted_rounds",
 )
 
@@ -391,22 +390,26 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
         columns.append(exp.alias_(_num(0), "bad_item_propensities"))
     columns += [
         _scalar(exp.select(_count_if(bad_pi)).from_("op_policy"), "bad_probabilities"),
-        _scalar(_repeats("op_policy", _policy_keys(given)), "repeated_policy_rows"),
+        # A key repeated in the policy or the reward model where a round meets it multiplies
+        # the round in the joins (op_rounds): counted as the rounds gained, at no group-by of
+        # its own (one over the policy's keys cost as much as the rest of the query). A repeat
+        # elsewhere adds to its context's mass, which the next check bounds.
+        exp.alias_(
+            exp.Sub(
+                this=exp.func("COUNT", exp.Star()),
+                expression=exp.Subquery(
+                    this=exp.select(exp.func("COUNT", exp.Star())).from_("op_log")
+                ),
+            ),
+            "repeated_keys",
+        ),
         _scalar(
             exp.select(exp.func("COUNT", exp.Star())).from_(overfull.subquery("overfull")),
             "overfull_contexts",
         ),
     ]
-    if given.rewards is not None:
-        columns += [
-            _scalar(_repeats("op_rewards", _rewards_keys(given)), "repeated_predictions"),
-            exp.alias_(exp.func("SUM", _own("unpredicted")), "unpredicted_rounds"),
-        ]
-    else:
-        columns += [
-            exp.alias_(_num(0), "repeated_predictions"),
-            exp.alias_(_num(0), "unpredicted_rounds"),
-        ]
+    unpredicted = exp.func("SUM", _own("unpredicted")) if given.rewards is not None else _num(0)
+    columns.append(exp.alias_(unpredicted, "unpredicted_rounds"))
     return columns
 
 
