@@ -49,8 +49,8 @@ _REFUSALS = {
     "item{position}); give one row per key",
     "overfull_contexts": "policy: the probabilities of {n} contexts{position} add up to more "
     "than 1 (with ranks: two items at one rank, or a row repeated)",
-    "unpredicted_rounds": "rewards: {n} rounds lack a prediction for the logged item or for an "
-    "item the policy may show there; DM and DR need one for each",
+    "unpredicted_rounds": "rewards: {n} rounds lack a prediction for an item the policy may "
+    "show there (the logged one included); DM and DR need one for each",
 }
 
 

@@ -293,8 +293,13 @@ def test_bad_policies_and_models_are_refused() -> None:
         sqlmetrics.off_policy(
             log, pd.concat([policy.drop(columns="rank").assign(probability=0.0), extra])
         )
-    with pytest.raises(SqlmetricsError, match="lack a prediction"):
+    # rounds 2 and 3, where the policy shows item 2
+    with pytest.raises(SqlmetricsError, match="2 rounds lack a prediction"):
         sqlmetrics.off_policy(log, policy, rewards[rewards["item_id"] != 2])
+    # only the policy's items predicted: the logged items of the unmatched rounds weigh 0
+    shown = policy[["context_id", "item_id"]].assign(prediction=0.4)
+    result = sqlmetrics.off_policy(log, policy, shown)
+    assert _by_estimator(result)["dr"]["value"] == pytest.approx(1.6333333333333333)
     with pytest.raises(SqlmetricsError, match="unknown role 'user'"):
         sqlmetrics.off_policy(log, policy, columns={"user": "u"})
     with pytest.raises(SqlmetricsError, match="clip must be a positive number"):

@@ -274,8 +274,11 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
             ),
             exp.alias_(
                 _case(
+                    # the logged item's prediction counts only where its weight is not 0
                     exp.or_(
-                        logged.is_(exp.null()),
+                        exp.and_(
+                            logged.is_(exp.null()), exp.GT(this=pi.copy(), expression=_num(0))
+                        ),
                         exp.GT(this=_own("unpredicted_mass", "policy_value"), expression=_num(0)),
                     ),
                     _num(1),
