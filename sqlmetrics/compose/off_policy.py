@@ -219,6 +219,30 @@ def _item_policy_stage(given: OffPolicyInputs) -> exp.Select:
     return query.group_by(_own("context_key", "policy_row"), _own("item_key", "policy_row"))
 
 
+def _model_columns(pi: exp.Expr, weight: exp.Expr) -> list[exp.Expr]:
+    """A round's terms with the reward model: the direct method's (the policy's modelled
+    reward there), the doubly robust one, and whether a prediction it needs is missing."""
+    logged = _own("prediction", "model")
+    dm = exp.func("COALESCE", _own("dm", "policy_value"), _num(0))
+    residual = exp.Sub(
+        this=_own("reward", "logged"), expression=exp.func("COALESCE", logged.copy(), _num(0))
+    )
+    dr = exp.Add(
+        this=dm.copy(),
+        expression=exp.Mul(this=exp.paren(weight.copy()), expression=exp.paren(residual)),
+    )
+    # the logged item's prediction counts only where its weight is not 0
+    unpredicted = exp.or_(
+        exp.and_(logged.is_(exp.null()), exp.GT(this=pi.copy(), expression=_num(0))),
+        exp.GT(this=_own("unpredicted_mass", "policy_value"), expression=_num(0)),
+    )
+    return [
+        exp.alias_(dm, "dm"),
+        exp.alias_(dr, "dr"),
+        exp.alias_(_case(unpredicted, _num(1), _num(0)), "unpredicted"),
+    ]
+
+
 def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
     """One row per round: its reward, the new policy's probability of the logged item there
     (pi), the importance weight, its clipped form and, with a reward model, the direct method's
@@ -252,41 +276,8 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
         join_type="left",
     )
     if given.rewards is not None:
+        columns += _model_columns(pi, weight)
         round_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
-        logged = _own("prediction", "model")
-        dm = exp.func("COALESCE", _own("dm", "policy_value"), _num(0))
-        columns += [
-            exp.alias_(dm, "dm"),
-            exp.alias_(
-                exp.Add(
-                    this=dm.copy(),
-                    expression=exp.Mul(
-                        this=exp.paren(weight.copy()),
-                        expression=exp.paren(
-                            exp.Sub(
-                                this=_own("reward", "logged"),
-                                expression=exp.func("COALESCE", logged.copy(), _num(0)),
-                            )
-                        ),
-                    ),
-                ),
-                "dr",
-            ),
-            exp.alias_(
-                _case(
-                    # the logged item's prediction counts only where its weight is not 0
-                    exp.or_(
-                        exp.and_(
-                            logged.is_(exp.null()), exp.GT(this=pi.copy(), expression=_num(0))
-                        ),
-                        exp.GT(this=_own("unpredicted_mass", "policy_value"), expression=_num(0)),
-                    ),
-                    _num(1),
-                    _num(0),
-                ),
-                "unpredicted",
-            ),
-        ]
         query = query.join(
             exp.alias_(exp.to_table("op_rewards"), "model", table=True),
             on=_equal_keys("logged", "model", _rewards_keys(given)),
