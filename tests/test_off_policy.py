@@ -225,6 +225,8 @@ def obp_data() -> dict[str, Any]:
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+# on one worker: OBP's data is drawn once (about 10 s of its venv's interpreter)
+@pytest.mark.xdist_group("obp")
 @pytest.mark.parametrize("case", ["bandit", "deterministic", "slate"])
 def test_agrees_with_obp(obp_data: dict[str, Any], case: str) -> None:
     data = obp_data[case]
