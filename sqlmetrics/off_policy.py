@@ -219,6 +219,18 @@ def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
         )
     positioned = given.policy_kind == "rank" or given.policy_position
     for check in CHECKS:
+        if sums.get(check):
+            break
+    else:
+        # NaN and infinities pass the SQL checks on some engines (SQLite has none, NaN orders
+        # differently elsewhere) but not the sums they reach
+        unfinite = [name for name, value in sums.items() if _not_finite(value)]
+        if unfinite:
+            raise SqlmetricsError(
+                "a reward, propensity, probability or prediction is NaN or infinite (the sums "
+                f"{', '.join(unfinite)} are not finite); fix or drop those rows"
+            )
+    for check in CHECKS:
         count = sums.get(check)
         if count:
             raise SqlmetricsError(
@@ -227,6 +239,13 @@ def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
                     position=", position" if positioned else "",
                 )
             )
+
+
+def _not_finite(value: object) -> bool:
+    try:
+        return not math.isfinite(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
 
 
 def _frame(

@@ -274,6 +274,16 @@ def _escaped(text: str) -> str:
     return re.escape(text)
 
 
+def test_infinities_are_refused() -> None:
+    """(pandas NaN reaches DuckDB as NULL, refused as a missing value.)"""
+    frames = _toy()
+    log, policy, rewards = frames["log"], frames["policy"], frames["rewards"]
+    with pytest.raises(SqlmetricsError, match="NaN or infinite"):
+        sqlmetrics.off_policy(log.assign(reward=[1, 0, float("inf"), 0, 1, 1]), policy)
+    with pytest.raises(SqlmetricsError, match="NaN or infinite"):
+        sqlmetrics.off_policy(log, policy, rewards.assign(prediction=float("inf")))
+
+
 def test_bad_policies_and_models_are_refused() -> None:
     frames = _toy()
     log, policy, rewards = frames["log"], frames["policy"], frames["rewards"]
