@@ -151,13 +151,20 @@ def _need(source: Source, role: str, name: str, numeric: bool = False) -> str:
     return found
 
 
-def _same(sources: Mapping[str, Source], role: str, name: str) -> str:
-    """A role's column in every input that must have it: its name as the log spells it (the
-    others matched the same way)."""
-    found = [_need(source, role, name) for source in sources.values()]
-    if len({column.lower() for column in found}) > 1:
-        raise SqlmetricsError(f"the {role} column is spelled differently: {', '.join(found)}")
-    return found[0]
+def _same(sources: Mapping[str, Source], role: str, name: str, required: bool = True) -> str:
+    """A role's column, spelled alike in every input that has it (the query names it once):
+    the inputs that must have it are checked for it."""
+    found = {
+        source.role: _need(source, role, name) if required else _find(source, name)
+        for source in sources.values()
+    }
+    spellings = {column for column in found.values() if column is not None}
+    if len(spellings) > 1:
+        listed = ", ".join(f"{role_} {column!r}" for role_, column in found.items() if column)
+        raise SqlmetricsError(
+            f"the {role} column is spelled differently ({listed}); name it alike in each"
+        )
+    return spellings.pop() if spellings else name
 
 
 def _inputs(bound: Mapping[str, Source], names: Mapping[str, str], clip: float) -> OffPolicyInputs:
@@ -194,7 +201,7 @@ def _inputs(bound: Mapping[str, Source], names: Mapping[str, str], clip: float) 
         item=_same(keyed, "item", names["item"]),
         reward=_need(log, "reward", names["reward"]),
         propensity=_need(log, "propensity", names["propensity"]),
-        position=names["position"],
+        position=_same(keyed, "position", names["position"], required=False),
         policy_kind=kind,
         policy_value=_need(policy, kind, names[kind]),
         prediction=names["prediction"]

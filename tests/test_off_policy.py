@@ -347,6 +347,20 @@ def test_columns_rename_the_roles() -> None:
     assert _by_estimator(result)["dr"]["value"] == pytest.approx(1.6333333333333333)
 
 
+def test_a_column_spelled_differently_is_refused() -> None:
+    """The query names each role's column once: its spellings must agree (PostgreSQL reads a
+    quoted name case by case)."""
+    frames = _toy()
+    policy = frames["policy"].rename(columns={"context_id": "Context_ID"})
+    with pytest.raises(SqlmetricsError, match="log 'context_id', policy 'Context_ID'"):
+        sqlmetrics.off_policy(frames["log"], policy)
+    log = frames["log"].assign(Position=1)
+    with pytest.raises(SqlmetricsError, match="log 'Position', policy 'position'"):
+        sqlmetrics.off_policy(
+            log, frames["policy"].assign(position=1, probability=1.0).drop(columns="rank")
+        )
+
+
 def test_command_line(tmp_path: Path) -> None:
     frames = _toy()
     paths = {}
