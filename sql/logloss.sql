@@ -4,6 +4,7 @@
 -- formula: \mathrm{logloss} = -\frac{1}{n} \sum_{(u, i)} \left[ y_{ui} \ln p_{ui} + (1 - y_{ui}) \ln(1 - p_{ui}) \right]
 -- cutoff: none
 -- reads: scored
+-- probabilities: yes
 -- aggregate: micro
 -- better: lower
 -- ties_average: yes

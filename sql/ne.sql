@@ -4,6 +4,7 @@
 -- formula: \mathrm{NE} = \frac{-\sum_{(u, i)} \left[ y_{ui} \ln p_{ui} + (1 - y_{ui}) \ln(1 - p_{ui}) \right]}{-\left( P \ln b + N \ln(1 - b) \right)}, \quad b = \frac{P}{P + N}
 -- cutoff: none
 -- reads: scored
+-- probabilities: yes
 -- aggregate: micro
 -- better: lower
 -- ties_average: yes

@@ -226,12 +226,15 @@ def test_logloss_refuses_scores_outside_0_1() -> None:
         "user_id=1, item_id=11, score=1.5; logloss reads scores as probabilities: calibrate "
         "them (e.g. a sigmoid) or leave logloss out"
     )
-    with pytest.raises(SqlmetricsError, match="; logloss, ne read scores as probabilities"):
-        sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["logloss", "ne"])
-    # auc and calibration read any scores: positives 1.5 and 0.7 against the negative 0.9
+    with pytest.raises(
+        SqlmetricsError, match="; logloss, ne, calibration read scores as probabilities"
+    ):
+        sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["logloss", "ne", "calibration"])
+    # auc reads any scores: positives 1.5 and 0.7 against the negative 0.9
     assert sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["auc"])["auc"][0] == 0.5
-    calibration = sqlmetrics.evaluate(recs(score=[0.9, 1.5, 0.7]), truth(), ["calibration"])
-    assert calibration["calibration"][0] == pytest.approx(3.1 / 2)  # 2 relevant rows
+    # calibration adds the scores up as expected positives: within [0, 1] they are
+    calibration = sqlmetrics.evaluate(recs(score=[0.9, 1.0, 0.7]), truth(), ["calibration"])
+    assert calibration["calibration"][0] == pytest.approx(2.6 / 2)  # 2 relevant rows
 
 
 def test_rating_metrics_need_a_rating_column() -> None:

@@ -120,6 +120,8 @@ class Metric:
     # formula: the definition in LaTeX, which the metric's page of the documentation site draws
     formula: str = ""
     better: str = "higher"  # one of BETTER
+    # probabilities: yes, reads the scores as probabilities: a score outside [0, 1] is refused
+    reads_probabilities: bool = False
 
     def averaged_over(self) -> str:
         if self.averaged:
@@ -226,6 +228,8 @@ def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
         raise SqlmetricsError(
             f"{file}: better: {header['better']!r} is not one of {', '.join(BETTER)}"
         )
+    if header.get("probabilities") == "yes" and reads != "scored":
+        raise SqlmetricsError(f"{file}: probabilities: yes needs reads: scored")
     if header["aggregate"] == "sum" and reads not in ("judged", "judgements"):
         raise SqlmetricsError(
             f"{file}: aggregate: sum applies to a metric over judged or judgements"
@@ -301,6 +305,7 @@ def parse_metric_file(path: Path) -> Metric:
         averaged=header.get("averaged", ""),
         formula=header.get("formula", ""),
         better=header.get("better", "higher"),
+        reads_probabilities=header.get("probabilities") == "yes",
     )
 
 

@@ -50,11 +50,9 @@ CHECKS = (
     "bad_interaction_item_ids",
     "bad_relevance",
     "relevance_over_1000",  # refused only for exponential gains: 2^1000 leaves room for sums
-    "scores_outside_0_1",  # refused only for PROBABILITY_METRICS
+    "scores_outside_0_1",  # refused only for a metric reading probabilities (its header)
     "bad_weights",  # the scored rows' weights (compose/weights.py), with a weight column
 )
-# The metrics that read scores as probabilities: a score outside [0, 1] is refused for them.
-PROBABILITY_METRICS = frozenset({"logloss", "ne"})
 # Exponential gain 2^rel overflows a double past rel = 1023; above this bound sums could too.
 EXPONENTIAL_GAIN_BOUND = 1000
 KIND = "sqlmetrics_row"  # evaluate's query marks each row as "metrics" or "diagnostics"
@@ -262,7 +260,7 @@ def refused_checks(
         refused.append("bad_weights")
     if options.duplicates == "error":
         refused.append("duplicate_recommendations")
-    if any(r.metric.name in PROBABILITY_METRICS for r in requests) and inputs.score is not None:
+    if any(r.metric.reads_probabilities for r in requests) and inputs.score is not None:
         refused.append("scores_outside_0_1")
     return refused
 

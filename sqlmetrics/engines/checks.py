@@ -16,7 +16,6 @@ from sqlmetrics.compose.diagnostics import (
     CHECKS,
     DIAGNOSTICS,
     EXPONENTIAL_GAIN_BOUND,
-    PROBABILITY_METRICS,
     uses_exponential_gain,
 )
 from sqlmetrics.compose.inputs import Group, Inputs, column_names
@@ -399,7 +398,8 @@ def _refuse_out_of_range(
     engine: Engine, inputs: Inputs, total: dict[str, int], requests: Sequence[MetricRequest]
 ) -> None:
     """Values some requested metrics cannot read: grades too high for an exponential gain,
-    scores outside [0, 1] for the metrics reading them as probabilities (logloss, ne)."""
+    scores outside [0, 1] for the metrics reading them as probabilities (``probabilities: yes``
+    in their headers)."""
     truth_columns = (inputs.user, inputs.item, inputs.relevance)
     exponential = [r.label for r in requests if uses_exponential_gain(r)]
     if total["relevance_over_1000"] and exponential and inputs.relevance is not None:
@@ -413,7 +413,7 @@ def _refuse_out_of_range(
             f"{', '.join(exponential)} use the gain 2^relevance - 1, which a double cannot hold "
             "that far: rescale the grades or use the linear-gain metrics"
         )
-    probabilities = [r.label for r in requests if r.metric.name in PROBABILITY_METRICS]
+    probabilities = [r.label for r in requests if r.metric.reads_probabilities]
     if total["scores_outside_0_1"] and probabilities and inputs.score is not None:
         score = exp.column(inputs.score)
         example = _example(

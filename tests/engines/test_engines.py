@@ -225,8 +225,9 @@ def parameters() -> list[Any]:
 
 
 def scores_outside_probabilities(case: Case) -> bool:
-    """Whether evaluate refuses the case's every-metric request: logloss and ne read scores
-    as probabilities, and a score outside [0, 1] is refused."""
+    """Whether evaluate refuses the case's every-metric request: logloss, ne and calibration
+    read scores as probabilities (their headers' ``probabilities: yes``), and a score outside
+    [0, 1] is refused."""
     if "score" not in case.recommendations.names:
         return False
     at = case.recommendations.names.index("score")
