@@ -104,3 +104,11 @@ def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
     """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
     its result, as a DataFrame."""
     return read(frame, "distributions")
+
+
+def read_sampled(frame: pd.DataFrame) -> pd.DataFrame:
+    """The corrected full-catalogue estimates that ``evaluate(..., sampled=...)`` attached to
+    its result: per group, metric and estimator (``naive_sampled``, ``rescaled_rank``,
+    ``corrected_least_squares``, ``corrected_bias_variance``) the ``value`` (``lo`` and ``hi``
+    under ``ci``) and the ``positives`` it reads."""
+    return read(frame, "sampled")

@@ -25,6 +25,7 @@ from sqlmetrics.catalog.profiles import PROFILES
 from sqlmetrics.compose.inputs import CHECK_DEPTHS, DUPLICATES, POPULATIONS, RANKS, TIES
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.stats.resampling import CI_METHODS, TESTS
+from sqlmetrics.stats.sampled import Sampled
 
 Check = Callable[[str, Any], None]
 
@@ -82,6 +83,13 @@ def _finite(name: str, value: object) -> None:
         raise SqlmetricsError(f"{name} must be a number >= 0, got {value!r}")
     if not (value >= 0 and math.isfinite(value)):  # NaN, inf and 1e400 too
         raise SqlmetricsError(f"{name} must be a number >= 0 and finite, got {value!r}")
+
+
+def _sampled(name: str, value: object) -> None:
+    if value is not None and not isinstance(value, Sampled):
+        raise SqlmetricsError(
+            f"{name} must be sqlmetrics.Sampled(n_items=..., negatives=...), not {value!r}"
+        )
 
 
 def _model_name(name: str, value: object) -> None:
@@ -241,6 +249,7 @@ class EvaluateOptions(Running, Intervals, total=False):
             ),
         ),
     ]
+    sampled: Annotated[Sampled | None, Option(None, _sampled)]
 
 
 class CompareOptions(Running, Intervals, total=False):

@@ -24,14 +24,15 @@ from sqlmetrics.engines.checks import (
     check_history,
     check_items,
     check_labels,
-    duplicate_example,
     refuse_bad_rows,
     refuse_nan_ratings,
+    refuse_repeats,
     resolve_inputs,
 )
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load, with_notes
 from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
+from sqlmetrics.sampling import sampled_steps
 from sqlmetrics.stats.gaps import check_segment, segment_gaps, with_segment
 from sqlmetrics.stats.inference import finish_ci, finish_compare, with_intervals
 from sqlmetrics.stats.query import compose_ci, compose_compare
@@ -133,6 +134,9 @@ def evaluate(
             (docs/reference/results.md).
         baseline: the model (first ``group_by`` column) the overlap metrics compare lists with;
             with ``segment``, each model's gaps are compared with the baseline's too.
+        sampled: ``Sampled(n_items=n, negatives=m)``: each list is a user's held-out positive(s)
+            among m negatives sampled from n items; ``read_sampled(result)`` gives corrected
+            full-catalogue estimates (docs/how-to/sampled-metrics.md).
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -161,7 +165,9 @@ def evaluate(
             "are the values themselves: drop one of the two"
         )
     run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"], segment)
-    result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, run, given)
+    steps, finished = sampled_steps(run, given)  # sampled=: its histogram after the metrics
+    result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, steps, given)
+    diagnostics = finished(result, diagnostics)
     refuse_unknown_baseline(result, given["baseline"], group_list(given["group_by"]))
     result.attrs["diagnostics"] = Table.of(diagnostics)
     result.attrs["passes"] = passes  # > 1 when the memory limit made it split the users
@@ -468,23 +474,8 @@ def _refused(bound: Bound, diagnostics: pd.DataFrame) -> pd.DataFrame:
     duplicated = int(diagnostics["duplicate_recommendations"].sum())
     if duplicated and options.duplicates == "error":
         depth = repeats_depth(bound.requests, options)
-        _refuse_repeats(engine, inputs, duplicated, depth)
+        refuse_repeats(engine, inputs, duplicated, depth)
     return diagnostics
-
-
-def _refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None) -> None:
-    """The message refusing ``rows`` repeated recommendations, with an example, found among
-    the first ``depth`` positions of each list (or anywhere)."""
-    # an example among the first positions as ranked by score and item id (the tie policy
-    # may order a tie otherwise: then one from anywhere)
-    example = duplicate_example(engine, inputs, depth) or duplicate_example(engine, inputs)
-    where = "" if depth is None else f" among the first {depth} positions of their lists"
-    shown = f"{example[:2]} appears {example[2]} times" if example else "?"
-    raise SqlmetricsError(
-        f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in {rows} "
-        f"row(s){where}, e.g. {shown}; deduplicate them, or pass duplicates='first' (CLI: "
-        "--duplicates first) to keep the best-placed row"
-    )
 
 
 @takes(CompareOptions)

@@ -15,6 +15,7 @@ from sqlmetrics.cli.output import (
     gaps_text,
     number_text,
     render,
+    sampled_text,
     show_diagnostics,
     show_notes,
     write,
@@ -28,6 +29,7 @@ from sqlmetrics.io.files import check_output
 if TYPE_CHECKING:
     import pandas as pd
 
+    from sqlmetrics.stats.sampled import Sampled
     from sqlmetrics.trec import TrecReport
 
 
@@ -56,6 +58,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
                 interactions,
                 metrics,
                 **call_options(args, EvaluateOptions),
+                sampled=_sampled(args),
                 progress=progress(args),
                 connection=connection,
             )
@@ -68,8 +71,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
         text = _interval_table(result, metrics)
     else:
         text = render(result, fmt)
-    # --segment's gaps: part of the answer, after the table; beside a CSV or JSON, on stderr
-    gaps = gaps_text(result)
+    # --segment's gaps and --sampled-items' estimates: part of the answer, after the table;
+    # beside a CSV or JSON, on stderr
+    gaps = _after_table(result)
     if gaps and fmt == "table":
         text = text.rstrip("\n") + "\n\n" + gaps
     write(text, args.output, inputs)
@@ -82,6 +86,28 @@ def evaluate_command(args: argparse.Namespace) -> int:
     for line in failed:
         sys.stderr.write(line + "\n")
     return 1 if failed else 0
+
+
+def _after_table(result: pd.DataFrame) -> str:
+    """--segment's gaps and --sampled-items' estimates, each a table, or nothing."""
+    return "\n".join(part for part in (gaps_text(result), sampled_text(result)) if part)
+
+
+def _sampled(args: argparse.Namespace) -> Sampled | None:
+    """--sampled-items and --sampled-negatives (both, or neither) as evaluate's sampled=."""
+    from sqlmetrics.stats.sampled import DEFAULT_GAMMA, Sampled
+
+    items, negatives, gamma = args.sampled_items, args.sampled_negatives, args.sampled_gamma
+    if items is None and negatives is None:
+        if gamma is not None:
+            raise SqlmetricsError("--sampled-gamma needs --sampled-items and --sampled-negatives")
+        return None
+    if items is None or negatives is None:
+        raise SqlmetricsError(
+            "sampled candidates need both --sampled-items N (the catalogue) and "
+            "--sampled-negatives M (the negatives in each list)"
+        )
+    return Sampled(items, negatives, DEFAULT_GAMMA if gamma is None else gamma)
 
 
 def _gates(args: argparse.Namespace, metrics: Sequence[str]) -> list[tuple[str, str, float, str]]:

@@ -88,6 +88,16 @@ def gaps_text(frame: pd.DataFrame) -> str:
     return "gaps between segments:\n" + frame.to_string(index=False) + "\n"
 
 
+def sampled_text(frame: pd.DataFrame) -> str:
+    """The corrected full-catalogue estimates (``--sampled-items``) as a table headed
+    ``sampled metrics, full-catalogue estimates:``, or nothing."""
+    table = frame.attrs.get("sampled")
+    if not isinstance(table, Table) or not table.rows:
+        return ""
+    text = table.frame().to_string(index=False)
+    return "sampled metrics, full-catalogue estimates:\n" + text + "\n"
+
+
 def show_notes(frame: pd.DataFrame) -> None:
     write_notes(frame.attrs.get("notes") or ())
 

@@ -129,37 +129,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``sqlmetrics evaluate``: the metrics, from files or a connection, and trec_eval's report."""
-    evaluate = commands.add_parser(
-        "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
+def _add_sampled(evaluate: argparse.ArgumentParser) -> None:
+    """evaluate's sampled candidates (docs/how-to/sampled-metrics.md)."""
+    sampled = evaluate.add_argument_group(
+        "sampled candidates (docs/how-to/sampled-metrics.md)",
+        "each user's list is their held-out positive(s) among M negatives sampled from N items: "
+        "the metrics are the sampled ones, and a table gives corrected full-catalogue estimates",
     )
-    _add_sources(evaluate)
-    _add_common(evaluate)
-    _add_intervals(evaluate, EvaluateOptions)
-    add_flags(evaluate, EvaluateOptions, leave=(Running, Intervals))
-    evaluate.add_argument(
-        "--segment",
-        metavar="COLUMN",
-        help="each metric per value of this column (each user's, like country), and the gaps "
-        "between the segments (range, mean absolute difference; with --ci and --ci-method "
-        "bootstrap their intervals)",
+    sampled.add_argument(
+        "--sampled-items", type=int, metavar="N", help="the catalogue's number of items"
     )
-    evaluate.add_argument(
-        "--fail-if",
-        action="append",
-        default=[],
-        metavar="GATE",
-        help='exit 1 when a group\'s value meets this, like "ndcg@10 < 0.30" (a metric or its '
-        "_lo/_hi column, then <, <=, > or >=, then a number); repeatable",
+    sampled.add_argument(
+        "--sampled-negatives", type=int, metavar="M", help="the sampled negatives in each list"
     )
-    evaluate.add_argument(
-        "--format",
-        choices=("table", "csv", "json", "trec"),
-        help="default: json for an --output ending in .json, else table (with --ci, json "
-        "also holds the means, variances and counts that compare --against reads); trec: "
-        "trec_eval's lines (measure, qid or all, value), with --input-format trec",
+    sampled.add_argument(
+        "--sampled-gamma",
+        type=float,
+        metavar="GAMMA",
+        help="the bias-variance correction's weight on the variance, in [0, 1] (default 0.01)",
     )
+
+
+def _add_trec(evaluate: argparse.ArgumentParser) -> None:
+    """evaluate's TREC files in and trec_eval's report out."""
     trec = evaluate.add_argument_group("TREC files (docs/profiles.md, trec_eval)")
     trec.add_argument(
         "--input-format",
@@ -207,6 +199,41 @@ def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         help="--format trec: trec_eval 10.0's report (the default) or 9.0.8's (its recall "
         "cutoffs of iprec_at_recall and 11pt_avg, scores as 32-bit floats)",
     )
+
+
+def _add_evaluate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``sqlmetrics evaluate``: the metrics, from files or a connection, and trec_eval's report."""
+    evaluate = commands.add_parser(
+        "evaluate", help="compute metrics on DuckDB, or in your warehouse or Spark"
+    )
+    _add_sources(evaluate)
+    _add_common(evaluate)
+    _add_intervals(evaluate, EvaluateOptions)
+    add_flags(evaluate, EvaluateOptions, leave=(Running, Intervals))
+    evaluate.add_argument(
+        "--segment",
+        metavar="COLUMN",
+        help="each metric per value of this column (each user's, like country), and the gaps "
+        "between the segments (range, mean absolute difference; with --ci and --ci-method "
+        "bootstrap their intervals)",
+    )
+    evaluate.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="GATE",
+        help='exit 1 when a group\'s value meets this, like "ndcg@10 < 0.30" (a metric or its '
+        "_lo/_hi column, then <, <=, > or >=, then a number); repeatable",
+    )
+    evaluate.add_argument(
+        "--format",
+        choices=("table", "csv", "json", "trec"),
+        help="default: json for an --output ending in .json, else table (with --ci, json "
+        "also holds the means, variances and counts that compare --against reads); trec: "
+        "trec_eval's lines (measure, qid or all, value), with --input-format trec",
+    )
+    _add_sampled(evaluate)
+    _add_trec(evaluate)
     evaluate.add_argument(
         "-q", "--quiet", action="store_true", help="no progress bar and no diagnostics on stderr"
     )

@@ -577,3 +577,18 @@ def check_labels(
     for request in requests:
         if request.label in taken:
             raise SqlmetricsError(f"metric label {request.label!r} clashes with an output column")
+
+
+def refuse_repeats(engine: Engine, inputs: Inputs, rows: int, depth: int | None) -> None:
+    """The message refusing ``rows`` repeated recommendations, with an example, found among
+    the first ``depth`` positions of each list (or anywhere)."""
+    # an example among the first positions as ranked by score and item id (the tie policy
+    # may order a tie otherwise: then one from anywhere)
+    example = duplicate_example(engine, inputs, depth) or duplicate_example(engine, inputs)
+    where = "" if depth is None else f" among the first {depth} positions of their lists"
+    shown = f"{example[:2]} appears {example[2]} times" if example else "?"
+    raise SqlmetricsError(
+        f"recommendations repeat a ({inputs.user.name}, {inputs.item.name}) pair in {rows} "
+        f"row(s){where}, e.g. {shown}; deduplicate them, or pass duplicates='first' (CLI: "
+        "--duplicates first) to keep the best-placed row"
+    )
