@@ -450,6 +450,12 @@ def test_the_best_is_as_the_metric_header_says() -> None:
     assert "(the lowest for gini@10; none for arp@10)" in html.unescape(page.html)
 
 
+def test_no_headline_when_no_summary_metric_has_a_direction() -> None:
+    """num_ret (better: none) names no best model: the page has no headline, not a lone '.'."""
+    page = sqlmetrics.report(RECS, TRUTH, ["num_ret"], group_by="model", k_max=10)
+    assert 'id="headline"' not in page.html
+
+
 def test_the_best_calibration_is_the_nearest_to_one() -> None:
     from sqlmetrics.reporting.page import best_of
 

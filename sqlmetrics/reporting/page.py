@@ -127,6 +127,8 @@ def _headline(results: Results, the_plan: Plan, context: Context) -> str:
         if best is not None:
             winner = next(model for value, model in values if value == best)
             wins.setdefault(winner, []).append(label)
+    if not wins:
+        return ""  # no summary metric has a direction (better: none): no model is best
     said = "; ".join(
         f"{named(model)} is best on {_e(', '.join(labels))}" for model, labels in wins.items()
     )
