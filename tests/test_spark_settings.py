@@ -3,8 +3,11 @@ the query without it, and whatever it changed is put back (tests/engines has the
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
+
+import pytest
 
 from sqlmetrics.engines import spark as spark_engine
 
@@ -96,4 +99,45 @@ def test_fetch_returns_only_once_the_settings_are_back() -> None:
     conf = SlowConf({key: "true"}, refused=set())
     engine = spark_engine.SparkEngine(Session(conf))
     engine.fetch("SELECT 1")
+    assert conf.values == {key: "true"}
+
+
+class Overlapping(Session):
+    """Its first query (the cancelled statement, which Spark still plans) ends only once the
+    second (a retry on the same session) has begun; the second ends after the first."""
+
+    def __init__(self, conf: Conf) -> None:
+        super().__init__(conf)
+        self.second_begun = threading.Event()
+        self.first_ended = threading.Event()
+
+    def sql(self, text: str) -> Any:
+        if text == "SELECT 1":
+            self.second_begun.wait(5)
+            return super().sql(text)
+        self.second_begun.set()
+        self.first_ended.wait(5)
+        time.sleep(0.1)  # the first statement's thread restores what it holds meanwhile
+        return super().sql(text)
+
+
+def test_overlapping_statements_leave_the_session_as_it_was() -> None:
+    """A timeout's caller leaves a statement Spark still plans; a retry on the session begins
+    before it ends. The last to end puts back the session's own value, not the retry's view of
+    it (the first's setting), and the retry's query keeps the setting to its end."""
+    key = "spark.sql.requireAllClusterKeysForCoPartition"
+    conf = Conf({key: "true"}, refused=set())
+    session = Overlapping(conf)
+    first = spark_engine.SparkEngine(session)
+    threading.Timer(0.2, first.cancel).start()
+    with pytest.raises(spark_engine._Left):
+        first.fetch("SELECT 1")
+    statement = first.statement
+    assert statement is not None
+    threading.Thread(
+        target=lambda: (statement.ended.wait(5), session.first_ended.set()), daemon=True
+    ).start()
+    spark_engine.SparkEngine(session).fetch("SELECT 2")
+    assert statement.ended.wait(5)
+    assert session.ran == [{key: "false"}, {key: "false"}]
     assert conf.values == {key: "true"}

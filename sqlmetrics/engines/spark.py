@@ -5,8 +5,9 @@ which a timeout or Ctrl-C cancels with the jobs it starts afterwards: the caller
 deadline even while Spark still plans the query, before any job exists. ``progress`` prints
 the running stages' tasks on stderr.
 
-A few session settings that spare shuffles are set around each query and restored after it
-(``_QUERY_SETTINGS``; measured in docs/benchmark.md, "Spark (issue 18)").
+A few session settings that spare shuffles are set around each query and restored after it,
+by the last of the queries running on the session when they overlap (``_QUERY_SETTINGS``;
+measured in docs/benchmark.md, "Spark (issue 18)").
 """
 
 from __future__ import annotations
@@ -34,6 +35,14 @@ _QUERY_SETTINGS: dict[str, str] = {
     # partitioning, instead of hashing both sides again by both keys.
     "spark.sql.requireAllClusterKeysForCoPartition": "false",
 }
+
+
+# The statements running on each session (by id) and the session's own values of the settings
+# the first of them set, which the last to end puts back: statements overlap after a timeout or
+# Ctrl-C (the caller leaves one that Spark still plans, and may begin another) or from two
+# threads, and each putting back what it found would leave the session with sqlmetrics' values.
+_holders: dict[int, tuple[int, dict[str, str | None]]] = {}
+_holders_lock = threading.Lock()
 
 
 # How often a cancelled statement's group is cancelled again, until the statement ends: the
@@ -191,7 +200,7 @@ class SparkEngine(Engine):
     def _running(self, group: str) -> Iterator[None]:
         """The statement's job group, settings and progress line around a query."""
         previous = self._start_group(group)
-        settings = self._set(_QUERY_SETTINGS)
+        self._hold_settings()
         stop = threading.Event()
         reporter = None
         if self.progress and self.context is not None:
@@ -205,8 +214,25 @@ class SparkEngine(Engine):
             stop.set()
             if reporter is not None:
                 reporter.join()
-            self._set(settings)
+            self._release_settings()
             self._end_group(group, previous)
+
+    def _hold_settings(self) -> None:
+        """_QUERY_SETTINGS set by the first statement running on the session."""
+        with _holders_lock:
+            running, saved = _holders.get(id(self.spark), (0, {}))
+            if not running:
+                saved = self._set(_QUERY_SETTINGS)
+            _holders[id(self.spark)] = (running + 1, saved)
+
+    def _release_settings(self) -> None:
+        """The session's own values put back by the last statement running on it."""
+        with _holders_lock:
+            running, saved = _holders.pop(id(self.spark))
+            if running > 1:
+                _holders[id(self.spark)] = (running - 1, saved)
+            else:
+                self._set(saved)
 
     def _set(self, settings: Mapping[str, str | None]) -> dict[str, str | None]:
         """Sets (None: unsets) session settings; returns what they were, for those it set.
