@@ -110,7 +110,7 @@ def _facts(metric: Metric) -> list[str]:
     facts = [
         ("request", request_form(metric)),
         ("aggregate", aggregate(metric)),
-        ("better", _BETTER[metric.better]),
+        ("better", _better(metric, has_interval(request))),
         ('`ties="average"`', ties),
         ("intervals (`ci=`)", "yes" if has_interval(request) else "none: no per-user mean"),
         ("reads", _STAGES[metric.reads]),
@@ -127,13 +127,30 @@ def _facts(metric: Metric) -> list[str]:
     ]
 
 
-# What the header's ``better:`` says, as the report and the gates read it.
+# What the header's ``better:`` says; how the report reads it; how the gates do, said only of a
+# metric with a per-user mean (compare leaves the others out).
 _BETTER = {
     "higher": "higher",
-    "lower": "lower (the report's best is the lowest; a gate fails on a significant rise)",
-    "one": "nearer to 1 (a gate fails on any significant change)",
-    "none": "no direction: it describes the lists (a gate fails on any significant change)",
+    "lower": "lower",
+    "one": "nearer to 1",
+    "none": "none: it describes the lists or the judgements",
 }
+_REPORT = {
+    "lower": "the report's best is the lowest",
+    "one": "the report's best is the nearest to 1",
+    "none": "the report marks no best",
+}
+_GATE = {
+    "lower": "a gate fails on a significant rise",
+    "one": "a gate fails on any significant change",
+    "none": "a gate fails on any significant change",
+}
+
+
+def _better(metric: Metric, gated: bool) -> str:
+    notes = [_REPORT.get(metric.better), _GATE.get(metric.better) if gated else None]
+    said = "; ".join(note for note in notes if note)
+    return f"{_BETTER[metric.better]} ({said})" if said else _BETTER[metric.better]
 
 
 def _cell(text: str) -> str:
