@@ -264,7 +264,8 @@ def _add_compare(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     compare.add_argument(
         "--fail-if-worse",
         action="store_true",
-        help="exit 1 when a model (--baseline) or a group (--against) is significantly worse",
+        help="exit 1 when a model (--baseline) or a group (--against) is significantly worse "
+        "(on a metric without a better direction, such as num_ret: significantly changed)",
     )
     compare.add_argument("--format", choices=("table", "csv", "json"), default="table")
     compare.add_argument(
