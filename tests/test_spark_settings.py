@@ -141,3 +141,16 @@ def test_overlapping_statements_leave_the_session_as_it_was() -> None:
     assert statement.ended.wait(5)
     assert session.ran == [{key: "false"}, {key: "false"}]
     assert conf.values == {key: "true"}
+
+
+class Stopping(Session):
+    """A session stopped while the query ran: removing the statement's tag fails."""
+
+    def removeTag(self, tag: str) -> None:
+        raise RuntimeError("the session is stopped")
+
+
+def test_a_query_that_ran_is_handed_back_though_its_tag_cannot_be_removed() -> None:
+    conf = Conf({}, refused=set())
+    engine = spark_engine.SparkEngine(Stopping(conf))
+    assert engine.fetch("SELECT 1") == (["x"], [(1,)])

@@ -215,7 +215,9 @@ class SparkEngine(Engine):
             if reporter is not None:
                 reporter.join()
             self._release_settings()
-            self._end_group(group, previous)
+            # a session stopped meanwhile refuses it: the query's result or error is the news
+            with contextlib.suppress(Exception):
+                self._end_group(group, previous)
 
     def _hold_settings(self) -> None:
         """_QUERY_SETTINGS set by the first statement running on the session."""
