@@ -8,6 +8,7 @@ when to use it and what it does not promise.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from sqlmetrics.compose.off_policy import CHECKS, OffPolicyInputs, off_policy_qu
 from sqlmetrics.engines import connection_of, open_engine
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.stats.off_policy import Estimate, finish
+from sqlmetrics.stats.off_policy import finish
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,6 +44,7 @@ _REFUSALS = {
     "shows one item per position: give each shown list a context of its own",
     "bad_item_propensities": "log: {n} rows have an item propensity that is missing or outside "
     "(0, 1]",
+    "null_groups": "policy: {n} rows have no value in a group column; give each candidate a name",
     "bad_probabilities": "policy: {n} rows have a probability outside [0, 1] (or a rank below "
     "1, or none)",
     "repeated_keys": "policy or rewards: {n} rounds meet more than one row for their (context, "
@@ -60,6 +62,7 @@ def off_policy(
     rewards: object = None,
     *,
     columns: Mapping[str, str] | None = None,
+    group_by: Sequence[str] | str = (),
     clip: float = 100.0,
     ci: float | None = 0.95,
     connection: object = None,
@@ -84,6 +87,9 @@ def off_policy(
         columns: your column names by role, e.g. ``{"context": "impression_id"}``; roles:
             context, position, item, reward, propensity, item_propensity, probability, rank,
             prediction.
+        group_by: columns of the policy that tell candidate policies apart (``"model"``):
+            each is estimated on the whole log, one set of rows per candidate. The reward
+            model may have them too (one model per candidate) or not (one for all).
         clip: clipped IPS's cap on the importance weights.
         ci: the level of the normal intervals (None: none).
         connection: where the query runs, as evaluate's ``connection``.
@@ -91,8 +97,9 @@ def off_policy(
         timeout: cancel the query after this many seconds.
 
     Returns:
-        One row per estimator (replay, ips, clipped_ips, snips, dm, dr, item_position_ips,
-        independent_item_ips, those the inputs allow): ``value``, ``std_error``, ``lo`` and
+        The group columns (with ``group_by``) and one row per estimator (replay, ips,
+        clipped_ips, snips, dm, dr, item_position_ips, independent_item_ips, those the
+        inputs allow): ``value``, ``std_error``, ``lo`` and
         ``hi``, ``n`` (the rounds, or lists, averaged over), ``effective_sample_size``,
         ``max_weight`` and ``matched_share`` (rounds where the new policy may show the logged
         item).
@@ -110,12 +117,16 @@ def off_policy(
             for role, value in (("log", log), ("policy", policy), ("rewards", rewards))
             if value is not None
         }
-        given = _inputs(bound, names, float(clip))
+        groups = [group_by] if isinstance(group_by, str) else list(group_by)
+        given = _grouped(_inputs(bound, names, float(clip)), bound, groups)
         query = off_policy_query(given)
         _, rows = engine.guarded(lambda: engine.fetch(engine.sql(query, copy=False)))
-        sums = dict(zip(query.named_selects, rows[0], strict=True))
-        _refuse(sums, given)
-        result = _frame(finish(sums, ci), engine, ci, clip, sums)
+        if not rows:
+            raise SqlmetricsError("log: no rows to estimate from")
+        found = [dict(zip(query.named_selects, row, strict=True)) for row in rows]
+        for sums in found:
+            _refuse(sums, given)
+        result = _frame(found, given.groups, engine, ci, clip)
     return result
 
 
@@ -215,28 +226,35 @@ def _inputs(bound: Mapping[str, Source], names: Mapping[str, str], clip: float) 
     )
 
 
+def _grouped(
+    given: OffPolicyInputs, bound: Mapping[str, Source], groups: Sequence[str]
+) -> OffPolicyInputs:
+    """``given`` with the group columns of the policy, as it spells them, and whether the
+    reward model has them."""
+    if not groups:
+        return given
+    if len(set(groups)) < len(groups):
+        raise SqlmetricsError(f"group_by names a column twice: {', '.join(groups)}")
+    policy, rewards = bound["policy"], bound.get("rewards")
+    spelled = tuple(_need(policy, "group", group) for group in groups)
+    in_rewards = [_find(rewards, group) for group in spelled] if rewards is not None else []
+    if any(in_rewards) and not all(in_rewards):
+        raise SqlmetricsError(
+            "rewards: give the reward model every group column (one model per candidate) or "
+            f"none (one model for all); it has {', '.join(c for c in in_rewards if c)} only"
+        )
+    per_candidate = bool(in_rewards) and all(in_rewards)
+    if per_candidate and in_rewards != list(spelled):
+        raise SqlmetricsError("rewards: spell the group columns as the policy does")
+    return dataclasses.replace(given, groups=spelled, rewards_groups=per_candidate)
+
+
 def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
-    """The first check with a positive count, as an error that says what to fix."""
+    """The first check with a positive count, as an error that says what to fix; then the
+    values no check sees (NaN, infinities) and a policy that meets no context of the log."""
     if not sums.get("rounds"):
         raise SqlmetricsError("log: no rows to estimate from")
-    if int(sums.get("uncovered_rounds") or 0) == int(sums["rounds"]):  # type: ignore[call-overload]
-        raise SqlmetricsError(
-            "policy: no context of the log has a row in the policy; check that the context "
-            "columns hold the same values (and types) in both"
-        )
     positioned = given.policy_kind == "rank" or given.policy_position
-    for check in CHECKS:
-        if sums.get(check):
-            break
-    else:
-        # NaN and infinities pass the SQL checks on some engines (SQLite has none, NaN orders
-        # differently elsewhere) but not the sums they reach
-        unfinite = [name for name, value in sums.items() if _not_finite(value)]
-        if unfinite:
-            raise SqlmetricsError(
-                "a reward, propensity, probability or prediction is NaN or infinite (the sums "
-                f"{', '.join(unfinite)} are not finite); fix or drop those rows"
-            )
     for check in CHECKS:
         count = sums.get(check)
         if count:
@@ -246,6 +264,26 @@ def _refuse(sums: Mapping[str, object], given: OffPolicyInputs) -> None:
                     position=", position" if positioned else "",
                 )
             )
+    # NaN and infinities pass the SQL checks on some engines (SQLite has none, NaN orders
+    # differently elsewhere) but not the sums they reach
+    keys = {f"group_{index}": group for index, group in enumerate(given.groups)}
+    unfinite = [name for name, value in sums.items() if name not in keys and _not_finite(value)]
+    if unfinite:
+        raise SqlmetricsError(
+            "a reward, propensity, probability or prediction is NaN or infinite (the sums "
+            f"{', '.join(unfinite)} are not finite); fix or drop those rows"
+        )
+    if int(sums.get("uncovered_rounds") or 0) == int(sums["rounds"]):  # type: ignore[call-overload]
+        candidate = ", ".join(f"{group}={sums[key]!r}" for key, group in keys.items())
+        raise SqlmetricsError(
+            f"policy{f' ({candidate})' if candidate else ''}: no context of the log has a row "
+            "in the policy; check that the context columns hold the same values (and types) "
+            "in both"
+        )
+
+
+def _total(found: Sequence[Mapping[str, object]], name: str) -> int:
+    return sum(int(sums.get(name) or 0) for sums in found)  # type: ignore[call-overload]
 
 
 def _not_finite(value: object) -> bool:
@@ -256,24 +294,32 @@ def _not_finite(value: object) -> bool:
 
 
 def _frame(
-    estimates: Sequence[Estimate],
+    found: Sequence[Mapping[str, object]],
+    groups: Sequence[str],
     engine: Engine,
     ci: float | None,
     clip: float,
-    sums: Mapping[str, object],
 ) -> pd.DataFrame:
-    import dataclasses
-
+    """The estimates of each group's sums, the group's values first; the counts in attrs are
+    over every group."""
     import pandas as pd
 
-    frame = pd.DataFrame([dataclasses.asdict(estimate) for estimate in estimates])
+    records = []
+    for sums in found:
+        keys = {group: sums[f"group_{index}"] for index, group in enumerate(groups)}
+        numbers = {name: value for name, value in sums.items() if not name.startswith("group_")}
+        records += [{**keys, **dataclasses.asdict(estimate)} for estimate in finish(numbers, ci)]
+    frame = pd.DataFrame(records)
+    if groups:
+        frame = frame.sort_values(list(groups), kind="stable", na_position="last")
+        frame = frame.reset_index(drop=True)
     frame["n"] = frame["n"].astype("int64")
     frame.attrs["engine"] = engine.name
     frame.attrs["dialect"] = engine.dialect
     frame.attrs["clip"] = clip
-    frame.attrs["clipped_rounds"] = int(sums.get("clipped_rounds") or 0)  # type: ignore[call-overload]
+    frame.attrs["clipped_rounds"] = _total(found, "clipped_rounds")
     # rounds of contexts the policy has no row for: it shows nothing there (reward 0)
-    frame.attrs["uncovered_rounds"] = int(sums.get("uncovered_rounds") or 0)  # type: ignore[call-overload]
+    frame.attrs["uncovered_rounds"] = _total(found, "uncovered_rounds")
     if ci is not None:
         frame.attrs["ci"] = {"level": ci, "method": "normal"}
     return frame

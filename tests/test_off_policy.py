@@ -361,6 +361,68 @@ def test_a_column_spelled_differently_is_refused() -> None:
         )
 
 
+def _candidates() -> dict[str, pd.DataFrame]:
+    """The toy log with two candidate policies in one table (model a: the toy's; model b:
+    item 0 everywhere) and a reward model per candidate (a: 0.4, b: 0.6)."""
+    frames = _toy()
+    a = frames["policy"].assign(model="a")
+    b = a.assign(item_id=0, model="b")
+    rewards = pd.concat(
+        [frames["rewards"].assign(model="a"), frames["rewards"].assign(model="b", prediction=0.6)]
+    )
+    return {"log": frames["log"], "policy": pd.concat([a, b]), "rewards": rewards}
+
+
+@pytest.mark.parametrize("per_candidate", [True, False])
+def test_group_by_candidates_equals_one_call_each(per_candidate: bool) -> None:
+    frames = _candidates()
+    rewards = frames["rewards"] if per_candidate else _toy()["rewards"]
+    grouped = sqlmetrics.off_policy(
+        frames["log"], frames["policy"], rewards, group_by="model", clip=3
+    )
+    assert list(grouped.columns[:2]) == ["model", "estimator"]
+    for model in ("a", "b"):
+        policy = frames["policy"][frames["policy"]["model"] == model].drop(columns="model")
+        own = rewards[rewards["model"] == model].drop(columns="model") if per_candidate else rewards
+        alone = sqlmetrics.off_policy(frames["log"], policy, own, clip=3)
+        part = grouped[grouped["model"] == model].drop(columns="model").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, alone, check_exact=False, rtol=1e-12)
+    # model b shows item 0: rounds 1, 4 and 6 match, rewards 1, 0, 1 over propensity 0.5
+    b = _by_estimator(grouped[grouped["model"] == "b"])
+    assert b["ips"]["value"] == pytest.approx((2 + 0 + 2) / 6)
+    assert b["replay"]["value"] == pytest.approx(2 / 3)
+
+
+def test_group_by_through_sqlite() -> None:
+    frames = _candidates()
+    connection = sqlite3.connect(":memory:")
+    for role, frame in frames.items():
+        frame.to_sql(f"candidates_{role}", connection, index=False)
+    on_sqlite = sqlmetrics.off_policy(
+        "candidates_log",
+        "candidates_policy",
+        "candidates_rewards",
+        group_by=["model"],
+        connection=connection,
+        dialect="sqlite",
+    )
+    on_duckdb = sqlmetrics.off_policy(
+        frames["log"], frames["policy"], frames["rewards"], group_by=["model"]
+    )
+    pd.testing.assert_frame_equal(on_sqlite, on_duckdb, check_exact=False, rtol=1e-12)
+
+
+def test_group_by_refusals() -> None:
+    frames = _candidates()
+    log, policy, rewards = frames["log"], frames["policy"], frames["rewards"]
+    with pytest.raises(SqlmetricsError, match="policy: no group column 'segment'"):
+        sqlmetrics.off_policy(log, policy, group_by="segment")
+    with pytest.raises(SqlmetricsError, match="2 rows have no value in a group column"):
+        sqlmetrics.off_policy(log, policy.assign(model=["a"] * 10 + [None] * 2), group_by="model")
+    with pytest.raises(SqlmetricsError, match="every group column"):
+        sqlmetrics.off_policy(log, policy.assign(day=1), rewards, group_by=["model", "day"])
+
+
 def test_command_line(tmp_path: Path) -> None:
     frames = _toy()
     paths = {}
@@ -382,6 +444,23 @@ def test_command_line(tmp_path: Path) -> None:
     rows = {row["estimator"]: row for row in json.loads(done.stdout)}
     assert rows["ips"]["value"] == pytest.approx(2.0555555555555554)
     assert rows["clipped_ips"]["value"] == pytest.approx(10 / 6)
+    candidates = _candidates()
+    for role in ("policy", "rewards"):
+        candidates[role].to_parquet(tmp_path / f"candidates_{role}.parquet")
+    grouped = cli(
+        "off-policy",
+        str(paths["log"]),
+        str(tmp_path / "candidates_policy.parquet"),
+        "--rewards",
+        str(tmp_path / "candidates_rewards.parquet"),
+        "--group-by",
+        "model",
+        "--format",
+        "csv",
+    )
+    assert grouped.returncode == 0, grouped.stderr
+    assert grouped.stdout.splitlines()[0].startswith("model,estimator,value,")
+    assert len(grouped.stdout.splitlines()) == 1 + 2 * 7
     refused = cli("off-policy", str(paths["log"]), str(paths["log"]))
     assert refused.returncode == 2
     assert "policy: give either a 'rank' column" in refused.stderr

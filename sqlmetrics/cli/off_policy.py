@@ -39,6 +39,14 @@ def add_off_policy(commands: argparse._SubParsersAction[argparse.ArgumentParser]
             f"--{role.replace('_', '-')}-column", metavar="NAME", help=f"the {role} column's name"
         )
     parser.add_argument(
+        "--group-by",
+        action="append",
+        default=[],
+        metavar="COLUMN",
+        help="a column of the policy that tells candidate policies apart (model): each is "
+        "estimated on the whole log; repeatable",
+    )
+    parser.add_argument(
         "--clip",
         type=float,
         default=100.0,
@@ -88,6 +96,7 @@ def off_policy_command(args: argparse.Namespace) -> int:
             args.policy,
             args.rewards,
             columns=columns,
+            group_by=args.group_by,
             clip=args.clip,
             ci=args.ci or None,
             connection=connection,

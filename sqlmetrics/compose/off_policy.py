@@ -27,6 +27,7 @@ CHECKS = (
     "repeated_rounds",
     "bad_item_propensities",
     "bad_probabilities",
+    "null_groups",
     "repeated_keys",
     "overfull_contexts",
     "unpredicted_rounds",
@@ -54,6 +55,8 @@ class OffPolicyInputs:
     rewards_position: bool
     item_propensity: str | None  # the log's propensity of the item anywhere in its list
     clip: float
+    groups: tuple[str, ...] = ()  # the policy's columns that tell its candidates apart
+    rewards_groups: bool = False  # the reward model is per candidate (has the group columns)
 
     @property
     def item_estimator(self) -> bool:
@@ -100,6 +103,18 @@ def _equal_keys(left: str, right: str, keys: Sequence[str]) -> exp.Expr:
     return _and([exp.EQ(this=_own(key, left), expression=_own(key, right)) for key in keys])
 
 
+def _groups(given: OffPolicyInputs) -> list[str]:
+    """The group columns' names inside the query (the users' names are aliased once)."""
+    return [f"group_{index}" for index in range(len(given.groups))]
+
+
+def _group_columns(given: OffPolicyInputs) -> list[exp.Expr]:
+    return [
+        exp.alias_(_col(name), alias)
+        for name, alias in zip(given.groups, _groups(given), strict=True)
+    ]
+
+
 def _log_stage(given: OffPolicyInputs) -> exp.Select:
     position: exp.Expr = _col(given.position) if given.log_position else _num(1)
     columns = [
@@ -116,6 +131,7 @@ def _log_stage(given: OffPolicyInputs) -> exp.Select:
 
 def _policy_stage(given: OffPolicyInputs) -> exp.Select:
     columns = [
+        *_group_columns(given),
         exp.alias_(_col(given.context), "context_key"),
         exp.alias_(_col(given.item), "item_key"),
     ]
@@ -133,6 +149,7 @@ def _policy_stage(given: OffPolicyInputs) -> exp.Select:
 
 def _rewards_stage(given: OffPolicyInputs, rewards: exp.Expr) -> exp.Select:
     columns = [
+        *(_group_columns(given) if given.rewards_groups else []),
         exp.alias_(_col(given.context), "context_key"),
         exp.alias_(_col(given.item), "item_key"),
     ]
@@ -146,18 +163,30 @@ def _policy_keys(given: OffPolicyInputs) -> list[str]:
     """How a policy row meets a round: the context and the item, and the position when the
     policy's probabilities are per position."""
     positioned = given.policy_kind == "rank" or given.policy_position
-    return ["context_key", "item_key", *(["position_key"] if positioned else [])]
+    return [*_groups(given), "context_key", "item_key", *(["position_key"] if positioned else [])]
+
+
+def _round_keys(given: OffPolicyInputs) -> list[str]:
+    """Where the policy's probabilities add up to at most 1: a context (and position), per
+    group."""
+    return [key for key in _policy_keys(given) if key != "item_key"]
 
 
 def _rewards_keys(given: OffPolicyInputs) -> list[str]:
-    return ["context_key", "item_key", *(["position_key"] if given.rewards_position else [])]
+    groups = _groups(given) if given.rewards_groups else []
+    return [
+        *groups,
+        "context_key",
+        "item_key",
+        *(["position_key"] if given.rewards_position else []),
+    ]
 
 
 def _dm_stage(given: OffPolicyInputs) -> exp.Select:
     """Per context (and position): the reward model's value of the new policy, the sum over
     items of the policy's probability times the prediction; and the policy's mass that has no
     prediction (refused)."""
-    round_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+    round_keys = _round_keys(given)
     prediction = _own("prediction", "model")
     return (
         exp.select(
@@ -193,11 +222,10 @@ def _item_policy_stage(given: OffPolicyInputs) -> exp.Select:
     """Per context and item: the new policy's probability of showing the item anywhere in the
     context's list (its slots: the log's deepest position there)."""
     pi = _own("pi", "policy_row")
-    query = exp.select(
-        _own("context_key", "policy_row"),
-        _own("item_key", "policy_row"),
-        exp.alias_(exp.func("SUM", pi), "pi_item"),
-    ).from_(exp.alias_(exp.to_table("op_policy"), "policy_row", table=True))
+    keys = [_own(key, "policy_row") for key in [*_groups(given), "context_key", "item_key"]]
+    query = exp.select(*keys, exp.alias_(exp.func("SUM", pi), "pi_item")).from_(
+        exp.alias_(exp.to_table("op_policy"), "policy_row", table=True)
+    )
     if given.policy_kind == "rank" or given.policy_position:
         slots = (
             exp.select(
@@ -216,7 +244,7 @@ def _item_policy_stage(given: OffPolicyInputs) -> exp.Select:
                 ),
             ),
         )
-    return query.group_by(_own("context_key", "policy_row"), _own("item_key", "policy_row"))
+    return query.group_by(*[key.copy() for key in keys])
 
 
 def _model_columns(pi: exp.Expr, weight: exp.Expr) -> list[exp.Expr]:
@@ -252,7 +280,9 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
     clipped = _case(
         exp.GT(this=weight.copy(), expression=_num(given.clip)), _num(given.clip), weight.copy()
     )
+    groups = _groups(given)
     columns: list[exp.Expr] = [
+        *[_own(group, "logged") for group in groups],
         _own("context_key", "logged"),
         _own("reward", "logged"),
         _own("propensity", "logged"),
@@ -264,20 +294,24 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
         ),
     ]
     # the contexts the policy has a row for: a round of another is one it shows nothing in
-    contexts = exp.select(_own("context_key")).distinct().from_("op_policy")
-    query = exp.select().from_(exp.alias_(exp.to_table("op_log"), "logged", table=True))
+    contexts = (
+        exp.select(*[_own(key) for key in [*groups, "context_key"]]).distinct().from_("op_policy")
+    )
+    # each candidate (group) of the policy is estimated on every round of the log
+    rounds = "op_candidate_log" if groups else "op_log"
+    query = exp.select().from_(exp.alias_(exp.to_table(rounds), "logged", table=True))
     query = query.join(
         exp.alias_(exp.to_table("op_policy"), "policy_row", table=True),
         on=_equal_keys("logged", "policy_row", _policy_keys(given)),
         join_type="left",
     ).join(
         contexts.subquery("covered"),
-        on=_equal_keys("logged", "covered", ["context_key"]),
+        on=_equal_keys("logged", "covered", [*groups, "context_key"]),
         join_type="left",
     )
     if given.rewards is not None:
         columns += _model_columns(pi, weight)
-        round_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+        round_keys = _round_keys(given)
         query = query.join(
             exp.alias_(exp.to_table("op_rewards"), "model", table=True),
             on=_equal_keys("logged", "model", _rewards_keys(given)),
@@ -292,33 +326,93 @@ def _rounds_stage(given: OffPolicyInputs) -> exp.Select:
         columns.append(exp.alias_(_ratio(pi_item, _own("item_propensity", "logged")), "w_item"))
         query = query.join(
             exp.alias_(exp.to_table("op_item_policy"), "item_policy", table=True),
-            on=_equal_keys("logged", "item_policy", ["context_key", "item_key"]),
+            on=_equal_keys("logged", "item_policy", [*groups, "context_key", "item_key"]),
             join_type="left",
         )
     return query.select(*columns)
 
 
-def _lists_stage(given: OffPolicyInputs) -> exp.Select:
-    """Per list (context): the sums of its rounds' weighted rewards, the list-level terms of
-    the item-position and independent-item estimators."""
-    columns = [
-        _own("context_key"),
-        exp.alias_(exp.func("SUM", exp.Mul(this=_own("w"), expression=_own("reward"))), "ip"),
-    ]
-    if given.item_estimator:
-        product = exp.Mul(this=_own("w_item"), expression=_own("reward"))
-        columns.append(exp.alias_(exp.func("SUM", product), "item"))
-    return exp.select(*columns).from_("op_rounds").group_by(_own("context_key"))
+def _candidate_log_stage(given: OffPolicyInputs) -> exp.Select:
+    """The log's rounds once per candidate of the policy (its group values)."""
+    candidates = (
+        exp.select(*[_own(group) for group in _groups(given)]).distinct().from_("op_policy")
+    )
+    return (
+        exp.select(
+            exp.Column(this=exp.Star(), table=exp.to_identifier("logged")),
+            *[_own(group, "candidate") for group in _groups(given)],
+        )
+        .from_(exp.alias_(exp.to_table("op_log"), "logged", table=True))
+        .join(candidates.subquery("candidate"), join_type="cross")
+    )
 
 
-def _sums(name: str, term: exp.Expr) -> list[exp.Expr]:
-    """SUM(term) AS name and SUM(term * term) AS name_sq."""
-    return [
-        exp.alias_(exp.func("SUM", term), name),
-        exp.alias_(
-            exp.func("SUM", exp.Mul(this=term.copy(), expression=term.copy())), f"{name}_sq"
+def _product(*factors: exp.Expr) -> exp.Expr:
+    out = factors[0].copy()
+    for factor in factors[1:]:
+        out = exp.Mul(this=out, expression=factor.copy())
+    return out
+
+
+def _with_squares(name: str, term: exp.Expr) -> list[tuple[str, exp.Expr, str]]:
+    """The sum of a round's term and the sum of its square."""
+    return [(name, term, "SUM"), (f"{name}_sq", _product(term, term), "SUM")]
+
+
+def _round_terms(given: OffPolicyInputs) -> list[tuple[str, exp.Expr, str]]:
+    """Every sum (or maximum) the estimators need, as (name, the round's term, SUM or MAX):
+    summed per list first (op_lists), then over the lists of each group (the final row)."""
+    w, reward, pi, clipped = _own("w"), _own("reward"), _own("pi"), _own("w_clipped")
+    terms = [
+        ("rounds", _num(1), "SUM"),
+        ("matched_rounds", _case(exp.GT(this=pi, expression=_num(0)), _num(1), _num(0)), "SUM"),
+        ("uncovered_rounds", _own("uncovered"), "SUM"),
+        *_with_squares("pi", pi),
+        ("pi_max", pi, "MAX"),
+        *_with_squares("pi_r", _product(pi, reward)),
+        ("pi_sq_r", _product(pi, pi, reward), "SUM"),
+        *_with_squares("w", w),
+        ("w_max", w, "MAX"),
+        *_with_squares("w_r", _product(w, reward)),
+        ("w_sq_r", _product(w, w, reward), "SUM"),
+        *_with_squares("c", clipped),
+        ("c_max", clipped, "MAX"),
+        *_with_squares("c_r", _product(clipped, reward)),
+        (
+            "clipped_rounds",
+            _case(exp.GT(this=w, expression=_num(given.clip)), _num(1), _num(0)),
+            "SUM",
         ),
     ]
+    if given.rewards is not None:
+        terms += [
+            *_with_squares("dm", _own("dm")),
+            *_with_squares("dr", _own("dr")),
+            ("unpredicted_rounds", _own("unpredicted"), "SUM"),
+        ]
+    if given.item_estimator:
+        item = _own("w_item")
+        terms += [
+            *_with_squares("wi", item),
+            ("wi_max", item, "MAX"),
+            ("wi_matched", _case(exp.GT(this=item, expression=_num(0)), _num(1), _num(0)), "SUM"),
+            *_with_squares("wi_r", _product(item, reward)),
+        ]
+    return terms
+
+
+def _lists_stage(given: OffPolicyInputs) -> exp.Select:
+    """Per list (a context, in each group): every term's sum over its rounds; the list sums of
+    the weighted rewards (w_r, wi_r) are the item-position and independent-item terms."""
+    keys = [*_groups(given), "context_key"]
+    columns = [
+        exp.alias_(exp.func(kind, term.copy()), name) for name, term, kind in _round_terms(given)
+    ]
+    return (
+        exp.select(*[_own(key) for key in keys], *columns)
+        .from_("op_rounds")
+        .group_by(*[_own(key) for key in keys])
+    )
 
 
 def _scalar(query: exp.Select, name: str) -> exp.Expr:
@@ -356,7 +450,8 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
             exp.LT(this=pi.copy(), expression=_num(0)),
             exp.GT(this=pi.copy(), expression=_num(1)),
         )
-    mass_keys = _policy_keys(given)[:1] + _policy_keys(given)[2:]
+    groups = [_own(group).is_(exp.null()) for group in _groups(given)]
+    mass_keys = _round_keys(given)
     overfull = (
         exp.select(*[_own(key) for key in mass_keys])
         .from_("op_policy")
@@ -384,13 +479,16 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
         columns.append(exp.alias_(_num(0), "bad_item_propensities"))
     columns += [
         _scalar(exp.select(_count_if(bad_pi)).from_("op_policy"), "bad_probabilities"),
+        _scalar(exp.select(_count_if(exp.or_(*groups))).from_("op_policy"), "null_groups")
+        if groups
+        else exp.alias_(_num(0), "null_groups"),
         # A key repeated in the policy or the reward model where a round meets it multiplies
         # the round in the joins (op_rounds): counted as the rounds gained, at no group-by of
         # its own (one over the policy's keys cost as much as the rest of the query). A repeat
         # elsewhere adds to its context's mass, which the next check bounds.
         exp.alias_(
             exp.Sub(
-                this=exp.func("COUNT", exp.Star()),
+                this=exp.func("SUM", _own("rounds")),
                 expression=exp.Subquery(
                     this=exp.select(exp.func("COUNT", exp.Star())).from_("op_log")
                 ),
@@ -402,75 +500,27 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
             "overfull_contexts",
         ),
     ]
-    unpredicted = exp.func("SUM", _own("unpredicted")) if given.rewards is not None else _num(0)
-    columns.append(exp.alias_(unpredicted, "unpredicted_rounds"))
+    if given.rewards is None:
+        columns.append(exp.alias_(_num(0), "unpredicted_rounds"))
     return columns
 
 
 def _final(given: OffPolicyInputs) -> exp.Select:
-    """One row: the counts, the sums of every estimator's terms and their squares."""
-    w, reward, pi = _own("w"), _own("reward"), _own("pi")
-    matched = exp.GT(this=pi.copy(), expression=_num(0))
+    """One row per group: the counts, the sums of every estimator's terms and their squares,
+    the lists' sums of squares, and the checks."""
+    groups = [_own(key) for key in _groups(given)]
     columns: list[exp.Expr] = [
-        exp.alias_(exp.func("COUNT", exp.Star()), "rounds"),
-        _scalar(exp.select(exp.func("COUNT", exp.Star())).from_("op_lists"), "lists"),
-        exp.alias_(_count_if(matched), "matched_rounds"),
-        exp.alias_(exp.func("SUM", _own("uncovered")), "uncovered_rounds"),
-        *_sums("pi", pi.copy()),
-        exp.alias_(exp.func("MAX", pi.copy()), "pi_max"),
-        *_sums("pi_r", exp.Mul(this=pi.copy(), expression=reward.copy())),
-        exp.alias_(
-            exp.func(
-                "SUM",
-                exp.Mul(
-                    this=exp.Mul(this=pi.copy(), expression=pi.copy()), expression=reward.copy()
-                ),
-            ),
-            "pi_sq_r",
-        ),
-        *_sums("w", w.copy()),
-        exp.alias_(exp.func("MAX", w.copy()), "w_max"),
-        *_sums("w_r", exp.Mul(this=w.copy(), expression=reward.copy())),
-        exp.alias_(
-            exp.func(
-                "SUM",
-                exp.Mul(this=exp.Mul(this=w.copy(), expression=w.copy()), expression=reward.copy()),
-            ),
-            "w_sq_r",
-        ),
-        *_sums("c", _own("w_clipped")),
-        exp.alias_(exp.func("MAX", _own("w_clipped")), "c_max"),
-        *_sums("c_r", exp.Mul(this=_own("w_clipped"), expression=reward.copy())),
-        exp.alias_(
-            exp.func(
-                "SUM", _case(exp.GT(this=w.copy(), expression=_num(given.clip)), _num(1), _num(0))
-            ),
-            "clipped_rounds",
-        ),
-        _scalar(
-            exp.select(exp.func("SUM", exp.Mul(this=_own("ip"), expression=_own("ip")))).from_(
-                "op_lists"
-            ),
-            "ip_list_sq",
-        ),
+        *groups,
+        exp.alias_(exp.func("COUNT", exp.Star()), "lists"),
+        *[exp.alias_(exp.func(kind, _own(name)), name) for name, _, kind in _round_terms(given)],
+        exp.alias_(exp.func("SUM", _product(_own("w_r"), _own("w_r"))), "ip_list_sq"),
     ]
-    if given.rewards is not None:
-        columns += [*_sums("dm", _own("dm")), *_sums("dr", _own("dr"))]
     if given.item_estimator:
-        item = _own("w_item")
-        columns += [
-            *_sums("wi", item.copy()),
-            exp.alias_(exp.func("MAX", item.copy()), "wi_max"),
-            exp.alias_(_count_if(exp.GT(this=item.copy(), expression=_num(0))), "wi_matched"),
-            *_sums("wi_r", exp.Mul(this=item.copy(), expression=reward.copy())),
-            _scalar(
-                exp.select(
-                    exp.func("SUM", exp.Mul(this=_own("item"), expression=_own("item")))
-                ).from_("op_lists"),
-                "wi_list_sq",
-            ),
-        ]
-    return exp.select(*columns, *_check_columns(given)).from_("op_rounds")
+        columns.append(
+            exp.alias_(exp.func("SUM", _product(_own("wi_r"), _own("wi_r"))), "wi_list_sq")
+        )
+    query = exp.select(*columns, *_check_columns(given)).from_("op_lists")
+    return query.group_by(*[group.copy() for group in groups]) if groups else query
 
 
 def off_policy_query(given: OffPolicyInputs) -> exp.Select:
@@ -486,6 +536,8 @@ def off_policy_query(given: OffPolicyInputs) -> exp.Select:
         ]
     if given.item_estimator:
         stages.append(("op_item_policy", _item_policy_stage(given)))
+    if given.groups:
+        stages.append(("op_candidate_log", _candidate_log_stage(given)))
     stages += [("op_rounds", _rounds_stage(given)), ("op_lists", _lists_stage(given))]
     query = _final(given)
     for name, stage in stages:
