@@ -17,7 +17,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("compose",),
     ("stats",),
     ("engines",),
-    ("api", "run", "trec", "trec_measures", "options", "off_policy"),
+    ("api", "run", "trec", "trec_measures", "options", "off_policy", "sampling"),
     ("dbt", "reporting"),
     ("cli",),
 )
