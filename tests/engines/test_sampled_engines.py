@@ -18,7 +18,7 @@ from tests.engines.conftest import SHARED_ENGINES, EnginePool
 from tests.engines.engines import table_node
 
 FIXTURE = Path(__file__).parent.parent.parent / "fixtures" / "sampled" / "two_models.yaml"
-ENGINES = ("duckdb", "sqlite", "postgres", "mariadb", "chdb", "datafusion")
+ENGINES = ("duckdb", "sqlite", "postgres", "mariadb", "chdb", "datafusion", "spark")
 TIES = ("id", "id_text", "optimistic", "pessimistic")
 KNOWN_GAPS = {
     ("datafusion", "id_text"): 'ties="id_text" sorts by the item id as text with COLLATE "C", '
