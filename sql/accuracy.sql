@@ -4,6 +4,7 @@
 -- cutoff: threshold
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- references: scikit-learn `accuracy_score` on (relevant, score >= t)
 SELECT

@@ -4,6 +4,7 @@
 -- formula: \mathrm{aclt@}k = |L_u \cap T|, \quad T = \text{items outside the short head}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: avg_coverage_long_tail, average_coverage_of_long_tail_items

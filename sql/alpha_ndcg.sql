@@ -4,6 +4,7 @@
 -- formula: \alpha\mathrm{\text{-}nDCG@}k = \frac{\sum_{i=1}^{k} G_i / \log_2(i + 1)}{\sum_{i=1}^{k} G^*_i / \log_2(i + 1)}, \quad G_i = \sum_{j} \mathrm{rel}_{i,j} (1 - \alpha)^{c_{i,j}}, \ \alpha = 0.5
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- walks_positions: yes

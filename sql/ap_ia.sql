@@ -4,6 +4,7 @@
 -- formula: \mathrm{AP\text{-}IA} = \frac{1}{m} \sum_{j=1}^{m} \frac{1}{n_j} \sum_{i : \mathrm{rel}_{i,j}} \frac{|\{i' \le i : \mathrm{rel}_{i',j}\}|}{i}
 -- cutoff: none
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- reads_whole_list: yes

@@ -4,6 +4,7 @@
 -- formula: \mathrm{aplt@}k = \frac{|L_u \cap T|}{|L_u|}, \quad T = \text{items outside the short head}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: avg_pct_long_tail, average_percentage_of_long_tail_items

@@ -3,7 +3,7 @@
 -- definition: per user with a list, the mean over its first k items of users(i), the distinct users who consumed item i (0 for an item nobody consumed), in the history table when given, else in the interactions; averaged over the users with a list.
 -- cutoff: required
 -- aggregate: mean
--- better: none
+-- better: lower
 -- reads: lists
 -- ties_average: no
 -- aliases: avg_rec_popularity, average_recommendation_popularity

@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- references: seed 003 (rank-sum formula); scikit-learn `roc_auc_score`; MS Recommenders `auc`
 SELECT

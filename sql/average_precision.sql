@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- aliases: ap_score
 -- references: scikit-learn `average_precision_score` (the same steps, ties as one threshold); TorchRec `AUPRC` (the same Riemann sum over the distinct scores, from recall 0 at precision 1); pr_auc takes the trapezoids instead; not `map`, which averages per user over the ranked list and counts relevant items never scored

@@ -5,6 +5,7 @@
 -- reads_whole_list: yes
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: bing
 -- references: trec_eval `binG` (m_binG.c: 1 / log2(3 + i - rel_so_far) at 0-based rank i, rel_so_far counting the item itself; the sum over num_rel)

@@ -5,6 +5,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `bpref` (m_bpref.c; a qrels rel < 0 is a document not judged); Buckley and Voorhees (2004), Retrieval Evaluation with Incomplete Information; ir_measures `Bpref`
 SELECT

@@ -4,6 +4,7 @@
 -- formula: \mathrm{CG@}k = \sum_{i=1}^{k} \mathrm{rel}_i
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: seeds 000, 003

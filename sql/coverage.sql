@@ -4,6 +4,7 @@
 -- formula: \mathrm{coverage@}k = \frac{\left|\bigcup_u L_u\right|}{|\mathrm{catalogue}|}, \qquad L_u \text{ the first } k \text{ items of } u\text{'s list}
 -- cutoff: required
 -- aggregate: group
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: catalog_coverage, catalogue_coverage, item_coverage

@@ -4,6 +4,7 @@
 -- formula: \mathrm{DCG@}k = \sum_{i=1}^{k} \frac{\mathrm{rel}_i}{\log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: seeds 000, 001, 003; ranx `dcg`; Jarvelin & Kekalainen (2002)

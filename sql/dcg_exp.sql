@@ -4,6 +4,7 @@
 -- formula: \mathrm{DCG@}k = \sum_{i=1}^{k} \frac{2^{\mathrm{rel}_i} - 1}{\log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: dcg_burges
 -- references: seeds 001, 003, 004; ranx `dcg_burges`; Burges et al. (2005)

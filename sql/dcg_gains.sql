@@ -7,6 +7,7 @@
 -- asked_as: dcg
 -- reads: judgements
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval 10 `dcg` with rel_level=gain parameters (m_ndcg.c, gain_init.c: a level not given keeps gain = level); ndcg_gains' numerator; Jarvelin & Kekalainen (2002)
 SELECT

@@ -4,6 +4,7 @@
 -- formula: \mathrm{entropy@}k = -\sum_{i} p(i) \log_2 p(i)
 -- cutoff: required
 -- aggregate: group
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: exposure_entropy, distributional_coverage, shannon_entropy

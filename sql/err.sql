@@ -6,6 +6,7 @@
 -- parameters: gmax=4
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: expected_reciprocal_rank
 -- references: Chapelle, Metzler, Zhang and Grinspan (2009), Expected Reciprocal Rank for Graded Relevance, CIKM; gdeval.pl (TREC Web track; ir_measures `ERR@k`: gmax fixed at 4, a grade above it refused); Elasticsearch rank_eval `expected_reciprocal_rank` (maximum_relevance = gmax); pyNTCIREVAL 0.0.3 `ERR` with grade 2^level - 1 for the levels 1..gmax (the same per user to 1e-12 on random lists: tests/test_err.py)

@@ -4,6 +4,7 @@
 -- formula: \mathrm{ERR\text{-}IA@}k = \frac{\sum_{i=1}^{k} \frac{1}{i} \sum_{j=1}^{m} \mathrm{rel}_{i,j} (1 - \alpha)^{c_{i,j}}}{m \sum_{i=1}^{k} \frac{(1 - \alpha)^{i-1}}{i}}, \quad \alpha = 0.5
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- walks_positions: yes

@@ -4,6 +4,7 @@
 -- formula: \mathrm{F_1@}k = \frac{2PR}{P + R} = \frac{2H}{k + |R_u|}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: f1_score
 -- references: seed 004; ranx `f1`

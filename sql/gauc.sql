@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- averaged: over users, weighted by their scored rows
 -- ties_average: yes
 -- aliases: group_auc

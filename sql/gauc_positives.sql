@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- averaged: over users, weighted by their relevant scored rows
 -- ties_average: yes
 -- references: RecBole `GAUC` (recbole/evaluator/metrics.py: each user's AUC weighted by its positives, users of one class skipped); gauc weighs by the scored rows, user_auc (TorchRec's GAUC) not at all

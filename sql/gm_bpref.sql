@@ -5,6 +5,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- finish: exp
 -- averaged: over users, geometric (exp of the mean of the logs)
 -- ties_average: no

@@ -4,6 +4,7 @@
 -- formula: \mathrm{hit\_rate@}k = \mathbf{1}\left[\sum_{i=1}^{k} \mathrm{hit}_i > 0\right]
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: success, hr, hit_ratio
 -- references: seed 002 HR; trec_eval `success`; ranx `hit_rate`

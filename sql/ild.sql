@@ -4,6 +4,7 @@
 -- formula: \mathrm{ILD@}k = 1 - \sum_{c} \frac{n_c (n_c - 1)}{n (n - 1)}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_items: category
 -- ties_average: no

@@ -6,6 +6,7 @@
 -- reads_whole_list: yes
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `infAP` (m_infap.c, INFAP_EPSILON 0.00001 in trec_eval.h; form_res_rels.c: a qrels rel < 0 is RELVALUE_UNJUDGED, in the pool but not judged); Yilmaz and Aslam (2006), Estimating Average Precision with Incomplete and Imperfect Judgments
 SELECT

@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: 11pt_avg, 11-pt_avg
 -- references: trec_eval `11pt_avg` (m_11pt_avg.c, default levels 0.0 .. 1.0; cutoffs lround(x * num_rel) since trec_eval 10.0, commit 2d77a47); trec_eval 9's cutoffs: `iprec_11pt_avg_trec9`

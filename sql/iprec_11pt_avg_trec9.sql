@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: 11pt_avg_trec9
 -- references: trec_eval `11pt_avg` v9.0.8 (m_11pt_avg.c, default levels 0.0 .. 1.0, cutoffs (long)(x * num_rel + 0.9)); trec_eval 10 rounds instead: `iprec_11pt_avg`

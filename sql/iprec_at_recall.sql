@@ -5,6 +5,7 @@
 -- default_level: 0
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases:
 -- references: trec_eval `iprec_at_recall` (`iprec_at_recall_0.10` at x = 0.1; m_iprec_at_recall.c: Int_Prec(rank X) = max Prec(rank Y), Y >= X, cutoffs lround(x * num_rel) since trec_eval 10.0, commit 2a9e214); ir_measures `IPrec@x` takes 9's cutoffs: sqlmetrics' `IPrec@x` (`iprec@x`) is `iprec_at_recall_trec9`

@@ -5,6 +5,7 @@
 -- default_level: 0
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: iprec_trec9, iprec
 -- references: trec_eval `iprec_at_recall` (m_iprec_at_recall.c: Int_Prec(rank X) = max Prec(rank Y), Y >= X, v9.0.8, cutoffs (long)(x * num_rel + 0.9)); ir_measures `IPrec@x`, which its pytrec_eval provider computes (pytrec-eval-terrier 0.5.11, trec_eval 9.0.8's code: ir_measures 0.4.3 gives IPrec@0.8 = 0 where trec_eval 10 prints 0.5, relevant a, b, c and run x, a, y, b), so sqlmetrics' `IPrec@x` (`iprec@x`) is this metric, under every profile; trec_eval 10 rounds instead: `iprec_at_recall`

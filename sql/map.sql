@@ -4,6 +4,7 @@
 -- formula: \mathrm{AP@}k = \frac{1}{|R_u|} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: ap, map_cut
 -- references: seeds 000, 001, 003; trec_eval `map`, `map_cut`; ranx `map`

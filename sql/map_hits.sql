@@ -4,6 +4,7 @@
 -- formula: \mathrm{AP@}k = \frac{1}{H} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i} \quad (0 \text{ when } H = 0)
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: map_torchmetrics
 -- references: seed 001 (sum P(k) rel(k) / sum rel(k)); torchmetrics `retrieval_average_precision`

@@ -3,6 +3,7 @@
 -- definition: the AP sum of `map` divided by min(|R_u|, k, list length) (0 for an empty list); without a cutoff, by min(|R_u|, list length).
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases:
 -- references: LensKit `AveragePrecision` (`min(len(test), len(recs))` after truncating to k)

@@ -4,6 +4,7 @@
 -- formula: \mathrm{AP@}k = \frac{1}{\min(|R_u|, k)} \sum_{i=1}^{k} \mathrm{hit}_i \, \frac{\sum_{j=1}^{i} \mathrm{hit}_j}{i}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: map_spark
 -- references: Spark `meanAveragePrecisionAt`; MS Recommenders `map_at_k`; RePlay `MAP`; RecBole `MAP`

@@ -4,6 +4,7 @@
 -- formula: \mathrm{HR@}k = \frac{\sum_u H_u}{\sum_u |R_u|}
 -- cutoff: optional
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- aliases: hr_micro
 -- references: seed 000 "HR@K = hits / GT"

@@ -3,6 +3,7 @@
 -- definition: mean over all (user, relevant item) of 1 / its position within k, 0 when absent.
 -- cutoff: optional
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- aliases: mrr_micro
 -- references: seed 000 MRR (N = all interactions, p_i = position of item i)

@@ -4,6 +4,7 @@
 -- formula: \mathrm{RR@}k = \frac{1}{\min\{i \le k : \mathrm{hit}_i = 1\}} \quad (0 \text{ when no } i \le k \text{ is a hit})
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: recip_rank, rr
 -- references: seeds 002, 003; trec_eval `recip_rank` (no cutoff); ranx `mrr`

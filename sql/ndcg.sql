@@ -4,6 +4,7 @@
 -- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} \mathrm{rel}_i / \log_2(i + 1)}{\sum_{i=1}^{\min(k, |R_u|)} \mathrm{rel}_{(i)} / \log_2(i + 1)}, \qquad \mathrm{rel}_{(i)} \text{ the user's } i\text{-th largest relevance}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: ndcg_cut
 -- references: seeds 001, 003, 004; trec_eval `ndcg_cut`; ranx `ndcg`; Jarvelin & Kekalainen (2002)

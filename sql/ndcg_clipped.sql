@@ -4,6 +4,7 @@
 -- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} \mathrm{rel}_i / \log_2 \max(i, 2)}{\sum_{i=1}^{\min(k, |R_u|)} \mathrm{rel}_{(i)} / \log_2 \max(i, 2)}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: LensKit `NDCG` (`LogRankWeight`, clipped ranks); Jarvelin & Kekalainen (2002) with b = 2

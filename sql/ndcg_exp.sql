@@ -4,6 +4,7 @@
 -- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} (2^{\mathrm{rel}_i} - 1) / \log_2(i + 1)}{\sum_{i=1}^{\min(k, |R_u|)} (2^{\mathrm{rel}_{(i)}} - 1) / \log_2(i + 1)}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: ndcg_burges
 -- references: seeds 001, 003, 004; ranx `ndcg_burges`; Burges et al. (2005)

@@ -4,6 +4,7 @@
 -- cutoff: optional
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: seed 001 worked example (exponential gain)

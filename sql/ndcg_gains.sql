@@ -7,6 +7,7 @@
 -- asked_as: ndcg
 -- reads: judgements
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: ndcg_custom_gains
 -- references: trec_eval `ndcg` with rel_level=gain parameters (m_ndcg.c, gain_init.c: a level not given keeps gain = level; the ideal order sorts the levels by gain; the -l level does not apply; its comparator truncates the difference of two gains to an integer, so two levels whose gains differ by less than 1 may take either order in its ideal list, where sqlmetrics sorts by the gain); ir_measures `nDCG(gains={0:0,1:3,2:9})@10` (rewrites the qrels' rel through gains for pytrec_eval: the same for gains of at least 0, a negative gain counts 0 there); Jarvelin & Kekalainen (2002)

@@ -4,6 +4,7 @@
 -- formula: \mathrm{nDCG@}k = \frac{\sum_{i=1}^{k} \mathrm{hit}_i / \log_2(i + 1)}{\sum_{i=1}^{k} 1 / \log_2(i + 1)}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: sdcg
 -- references: RecTools `NDCG` (its default divide_by_achievable=False); ir_measures `SDCG(max_rel=1)@k` (cwl_eval's scaled DCG, Moffat et al. 2015: gains scaled to 0..1 by max_rel, divided by the DCG of k items of the top grade; with max_rel=1 every relevant item gains 1); sdcg is its alias

@@ -5,6 +5,7 @@
 -- reads_whole_list: yes
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `ndcg_rel` (m_ndcg_rel.c, gains = relevance levels); Jarvelin & Kekalainen (2002)
 SELECT

@@ -8,6 +8,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `ndcg_rel` with rel_level=gain parameters (m_ndcg_rel.c, gain_init.c: a level not given keeps gain = level; the ideal order sorts the levels by gain and stops at a gain of 0 or less; relevant means a positive gain; a sum of 0 or less leaves the value 0; the -l level does not apply; its comparator truncates the difference of two gains to an integer, so two levels whose gains differ by less than 1 may take either order in its ideal list, where sqlmetrics sorts by the gain); Jarvelin & Kekalainen (2002)
 SELECT

@@ -4,6 +4,7 @@
 -- cutoff: optional
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: ndcg_sklearn
 -- references: seeds 000, 004 worked examples; scikit-learn `ndcg_score`

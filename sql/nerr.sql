@@ -6,6 +6,7 @@
 -- parameters: gmax=4
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: normalized_err, normalised_err
 -- references: Chapelle et al. (2009) (err); the normalisation by the ideal ranking's ERR of NTCIR's nERR (Sakai, Metrics, Statistics, Tests, 2014) and ndeval's nERR-IA (TREC Web track, one intent); pyNTCIREVAL 0.0.3 `nERR` (NTCIREVAL's, stop probability grade / (largest grade + 1)) with grade 2^level - 1 for the levels 1..gmax gives the same values, per user to 1e-12 on random lists, at gmax 4 and gmax=query (tests/test_err.py); ir_measures' NERR8..NERR11 (cwl_eval) are another metric, Azzopardi et al.'s C/W/L approximations of ERR, not this normalisation

@@ -4,6 +4,7 @@
 -- formula: \mathrm{nERR\text{-}IA@}k = \frac{\sum_{i=1}^{k} G_i / i}{\sum_{i=1}^{k} G^*_i / i}, \quad G_i = \sum_{j} \mathrm{rel}_{i,j} (1 - \alpha)^{c_{i,j}}, \ \alpha = 0.5
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- walks_positions: yes

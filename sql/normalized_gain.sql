@@ -5,6 +5,7 @@
 -- reads_whole_list: yes
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: g
 -- references: trec_eval `G` (m_G.c: results_gain / log2(2 + sum_cost - sum_results), min_cost 1, gains = relevance levels)

@@ -8,6 +8,7 @@
 -- reads: judgements
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `G` with rel_level=gain parameters (m_G.c, gain_init.c: a level not given keeps gain = level; the ideal order sorts the levels by gain and stops at a gain of 0 or less; min_cost 1; the -l level does not apply; its comparator truncates the difference of two gains to an integer, so two levels whose gains differ by less than 1 may take either order in its ideal list, where sqlmetrics sorts by the gain)
 SELECT

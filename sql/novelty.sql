@@ -4,6 +4,7 @@
 -- formula: \mathrm{novelty@}k = \frac{1}{|L_u|} \sum_{i \in L_u} -\log_2 \frac{\mathrm{users}(i)}{\mathrm{users}}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: miuf, mean_inv_user_freq

@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: sum
+-- better: higher
 -- ties_average: no
 -- aliases: numrelret
 -- references: trec_eval `num_rel_ret` (m_num_rel_ret.c; its 'all' line is the sum over topics); ir_measures `NumRelRet`

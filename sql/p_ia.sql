@@ -4,6 +4,7 @@
 -- formula: \mathrm{P\text{-}IA@}k = \frac{1}{m} \sum_{j=1}^{m} \frac{|\{i \le k : \mathrm{rel}_{i,j}\}|}{k}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- walks_positions: yes

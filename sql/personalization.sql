@@ -4,6 +4,7 @@
 -- formula: \mathrm{personalization@}k = 1 - \frac{2}{m(m - 1)} \sum_{u < v} \frac{|L_u \cap L_v|}{k}, \qquad m \text{ the lists}
 -- cutoff: required
 -- aggregate: group
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: inter_list_diversity

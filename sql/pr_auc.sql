@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- aliases: area_under_pr_curve, pr_auc_trapezoidal
 -- references: scikit-learn `auc(recall, precision)` over `precision_recall_curve`; the trapezoids BigQuery users sum over their own thresholds' precision and recall; TorchRec's `AUPRC` is not this but average_precision (a Riemann sum)

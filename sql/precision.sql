@@ -4,6 +4,7 @@
 -- formula: \mathrm{precision@}k = \frac{H}{k}, \qquad H = \sum_{i=1}^{k} \mathrm{hit}_i
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: p
 -- references: seeds 001, 003, 004; trec_eval `P`; ranx `precision`

@@ -4,6 +4,7 @@
 -- formula: \mathrm{precision\_listed@}k = \frac{H}{\min(k, n_u)}, \qquad n_u \text{ the length of } u\text{'s list}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: LensKit `Precision` ("uses len(recs) as the denominator"); Hivemall `precision`; torchmetrics `adaptive_k=True`

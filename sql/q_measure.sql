@@ -5,6 +5,7 @@
 -- cutoff: optional
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: q, qmeasure
 -- references: Sakai (2004), New Performance Metrics Based on Multigrade Relevance, NTCIR-4; Sakai (2007), On the Reliability of Information Retrieval Metrics Based on Graded Relevance, IP&M 43(2); NTCIREVAL's `Q-measure` and `Q@k` (pyNTCIREVAL 0.0.3 `QMeasure`, beta 1 by default: the same per user to 1e-12 on random lists with grade = level, tests/test_q_measure.py; its Q@k divides by min(|R_u|, k) and its ideal list holds every relevant item)

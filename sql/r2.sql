@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads: rated
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- aliases: rsquared, r_squared
 -- references: scikit-learn `r2_score` (which gives 1 or 0 where this is NULL); MS Recommenders `rsquared`

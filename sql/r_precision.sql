@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: rprec, r-precision
 -- references: trec_eval `Rprec`; ranx `r-precision`

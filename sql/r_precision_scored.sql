@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases:
 -- references: torchmetrics `retrieval_r_precision` (target.sum() over the scored items)

@@ -8,6 +8,7 @@
 -- level_name: p
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: rank_biased_precision
 -- references: Moffat and Zobel (2008), Rank-Biased Precision for Measurement of Retrieval Effectiveness, ACM TOIS 27(1); trec_eval 10 `rbp` on binary qrels (m_rbp.c, p = 0.9; on graded ones it is rbp_scaled); ir_measures `RBP(p=...)`; LensKit `RBP`; ranx `rbp` (binary relevance)

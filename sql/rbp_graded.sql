@@ -8,6 +8,7 @@
 -- level_name: p
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: rbp_raw
 -- references: ranx `rbp.p` (rank_biased_precision.py: the qrels grade of each retrieved document at or above rel_lvl times p^(i - 1)); Moffat and Zobel (2008), section 4 (graded relevance as a fraction of a document's utility)

@@ -8,6 +8,7 @@
 -- level_name: p
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: rbp_normalised, rbp_normalized
 -- references: trec_eval 10 `rbp` (m_rbp.c, "normalize gains to [0,1]": (gain - min) / (max - min) over the query's rel levels 0..max when max > 1; trec_eval's own test output out.test.aql holds these values; its min and max are read uninitialised, so a build may print others); Moffat and Zobel (2008)

@@ -4,6 +4,7 @@
 -- formula: \mathrm{recall@}k = \frac{H}{|R_u|}, \qquad H = \sum_{i=1}^{k} \mathrm{hit}_i
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: r
 -- references: seeds 003, 004; trec_eval `recall`; ranx `recall`

@@ -4,6 +4,7 @@
 -- formula: \mathrm{recall\_capped@}k = \frac{H}{\min(|R_u|, k)}
 -- cutoff: optional
 -- aggregate: mean
+-- better: higher
 -- ties_average: yes
 -- aliases: r_cap, relative_p
 -- references: LensKit `Recall`; BEIR `R_cap@k`; trec_eval `relative_P` (and `set_relative_P` without a cutoff)

@@ -5,6 +5,7 @@
 -- reads_whole_list: yes
 -- walks_positions: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- references: trec_eval `Rndcg` (m_Rndcg.c, gains = relevance levels); Jarvelin & Kekalainen (2002)
 SELECT

@@ -5,6 +5,7 @@
 -- default_level: 1
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: r_prec_mult
 -- references: trec_eval `Rprec_mult` (`Rprec_mult_0.20` at x = 0.2; m_Rprec_mult.c, cutoffs (long)(x * num_rel + 0.9), defaults 0.2 .. 2.0)

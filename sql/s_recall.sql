@@ -4,6 +4,7 @@
 -- formula: \mathrm{S\text{-}recall@}k = \frac{|\{j : \exists i \le k,\ \mathrm{rel}_{i,j}\}|}{m}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_intent: yes
 -- walks_positions: yes

@@ -4,6 +4,7 @@
 -- cutoff: threshold
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- ties_average: yes
 -- references: scikit-learn `precision_score` on (relevant, score >= t) (which gives 0 with a warning where this is NULL)
 SELECT

@@ -3,6 +3,7 @@
 -- definition: per user with a list and a history, the mean over its first k items i of rel(i) * (1 - share of the user's history items in i's category), rel(i) = 1 if i is relevant in the interactions; averaged over those users. Needs a history table (user, item: what the user consumed before) and the items table's category.
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- needs_items: category
 -- needs_history: yes

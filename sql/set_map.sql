@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases: exact_unranked_avg_prec
 -- references: trec_eval `set_map` (m_set_map.c; exact_unranked_avg_prec in its earlier versions)

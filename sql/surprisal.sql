@@ -4,6 +4,7 @@
 -- formula: \mathrm{surprisal@}k = \frac{1}{k} \sum_{i \in L_u} \frac{\log_2 (\mathrm{users} / \mathrm{users}(i))}{\log_2 \mathrm{users}}
 -- cutoff: required
 -- aggregate: mean
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: self_information

@@ -4,6 +4,7 @@
 -- formula: \mathrm{tail\_coverage@}k = \frac{\left|\bigcup_u L_u \cap T\right|}{|T|}, \quad T = \mathrm{catalogue} \setminus \text{short head}
 -- cutoff: required
 -- aggregate: group
+-- better: higher
 -- reads: lists
 -- ties_average: no
 -- aliases: long_tail_coverage

@@ -4,6 +4,7 @@
 -- formula: \mathrm{unexpectedness@}k = 1 - \frac{|L_u \cap B_u|}{k}
 -- cutoff: required
 -- aggregate: mean
+-- better: none
 -- reads: lists
 -- walks_positions: yes
 -- ties_average: no

@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- averaged: over users with both classes
 -- ties_average: yes
 -- aliases: mean_user_auc

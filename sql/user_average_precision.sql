@@ -4,6 +4,7 @@
 -- cutoff: none
 -- reads: scored
 -- aggregate: micro
+-- better: higher
 -- averaged: over users with a relevant scored row
 -- ties_average: yes
 -- aliases: mean_user_average_precision, user_ap

@@ -5,6 +5,7 @@
 -- cutoff: none
 -- reads_whole_list: yes
 -- aggregate: mean
+-- better: higher
 -- ties_average: no
 -- aliases:
 -- references: trec_eval `utility` (m_utility.c, default -m utility.1.0,-1.0,0.0,0.0; its 'all' line is the mean over topics)

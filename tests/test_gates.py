@@ -483,11 +483,12 @@ def test_a_randomization_test_that_cannot_reject_is_refused() -> None:
         ("mae", 0.1, 0.01, "significantly worse"),  # better: lower
         ("mae", -0.1, 0.01, None),
         ("mae", 0.1, 0.5, None),  # worse, not significantly
-        # better: none (arp describes the lists): any significant change is for a gate to see
-        ("arp@10", 0.1, 0.01, "significantly changed"),
-        ("arp@10", -0.1, 0.01, "significantly changed"),
-        ("arp@10", -0.1, 0.5, None),
-        ("arp@10", 0.0, 1.0, None),
+        # better: none (judged_share describes the judgements): any significant change is for
+        # a gate to see
+        ("judged_share@10", 0.1, 0.01, "significantly changed"),
+        ("judged_share@10", -0.1, 0.01, "significantly changed"),
+        ("judged_share@10", -0.1, 0.5, None),
+        ("judged_share@10", 0.0, 1.0, None),
         # better: one (calibration): a difference does not say which value is nearer to 1
         ("calibration", -0.1, 0.01, "significantly changed"),
         ("ndcg@10", math.nan, math.nan, "cannot tell"),

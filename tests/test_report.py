@@ -433,9 +433,9 @@ def test_dataframes_without_groups(small: tuple[pd.DataFrame, pd.DataFrame]) -> 
 
 
 def test_the_best_is_as_the_metric_header_says() -> None:
-    """gini (better: lower): the more even exposure, the smaller value, is the one in bold;
-    arp (better: none) describes the lists' popularity: no model is its best."""
-    labels = ["ndcg@10", "gini@10", "arp@10"]
+    """gini and arp (better: lower): the more even exposure and the less popular lists, the
+    smaller values, are in bold; num_ret (better: none) counts the lists' items: no best."""
+    labels = ["ndcg@10", "gini@10", "arp@10", "num_ret"]
     page = sqlmetrics.report(RECS, TRUTH, labels, group_by="model", k_max=10)
     expected = sqlmetrics.evaluate(RECS, TRUTH, labels, group_by="model").set_index("model")
     bold = {
@@ -446,8 +446,9 @@ def test_the_best_is_as_the_metric_header_says() -> None:
     assert bold == {
         "ndcg@10": expected["ndcg@10"].idxmax(),
         "gini@10": expected["gini@10"].idxmin(),
+        "arp@10": expected["arp@10"].idxmin(),
     }
-    assert "(the lowest for gini@10; none for arp@10)" in html.unescape(page.html)
+    assert "(the lowest for gini@10, arp@10; none for num_ret)" in html.unescape(page.html)
 
 
 def test_no_headline_when_no_summary_metric_has_a_direction() -> None:

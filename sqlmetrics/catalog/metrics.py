@@ -25,10 +25,19 @@ from sqlmetrics.catalog.spellings import unknown_metric
 from sqlmetrics.errors import SqlmetricsError
 
 HEADER_LINE = re.compile(r"^--\s*([a-z_]+):\s*(.*)$")
-REQUIRED_KEYS = ("name", "title", "definition", "cutoff", "aggregate", "ties_average", "references")
+REQUIRED_KEYS = (
+    "name",
+    "title",
+    "definition",
+    "cutoff",
+    "aggregate",
+    "better",
+    "ties_average",
+    "references",
+)
 # The stages a metric file may read (``reads:``, judged when absent); see sql/stages/README.md.
 SOURCES = ("judged", "lists", "scored", "rated", "judgements", "pool")
-# ``better:``, which value of the metric is the better one: the larger (the default), the
+# ``better:``, which value of the metric is the better one: the larger, the
 # smaller (an error, a loss, a concentration), the nearer to 1 (calibration), or none (a
 # description of the lists or the judgements, such as the overlap with a baseline).
 BETTER = ("higher", "lower", "one", "none")
@@ -119,7 +128,7 @@ class Metric:
     averaged: str = ""  # what the mean runs over, for the listing; derived when the header lacks it
     # formula: the definition in LaTeX, which the metric's page of the documentation site draws
     formula: str = ""
-    better: str = "higher"  # one of BETTER
+    better: str = "higher"  # one of BETTER (required in the header)
     # probabilities: yes, reads the scores as probabilities: a score outside [0, 1] is refused
     reads_probabilities: bool = False
 
@@ -224,7 +233,7 @@ def _check_header(file: str, stem: str, header: dict[str, str]) -> None:
         raise SqlmetricsError(
             f"{file}: aggregate: {header['aggregate']!r} is not mean, micro, sum or group"
         )
-    if header.get("better", "higher") not in BETTER:
+    if header["better"] not in BETTER:
         raise SqlmetricsError(
             f"{file}: better: {header['better']!r} is not one of {', '.join(BETTER)}"
         )
@@ -304,7 +313,7 @@ def parse_metric_file(path: Path) -> Metric:
         exponential=header.get("finish") == "exp",
         averaged=header.get("averaged", ""),
         formula=header.get("formula", ""),
-        better=header.get("better", "higher"),
+        better=header["better"],
         reads_probabilities=header.get("probabilities") == "yes",
     )
 
