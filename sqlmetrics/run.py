@@ -455,6 +455,12 @@ def _bind(
     items, history = given["items"], given["history"]
     catalogue = None if items is None else engine.bind(items, "items")
     past = None if history is None else engine.bind(history, "history")
+    segment = cast("Mapping[str, str | None]", given).get("segment")  # evaluate's, not compare's
+    if segment is not None and segment not in recs.columns:
+        raise SqlmetricsError(
+            f"segment {segment!r} is not a column of the recommendations (its columns: "
+            f"{', '.join(recs.columns)}); each user's segment must be in both inputs"
+        )
     rating = any(request.metric.reads == "rated" for request in requests)
     inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
     inputs = dataclasses.replace(inputs, baseline=cast("Mapping[str, str]", given).get("baseline"))

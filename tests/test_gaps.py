@@ -235,6 +235,13 @@ def test_a_segment_of_the_recommendations_alone_is_refused() -> None:
         sqlmetrics.evaluate(recs, truth.drop(columns="country"), ["precision@1"], segment="country")
 
 
+def test_a_segment_in_neither_input_is_refused_as_a_segment() -> None:
+    """Named for what the caller gave (segment=), not as a group_by column it becomes."""
+    recs, truth = hand_data()
+    with pytest.raises(SqlmetricsError, match="segment 'region' is not a column of the recomm"):
+        sqlmetrics.evaluate(recs, truth, ["precision@1"], segment="region")
+
+
 def test_results_with_gaps_concatenate() -> None:
     recs, truth = hand_data()
     first = sqlmetrics.evaluate(recs, truth, ["precision@1"], segment="country")
