@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from sqlmetrics._version import __version__
 from sqlmetrics.api import describe_metrics, to_sql
-from sqlmetrics.attrs import read_diagnostics, read_distributions, read_gaps, read_sampled
+from sqlmetrics.attrs import (
+    read_diagnostics,
+    read_distributions,
+    read_exposure,
+    read_gaps,
+    read_sampled,
+)
 from sqlmetrics.catalog.profiles import describe_profiles
 from sqlmetrics.engines.base import Query
 from sqlmetrics.errors import SqlmetricsError
@@ -27,6 +33,7 @@ __all__ = [
     "off_policy",
     "read_diagnostics",
     "read_distributions",
+    "read_exposure",
     "read_gaps",
     "read_qrels",
     "read_run",

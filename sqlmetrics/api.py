@@ -274,6 +274,7 @@ def _named_inputs(
         weight=named("weight"),
         items=None if items is None else table_name(items, dialect, "items"),
         category=None if items is None else named("category"),
+        item_group=None if items is None else named("item_group"),
         history=None if history is None else table_name(history, dialect, "history"),
         baseline=given["baseline"],
         groups=tuple(

@@ -100,6 +100,13 @@ def read_gaps(frame: pd.DataFrame) -> pd.DataFrame:
     return read(frame, "gaps")
 
 
+def read_exposure(frame: pd.DataFrame) -> pd.DataFrame:
+    """The exposure between item groups that ``evaluate(..., exposure_k=...)`` attached to its
+    result: per group and item group, its items, exposure and relevant items, each beside its
+    share within the group (``catalogue_share``, ``exposure_share``, ``relevant_share``)."""
+    return read(frame, "exposure")
+
+
 def read_distributions(frame: pd.DataFrame) -> pd.DataFrame:
     """The spread of the per-user values that ``evaluate(..., distributions=...)`` attached to
     its result, as a DataFrame."""

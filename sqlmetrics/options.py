@@ -78,6 +78,11 @@ def _column_name(name: str, value: object) -> None:
         raise SqlmetricsError(f"{name} must be the name of a column, like 'country', not {value!r}")
 
 
+def _cutoff_or_none(name: str, value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise SqlmetricsError(f"{name} must be a whole number >= 1 (a cutoff), like 10")
+
+
 def _finite(name: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SqlmetricsError(f"{name} must be a number >= 0, got {value!r}")
@@ -230,7 +235,37 @@ class Running(Grouped, Definitions, Sources, total=False):
     progress: Annotated[bool, Option(False)]
 
 
-class EvaluateOptions(Running, Intervals, total=False):
+class Exposure(TypedDict, total=False):
+    """The exposure table between item groups (evaluate's and report's)."""
+
+    exposure_k: Annotated[
+        int | None,
+        Option(
+            None,
+            _cutoff_or_none,
+            Flag(
+                "each item group's share of the exposure in the top K (the items table's "
+                "--item-group-column), its catalogue share and relevant share",
+                type=int,
+                metavar="K",
+            ),
+        ),
+    ]
+    exposure_patience: Annotated[
+        float,
+        Option(
+            0.85,
+            _probability,
+            Flag(
+                "the exposure discount: position p weighs patience^(p - 1) (default 0.85, "
+                "LensKit's)",
+                type=float,
+            ),
+        ),
+    ]
+
+
+class EvaluateOptions(Running, Intervals, Exposure, total=False):
     """``evaluate``'s keyword options."""
 
     per_user: Annotated[bool, Option(False)]

@@ -8,8 +8,6 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from sqlglot import exp
-
 from sqlmetrics.attrs import Table
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.catalog.profiles import resolve
@@ -17,9 +15,8 @@ from sqlmetrics.compose.diagnostics import CHECKS, KIND
 from sqlmetrics.compose.distributions import distributions_of, finish_distributions
 from sqlmetrics.compose.inputs import READ_CHECKED, Inputs, Options, refuse_unknown_baseline
 from sqlmetrics.compose.plan import repeats_depth
-from sqlmetrics.compose.query import compose_checks
 from sqlmetrics.engines import connection_of, open_engine
-from sqlmetrics.engines.base import SEPARATE_DIAGNOSTICS, Engine, Source, diagnostics_frame
+from sqlmetrics.engines.base import Engine, Source
 from sqlmetrics.engines.checks import (
     check_history,
     check_items,
@@ -29,6 +26,8 @@ from sqlmetrics.engines.checks import (
     refuse_repeats,
     resolve_inputs,
 )
+from sqlmetrics.engines.exposure import with_exposure
+from sqlmetrics.engines.statistics import statistics_rows
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load, with_notes
 from sqlmetrics.options import CompareOptions, EvaluateOptions, Running, filled, group_list, takes
@@ -137,6 +136,11 @@ def evaluate(
         sampled: ``Sampled(n_items=n, negatives=m)``: each list is a user's held-out positive(s)
             among m negatives sampled from n items; ``read_sampled(result)`` gives corrected
             full-catalogue estimates (docs/how-to/sampled-metrics.md).
+        exposure_k: with ``items`` and its ``columns["item_group"]`` column (a provider, a
+            category), ``read_exposure(result)`` gives per group and item group its share of
+            the exposure in the top k, of the catalogue and of the relevant items.
+        exposure_patience: the exposure's discount: position p weighs patience^(p - 1)
+            (0.85, LensKit's ``GeometricRankWeight``).
 
     Returns:
         A DataFrame: the group columns, ``users``, and one column per metric named as requested.
@@ -164,7 +168,11 @@ def evaluate(
             "distributions summarise the per-user values per group; with per_user the rows "
             "are the values themselves: drop one of the two"
         )
-    run = functools.partial(_evaluate_run, resampling, per_user, given["distributions"], segment)
+    run: Run = functools.partial(
+        _evaluate_run, resampling, per_user, given["distributions"], segment
+    )
+    if given["exposure_k"] is not None:
+        run = with_exposure(run, given["exposure_k"], given["exposure_patience"])
     steps, finished = sampled_steps(run, given)  # sampled=: its histogram after the metrics
     result, diagnostics, passes = _evaluated(recommendations, interactions, metrics, steps, given)
     diagnostics = finished(result, diagnostics)
@@ -269,8 +277,11 @@ def _ci_in_one_query(
     """Every request is a mean over users: one query gives the values, their intervals, the
     diagnostics and the distributions ``wanted`` (indexes of the requests)."""
     requests, inputs, engine = bound.requests, bound.inputs, bound.engine
-    frame, diagnostics = _statistics(
-        bound,
+    frame, diagnostics = statistics_rows(
+        bound.engine,
+        bound.requests,
+        bound.inputs,
+        bound.options,
         lambda diagnosed: compose_ci(
             requests,
             inputs,
@@ -334,26 +345,6 @@ def _noted(
         result.attrs["notes"] = [*result.attrs.get("notes", []), *unknown]
     result.attrs["moments"] = None if moments is None else Table.of(moments)
     return result
-
-
-def _statistics(
-    bound: Bound, query: Callable[[bool], exp.Query]
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A statistics query's rows (sqlmetrics/stats/query.py) and evaluate's diagnostics, from
-    the same query where the engine takes them together."""
-    engine, inputs = bound.engine, bound.inputs
-    separate = engine.dialect in SEPARATE_DIAGNOSTICS
-    frame = engine._frame(query(not separate))
-    if separate:
-        checks = compose_checks(bound.requests, inputs, bound.options, engine.dialect)
-        counted = engine._frame(checks)
-    else:
-        counted = frame.loc[frame[KIND].astype(str) == "diagnostics"].reset_index(drop=True)
-    diagnostics = diagnostics_frame(counted, inputs)
-    groups = bound.groups
-    if groups:  # the statistics query's union has no order: evaluate's, by group, NULL last
-        diagnostics = diagnostics.sort_values(groups, na_position="last", kind="stable")
-    return frame, diagnostics.reset_index(drop=True)
 
 
 def _evaluated(
@@ -560,8 +551,11 @@ def _compare_run(
             f"not compared: {', '.join(missing)} (micro, group-level or over the lists: no "
             "per-user value of the population)"
         )
-    frame, diagnostics = _statistics(
-        bound,
+    frame, diagnostics = statistics_rows(
+        bound.engine,
+        bound.requests,
+        bound.inputs,
+        bound.options,
         lambda diagnosed: compose_compare(
             requests,
             bound.inputs,

@@ -54,6 +54,8 @@ BEFORE = {
         "distributions": (),
         "segment": None,
         "baseline": None,
+        "exposure_k": None,
+        "exposure_patience": 0.85,
     },
     "compare": {
         "baseline": inspect.Parameter.empty,

@@ -40,7 +40,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--per-user", action="store_true", help="one row per (group, user)")
     for role in COLUMN_ROLES:
         parser.add_argument(
-            f"--{role}-column",
+            f"--{role.replace('_', '-')}-column",
             metavar="NAME",
             help=_COLUMN_HELP.get(role, f"name of the {role} column"),
         )
@@ -54,6 +54,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 
 _COLUMN_HELP = {
+    "item_group": "name of the items table's item group column (provider, category: the "
+    "exposure table's groups, with --exposure-k)",
     "weight": "name of the recommendations' weight column (each scored row counts its weight "
     "in the metrics over scored rows: auc, gauc, logloss, ne, ...)",
 }

@@ -57,6 +57,7 @@ COLUMN_ROLES = (
     "relevance",
     "rating",
     "category",
+    "item_group",
     "intent",
     "weight",
 )
@@ -68,6 +69,7 @@ DEFAULT_COLUMNS: dict[str, str | None] = {
     "relevance": "relevance",
     "rating": "rating",  # read only by the rating metrics (rmse, mae, mse, r2)
     "category": "category",  # of the items table
+    "item_group": "item_group",  # of the items table: the exposure table's item groups
     "intent": "intent",  # of the interactions: read only by the intent-aware metrics
     "weight": None,  # the recommendations' row weight, read by the metrics over scored rows
 }
@@ -106,6 +108,7 @@ class Inputs:
     groups: tuple[Group, ...] = field(default_factory=tuple)
     items: exp.Expr | None = None  # the optional items table: the catalogue, item categories
     category: exp.Identifier | None = None  # its category column, when it has one
+    item_group: exp.Identifier | None = None  # its item group column (exposure), when it has one
     history: exp.Expr | None = None  # the optional history table: what users consumed before
     rating: exp.Identifier | None = None  # the interactions' rating, for the rating metrics
     intent: exp.Identifier | None = None  # the interactions' intent, for the intent-aware ones
