@@ -260,6 +260,7 @@ class Exposure(TypedDict, total=False):
                 "the exposure discount: position p weighs patience^(p - 1) (default 0.85, "
                 "LensKit's)",
                 type=float,
+                metavar="P",
             ),
         ),
     ]

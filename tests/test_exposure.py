@@ -326,3 +326,25 @@ def test_an_item_of_two_rows_is_refused() -> None:
     options = {**data["options"], "items": items}
     with pytest.raises(SqlmetricsError, match="item 1 has 2 rows"):
         sqlmetrics.evaluate(recommendations, interactions, ["ndcg@3"], **options)
+
+
+def test_the_command_line_prints_the_table(tmp_path: Any) -> None:
+    from tests.cli_runner import cli
+
+    data = fixture()
+    paths = []
+    for name, frame in zip(("recs", "truth", "items"), frames(data), strict=True):
+        paths.append(str(tmp_path / f"{name}.csv"))
+        frame.to_csv(paths[-1], index=False)
+    flags = ["--group-by", "model", "--items", paths[2], "--item-group-column", "provider"]
+    flags += ["--exposure-k", "3", "--exposure-patience", "0.5", "-m", "ndcg@3"]
+    done = cli("evaluate", paths[0], paths[1], *flags, "-q")
+    assert done.returncode == 0, done.stderr
+    _, table = done.stdout.split("exposure between item groups:\n")
+    lines = [line.split() for line in table.strip().splitlines()]
+    assert lines[0] == ["model", *EXPOSURE_COLUMNS]
+    assert lines[1][:5] == ["a", "P", "2", "0.285714", "4.00"]
+    assert lines[4][:2] == ["a", "NULL"]  # the items of no row of the items table
+    as_csv = cli("evaluate", paths[0], paths[1], *flags, "--format", "csv")
+    assert "exposure between item groups:" in as_csv.stderr
+    assert "exposure between" not in as_csv.stdout

@@ -88,6 +88,8 @@ BEFORE = {
         "baseline": None,
         "k_max": 100,
         "small_segment": 30,
+        "exposure_k": None,
+        "exposure_patience": 0.85,
         **DEFINITIONS,
         **SOURCES,
     },

@@ -110,3 +110,48 @@ def test_the_browser_check_sees_errors_and_requests(browser_binary: str, tmp_pat
     assert any("broken" in error for error in loaded.errors)
     assert any("undefined_function" in error for error in loaded.errors)
     assert "http://127.0.0.1:9/none.png" in loaded.requests
+
+
+def test_the_overlap_and_exposure_sections_in_headless_chromium(
+    browser_binary: str, tmp_path: Path
+) -> None:
+    """A report with the overlap metrics against a baseline and the exposure between the
+    example's items in four providers (tests/test_report_groups.py): both sections drawn."""
+    import sqlmetrics
+    from tests.test_report_groups import METRICS, example_items
+
+    page = tmp_path / "groups.html"
+    report = sqlmetrics.report(
+        str(EXAMPLES / "recommendations.parquet"),
+        str(EXAMPLES / "interactions.parquet"),
+        METRICS,
+        group_by="model",
+        baseline="popularity",
+        k_max=10,
+        items=example_items(),
+        columns={"item_group": "provider"},
+        exposure_k=10,
+    )
+    report.save(str(page))
+    with chromium(browser_binary) as browser:
+        loaded = browser.load(page)
+        charts = browser.evaluate(CHARTS)
+        headings = browser.evaluate(
+            "Array.from(document.querySelectorAll('h2')).map(h => h.textContent)"
+        )
+    assert loaded.errors == []
+    assert loaded.requests == [page.resolve().as_uri()]
+    assert headings[headings.index("Beyond accuracy") + 1 :][:2] == [
+        "Overlap with the baseline",
+        "Exposure between item groups",
+    ]
+    drawn = {chart["name"]: chart for chart in charts}
+    assert "beyond intersection@10" not in drawn  # in the overlap section instead
+    for name, title in (
+        ("overlap with the baseline", "overlap with popularity"),
+        ("exposure between item groups", "share of the exposure in the top 10"),
+    ):
+        chart = drawn[name]
+        assert chart["svg"] and chart["width"] > 200 and chart["height"] > 100, chart
+        assert chart["paths"] > 5 and chart["texts"] > 5, chart
+        assert title in chart["title"], chart

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.cli.arguments import call_options, column_names, metric_list, requested_metrics
 from sqlmetrics.cli.output import (
+    exposure_text,
     gaps_text,
     number_text,
     render,
@@ -71,8 +72,8 @@ def evaluate_command(args: argparse.Namespace) -> int:
         text = _interval_table(result, metrics)
     else:
         text = render(result, fmt)
-    # --segment's gaps and --sampled-items' estimates: part of the answer, after the table;
-    # beside a CSV or JSON, on stderr
+    # --segment's gaps, --sampled-items' estimates and --exposure-k's table: part of the
+    # answer, after the table; beside a CSV or JSON, on stderr
     gaps = _after_table(result)
     if gaps and fmt == "table":
         text = text.rstrip("\n") + "\n\n" + gaps
@@ -89,8 +90,10 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
 
 def _after_table(result: pd.DataFrame) -> str:
-    """--segment's gaps and --sampled-items' estimates, each a table, or nothing."""
-    return "\n".join(part for part in (gaps_text(result), sampled_text(result)) if part)
+    """--segment's gaps, --sampled-items' estimates and --exposure-k's table, each a table, or
+    nothing."""
+    parts = (gaps_text(result), sampled_text(result), exposure_text(result))
+    return "\n".join(part for part in parts if part)
 
 
 def _sampled(args: argparse.Namespace) -> Sampled | None:

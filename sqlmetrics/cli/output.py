@@ -98,6 +98,19 @@ def sampled_text(frame: pd.DataFrame) -> str:
     return "sampled metrics, full-catalogue estimates:\n" + text + "\n"
 
 
+def exposure_text(frame: pd.DataFrame) -> str:
+    """The exposure between item groups (``--exposure-k``) as a table headed ``exposure
+    between item groups:`` (a NULL item group named NULL), or nothing."""
+    table = frame.attrs.get("exposure")
+    if not isinstance(table, Table) or not table.rows:
+        return ""
+    frame = table.frame()
+    frame["item_group"] = (
+        frame["item_group"].astype(object).where(frame["item_group"].notna(), "NULL")
+    )
+    return "exposure between item groups:\n" + frame.to_string(index=False) + "\n"
+
+
 def show_notes(frame: pd.DataFrame) -> None:
     write_notes(frame.attrs.get("notes") or ())
 

@@ -16,6 +16,7 @@ from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.options import (
     Declared,
     Definitions,
+    Exposure,
     Flag,
     Grouped,
     Option,
@@ -38,7 +39,8 @@ class Report:
     from (``.summary``: evaluate's result with the summary's labels; ``.curves``: metric@k for
     k = 1..k_max, a row per model, metric and k with ``value``, ``lo`` and ``hi``;
     ``.distributions``: the spread of the per-user values, ``read_distributions(result)``;
-    ``.segments``: every segment, also those the page leaves out).
+    ``.segments``: every segment, also those the page leaves out; ``.exposure``: the exposure
+    between item groups, ``read_exposure(result)``, with ``exposure_k``).
     Jupyter shows it through ``_repr_html_``."""
 
     def __init__(self, html: str, results: data.Results) -> None:
@@ -47,6 +49,7 @@ class Report:
         self.curves: pd.DataFrame = results.curves
         self.distributions: pd.DataFrame | None = results.distributions
         self.segments: pd.DataFrame | None = results.segments
+        self.exposure: pd.DataFrame | None = results.exposure
 
     def save(self, path: str, *, force: bool = False) -> None:
         """Writes the page to ``path``; an existing file that is not a sqlmetrics report is
@@ -76,7 +79,7 @@ def _whole_users(name: str, value: object) -> None:
         raise SqlmetricsError(f"{name} must be a whole number of users, like 30")
 
 
-class ReportOptions(Grouped, Definitions, Sources, total=False):
+class ReportOptions(Grouped, Definitions, Sources, Exposure, total=False):
     """``report``'s keyword options: evaluate's (but its intervals and rows per user), and the
     page's own."""
 
@@ -142,6 +145,10 @@ def report(
         baseline: the model the others are compared with (a value of ``group_by``).
         k_max: the curves' deepest cutoff.
         small_segment: segments with fewer users than this are marked small.
+        exposure_k: with ``items`` and its ``columns["item_group"]``: a section with each
+            item group's share of the exposure in the top k per model, beside its share of
+            the catalogue and of the relevant items (evaluate's ``read_exposure``).
+        exposure_patience: the exposure's discount, patience^(position - 1) (0.85).
     """
     given: dict[str, Any] = dict(filled(ReportOptions, options, "report"))
     group_by = given["group_by"] = group_list(given["group_by"])
@@ -159,6 +166,7 @@ def report(
         segment=segment,
         options=evaluating,
         baseline=baseline,
+        exposure={name: given[name] for name in ("exposure_k", "exposure_patience")},
     )
     drawing.join()
     models = common.model_names(results.main, group_by)
@@ -206,6 +214,7 @@ def _context(
         segment=given["segment"],
         baseline=given["baseline"],
         small_segment=given["small_segment"],
+        exposure_k=given["exposure_k"],
     )
 
 
@@ -277,7 +286,8 @@ def command(
     page_options = [item for item in declared(ReportOptions) if item.name not in EVALUATE_OPTIONS]
     words += _flag_words(page_options, options, always=("k_max",))
     for role, name in (options.get("columns") or {}).items():
-        words += ["--no-relevance"] if name is None else [f"--{role}-column", name]
+        flag = f"--{role.replace('_', '-')}-column"
+        words += ["--no-relevance"] if name is None else [flag, name]
     words += _flag_words([*declared(Definitions), *declared(Sources)], options)
     for option in ("items", "history"):
         if options.get(option) is not None:

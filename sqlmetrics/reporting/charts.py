@@ -120,9 +120,12 @@ def grouped_bars(
     values: Mapping[str, Sequence[float]],
     small: Sequence[bool],
     intervals: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    xlabel: str = "segment (users in the population; hatched: small, read with care)",
+    legend: str = "model",
 ) -> str:
     """One group of bars per segment (in the order given), a bar per model, with its interval
-    as an error bar where there is one; small segments hatched and named so."""
+    as an error bar where there is one; small segments hatched and named so. The groups can
+    be other than segments (``xlabel``), the bars other than models (``legend``)."""
     with _style():
         figure, axes = _figure(width=max(6.0, 1.0 + 0.9 * len(segments)))
         count = max(len(values), 1)
@@ -151,9 +154,9 @@ def grouped_bars(
                     bar.set_alpha(0.5)
         axes.set_xticks(range(len(segments)), segments)
         axes.set_title(title)
-        axes.set_xlabel("segment (users in the population; hatched: small, read with care)")
+        axes.set_xlabel(xlabel)
         axes.set_ylabel(label)
-        axes.legend(title="model", fontsize=8)
+        axes.legend(title=legend, fontsize=8)
         return _svg(figure)
 
 

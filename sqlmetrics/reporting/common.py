@@ -30,6 +30,16 @@ class Context:
     segment: str | None
     baseline: str | None
     small_segment: int = DEFAULT_SMALL_SEGMENT
+    exposure_k: int | None = None  # the cutoff of the exposure between item groups
+
+
+def chart_marker(svgs: list[str], svg: str, name: str) -> str:
+    """A chart's place on the page: ``svg`` is kept in ``svgs`` and put there once every chart
+    is drawn (page.render makes the ids of their SVGs unique across the page)."""
+    svgs.append(svg)
+    return (
+        f'<figure class="chart" data-chart="{escaped(name)}"><!--chart:{len(svgs) - 1}--></figure>'
+    )
 
 
 def escaped(value: object) -> str:

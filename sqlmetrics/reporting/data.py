@@ -8,7 +8,8 @@ Every number on the page is a cell of one of these frames, so the page says what
   grouped by the model columns; its diagnostics are the page's diagnostics;
 - ``segments``: one call with the summary labels, grouped by the model columns and the segment;
 - ``distributions``: the spread of the per-user values of the summary labels that have one,
-  from the main call's query (evaluate's ``distributions``).
+  from the main call's query (evaluate's ``distributions``);
+- ``exposure``: the exposure between item groups of the main call (evaluate's ``exposure_k``).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class Results:
     rows: dict[str, int | None] = field(default_factory=dict)
     gaps: pd.DataFrame | None = None  # read_gaps of the segments' evaluate
     engine: str = "DuckDB, in process"  # where the queries ran, for the provenance
+    exposure: pd.DataFrame | None = None  # read_exposure of the main evaluate (exposure_k)
 
     def without_attrs(self) -> Results:
         """These results with the frames' values only, for the page: pandas deep-copies a
@@ -171,11 +173,12 @@ def gather(
     segment: str | None,
     options: Mapping[str, Any],
     baseline: str | None = None,
+    exposure: Mapping[str, Any] | None = None,
 ) -> Results:
     """The curves' query, the evaluate calls of the page (two at most) and the inputs' row
     counts. The curves come first: where they cannot be computed in reasonable time they are
     refused before any other query."""
-    from sqlmetrics.attrs import read_diagnostics, read_distributions, read_gaps
+    from sqlmetrics.attrs import read_diagnostics, read_distributions, read_exposure, read_gaps
     from sqlmetrics.reporting import curves
     from sqlmetrics.run import evaluate
 
@@ -196,6 +199,7 @@ def gather(
         group_by=group_by,
         distributions=the_plan.distributions,
         baseline=baseline,  # the overlap metrics' (intersection, rbo, unexpectedness)
+        **(exposure or {}),  # the exposure between item groups, with exposure_k
         **options,
         **interval_options(),
     )
@@ -222,6 +226,7 @@ def gather(
         gaps=None if segments is None else read_gaps(segments),
         rows=counted,
         engine=engine,
+        exposure=read_exposure(main) if "exposure" in main.attrs else None,
     )
 
 

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmetrics.reporting import charts
 from sqlmetrics.reporting.about import definitions, diagnostics, provenance
-from sqlmetrics.reporting.common import Context, model_names, named, shortened
+from sqlmetrics.reporting.common import Context, chart_marker, model_names, named, shortened
 from sqlmetrics.reporting.common import as_float as _float
 from sqlmetrics.reporting.common import as_number as _number
 from sqlmetrics.reporting.common import escaped as _e
 from sqlmetrics.reporting.common import missing as _missing
 from sqlmetrics.reporting.data import Plan, Results
+from sqlmetrics.reporting.groups import exposure_section, overlap_labels, overlap_section
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -68,6 +69,8 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
         _segments(results, the_plan, context, charts_svg),
         _distributions(results, the_plan, context, charts_svg),
         _beyond(results, the_plan, context, charts_svg),
+        overlap_section(results, the_plan, context, charts_svg),
+        exposure_section(results, context, charts_svg),
         diagnostics(results, the_plan, context),
         provenance(results, the_plan, context),
         definitions(the_plan),
@@ -89,6 +92,8 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
             ("segments", "Segments"),
             ("distributions", "Distributions"),
             ("beyond", "Beyond accuracy"),
+            ("overlap", "Overlap"),
+            ("exposure", "Exposure"),
             ("diagnostics", "Diagnostics"),
             ("provenance", "Provenance"),
             ("definitions", "Definitions"),
@@ -104,9 +109,7 @@ def render(results: Results, the_plan: Plan, context: Context, comparison: Any =
     )
 
 
-def _chart(svgs: list[str], svg: str, name: str) -> str:
-    svgs.append(svg)
-    return f'<figure class="chart" data-chart="{_e(name)}"><!--chart:{len(svgs) - 1}--></figure>'
+_chart = chart_marker
 
 
 # headline ---------------------------------------------------------------------------------------
@@ -509,7 +512,9 @@ def _distributions(results: Results, the_plan: Plan, context: Context, svgs: lis
 
 
 def _beyond(results: Results, the_plan: Plan, context: Context, svgs: list[str]) -> str:
-    if not the_plan.beyond:
+    overlap = overlap_labels(the_plan)  # a section of their own, against the baseline
+    labels = [label for label in the_plan.beyond if label not in overlap]
+    if not labels:
         return ""
     frame = results.main
     models = model_names(frame, context.group_by)
@@ -521,7 +526,7 @@ def _beyond(results: Results, the_plan: Plan, context: Context, svgs: list[str])
             ),
             f"beyond {label}",
         )
-        for label in the_plan.beyond
+        for label in labels
     ]
     return (
         '<section id="beyond"><h2>Beyond accuracy</h2><div class="charts">'
