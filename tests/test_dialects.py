@@ -24,10 +24,15 @@ import sqlglot
 from sqlglot import exp
 
 import sqlmetrics
+from sqlmetrics.api import _prepared
 from sqlmetrics.catalog.metrics import metrics
+from sqlmetrics.compose.exposure import compose_exposure
+from sqlmetrics.compose.inputs import Options
 from sqlmetrics.compose.lists import reads_baseline
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.options import QueryOptions, filled
 from sqlmetrics.render.dialects import CANONICAL, DIALECTS
+from sqlmetrics.render.dialects import render as render_query
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("SQLMETRICS_UPDATE_SNAPSHOTS") == "1"
@@ -194,6 +199,41 @@ def test_each_metric_matches_its_reviewed_snapshot(dialect: str, name: str) -> N
     want = path.read_text(encoding="utf-8")
     diff = "".join(difflib.unified_diff(want.splitlines(True), sql.splitlines(True), "snap", "now"))
     assert sql == want, f"{dialect}/{name} differs from its snapshot (make snapshots):\n{diff}"
+
+
+def exposure_query(dialect: str) -> str:
+    """The exposure table's query (compose/exposure.py) over two group columns, one of them
+    only the recommendations'."""
+    given = filled(
+        QueryOptions,
+        {
+            "group_by": ["model", "day"],
+            "interactions_group_by": ["day"],
+            "items": "items",
+            "columns": {"item_group": "provider"},
+        },
+        "test",
+    )
+    inputs, _ = _prepared(["recall@10"], "recommendations", "interactions", given)
+    return render_query(compose_exposure(inputs, Options(), 10, dialect=dialect), dialect) + ";\n"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_the_exposure_table_matches_its_reviewed_snapshot(dialect: str) -> None:
+    """The exposure table (evaluate's exposure_k) is a query of its own: its snapshot sits beside
+    the metrics' (exposure_table.sql), and it is portable and re-parses to itself."""
+    sql = exposure_query(dialect)
+    path = SNAPSHOTS / dialect / "exposure_table.sql"
+    if UPDATE:
+        path.write_text(sql, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path.relative_to(SNAPSHOTS.parent)}: run make snapshots"
+    want = path.read_text(encoding="utf-8")
+    diff = "".join(difflib.unified_diff(want.splitlines(True), sql.splitlines(True), "snap", "now"))
+    assert sql == want, f"{dialect}/exposure_table differs from its snapshot:\n{diff}"
+    tree = sqlglot.parse_one(sql.rstrip(";\n"), read=dialect)
+    assert tree.sql(dialect, pretty=True) == sql.rstrip(";\n")
+    if dialect != CANONICAL:
+        assert_portable(tree, dialect)
 
 
 def test_no_snapshot_is_left_over() -> None:

@@ -1,13 +1,12 @@
 """Exposure between groups of items (``evaluate(..., exposure_k=...)``, ``read_exposure``): the
 hand-derived fixture (fixtures/tables/exposure_providers.yaml) on DuckDB and through SQLite's
 DB-API, a Python oracle of the definition on random lists, LensKit's exposure weights
-(ExposureGini's GeometricRankWeight) summed per item group, the query in every dialect
-(snapshots), and the refusals.
+(ExposureGini's GeometricRankWeight) summed per item group, the command line, and the
+refusals. The query's snapshot in every dialect is tests/test_dialects.py's.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import random
@@ -17,19 +16,14 @@ from typing import Any
 import duckdb
 import pandas as pd
 import pytest
-import sqlglot
 
 import sqlmetrics
-from sqlmetrics.api import _prepared
-from sqlmetrics.compose.exposure import EXPOSURE_COLUMNS, compose_exposure
-from sqlmetrics.compose.inputs import Options
+from sqlmetrics.compose.exposure import EXPOSURE_COLUMNS
 from sqlmetrics.errors import SqlmetricsError
-from sqlmetrics.options import QueryOptions, filled
-from sqlmetrics.render.dialects import CANONICAL, DIALECTS, render
 from tests.engines.cases import REPO, read_yaml
 from tests.engines.conftest import skip_or_fail
 from tests.test_beyond import LIBRARIES_PYTHON
-from tests.test_dialects import SNAPSHOTS, UPDATE, assert_portable
+from tests.test_dialects import exposure_query
 from tests.test_overlap import run_script
 
 FIXTURE = REPO / "fixtures" / "tables" / "exposure_providers.yaml"
@@ -252,36 +246,6 @@ def test_lenskit_s_exposure_weights_agree(seed: int) -> None:
         want = theirs[row["model"]].get(group, 0.0)
         # LensKit keeps the weights as float32
         assert math.isclose(row["exposure"], want, rel_tol=1e-6, abs_tol=1e-6), (row, want)
-
-
-def exposure_query(dialect: str) -> str:
-    given = filled(
-        QueryOptions,
-        {
-            "group_by": ["model", "day"],
-            "interactions_group_by": ["day"],
-            "items": "items",
-            "columns": {"item_group": "provider"},
-        },
-        "test",
-    )
-    inputs, _ = _prepared(["recall@10"], "recommendations", "interactions", given)
-    return render(compose_exposure(inputs, Options(), 10, dialect=dialect), dialect) + ";\n"
-
-
-@pytest.mark.parametrize("dialect", DIALECTS)
-def test_the_query_matches_its_snapshot_and_is_portable(dialect: str) -> None:
-    sql = exposure_query(dialect)
-    path = SNAPSHOTS / dialect / "exposure_table.sql"
-    if UPDATE:
-        path.write_text(sql, encoding="utf-8")
-    want = path.read_text(encoding="utf-8")
-    diff = "".join(difflib.unified_diff(want.splitlines(True), sql.splitlines(True), "snap", "now"))
-    assert sql == want, f"{dialect}/exposure_table differs from its snapshot:\n{diff}"
-    tree = sqlglot.parse_one(sql.rstrip(";\n"), read=dialect)
-    assert tree.sql(dialect, pretty=True) == sql.rstrip(";\n")
-    if dialect != CANONICAL:  # DuckDB's is the canonical text, as test_dialects.py reads it
-        assert_portable(tree, dialect)
 
 
 def test_the_duckdb_text_runs_and_names_its_columns() -> None:
