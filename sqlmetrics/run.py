@@ -26,7 +26,7 @@ from sqlmetrics.engines.checks import (
     refuse_repeats,
     resolve_inputs,
 )
-from sqlmetrics.engines.exposure import with_exposure
+from sqlmetrics.engines.exposure import item_group_column, with_exposure
 from sqlmetrics.engines.statistics import statistics_rows
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.io.trec_reader import TrecFile, load, with_notes
@@ -454,7 +454,9 @@ def _bind(
         )
     rating = any(request.metric.reads == "rated" for request in requests)
     inputs = resolve_inputs(recs, truth, columns, group_by, catalogue, past, rating=rating)
-    inputs = dataclasses.replace(inputs, baseline=cast("Mapping[str, str]", given).get("baseline"))
+    baseline = cast("Mapping[str, str]", given).get("baseline")
+    group_column = item_group_column(catalogue, columns)  # the exposure's, exposure_k
+    inputs = dataclasses.replace(inputs, baseline=baseline, item_group=group_column)
     check_labels(requests, group_by, inputs)
     check_items(engine, inputs, requests)
     check_history(engine, inputs, requests)

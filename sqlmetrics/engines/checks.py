@@ -179,17 +179,15 @@ def resolve_inputs(
     if history is not None:
         for role, column in (("user", user), ("item", item)):
             _check_history_id(recommendations, history, role, column)
-    category = item_group = None
+    category = None
     if items is not None:
         category = _item_category(recommendations, items, item, names, given)
-        item_group = _item_column(items, names, given, "item_group")
     return Inputs(
         recommendations=recommendations.relation,
         interactions=interactions.relation,
         items=items.relation if items is not None else None,
         history=history.relation if history is not None else None,
         category=category,
-        item_group=item_group,
         user=user,
         item=item,
         score=score,
@@ -284,16 +282,10 @@ def _item_category(
             f"{item.name} is {recommendations.columns[item.name]} in recommendations but "
             f"{items.columns[counterpart.name]} in items; cast one so both have the same type"
         )
-    return _item_column(items, names, given, "category")
-
-
-def _item_column(
-    items: Source, names: Mapping[str, str | None], given: Mapping[str, str | None], role: str
-) -> exp.Identifier | None:
-    """The items table's column of ``role`` (category, item_group), when named or present."""
-    name = names[role]
-    if name is not None and (role in given or name in items.columns):
-        return _column(items, name, role)
+    if names["category"] is not None and (
+        "category" in given or names["category"] in items.columns
+    ):
+        return _column(items, str(names["category"]), "category")
     return None
 
 
@@ -499,7 +491,20 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
         return
     if not any(r.metric.needs_items for r in requests):
         return
-    refuse_repeated_items(engine, inputs, inputs.category)
+    item = exp.column(inputs.item)
+    repeated = (
+        exp.select(item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.items.copy())
+        .group_by(item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = engine.first_row(repeated)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
+            f"{inputs.category.name})"
+        )
     row = _item_without_category(
         engine, inputs, inputs.recommendations, inputs.items, inputs.category
     )
@@ -516,25 +521,6 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
         raise SqlmetricsError(
             f"items: history item {row[0]!r} has no {inputs.category.name} (no row in the items "
             f"table, or NULL); {labels} need the category of every item of the history"
-        )
-
-
-def refuse_repeated_items(engine: Engine, inputs: Inputs, column: exp.Identifier) -> None:
-    """An item of two rows in the items table would count twice: refused, naming it."""
-    if inputs.items is None:
-        return
-    item = exp.column(inputs.item)
-    repeated = (
-        exp.select(item, exp.func("COUNT", exp.Star()))
-        .from_(inputs.items.copy())
-        .group_by(item)
-        .having(exp.func("COUNT", exp.Star()) > 1)
-        .limit(1)
-    )
-    row = engine.first_row(repeated)
-    if row is not None:
-        raise SqlmetricsError(
-            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one {column.name})"
         )
 
 

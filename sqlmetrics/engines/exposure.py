@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from sqlglot import exp
 
 from sqlmetrics.attrs import Table
 from sqlmetrics.compose.exposure import check_exposure, compose_exposure
-from sqlmetrics.compose.inputs import Inputs, Options
-from sqlmetrics.engines.base import Engine
-from sqlmetrics.engines.checks import refuse_repeated_items
+from sqlmetrics.compose.inputs import Inputs, Options, column_names
+from sqlmetrics.engines.base import Engine, Source
+from sqlmetrics.errors import SqlmetricsError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,10 +52,53 @@ def exposure_table(
     """One row per group and item group: its items, exposure and relevant items, each with its
     share within the group (``read_exposure``)."""
     check_exposure(inputs, options, k, patience)
-    if inputs.item_group is not None:
-        refuse_repeated_items(engine, inputs, inputs.item_group)
+    _refuse_repeated_items(engine, inputs)
     frame = engine._frame(compose_exposure(inputs, options, k, patience, engine.dialect))
     # the same dtypes from every engine (SQLite's 0 of a group never shown is an integer)
     counts = {"items": "int64", "relevant": "int64"}
     shares = {name: "float64" for name in ("catalogue_share", "exposure", "exposure_share")}
     return frame.astype({**counts, **shares, "relevant_share": "float64"})
+
+
+def item_group_column(
+    items: Source | None, columns: Mapping[str, str | None] | None
+) -> exp.Identifier | None:
+    """The items table's item group column: ``columns["item_group"]`` (which must be there),
+    else a column named ``item_group`` when it has one (its case aside, as the other columns)."""
+    if items is None:
+        return None
+    name = column_names(columns)["item_group"]
+    if name is None:
+        return None
+    found = [column for column in items.columns if column.lower() == name.lower()]
+    if name in items.columns:
+        return exp.to_identifier(name, quoted=True)
+    if len(found) == 1:
+        return exp.to_identifier(found[0], quoted=True)
+    if "item_group" in (columns or {}):
+        raise SqlmetricsError(
+            f"items has no column {name!r} (the item group column). Its columns: "
+            f"{', '.join(items.columns)}. Name yours with columns={{'item_group': ...}} (CLI: "
+            "--item-group-column)."
+        )
+    return None
+
+
+def _refuse_repeated_items(engine: Engine, inputs: Inputs) -> None:
+    """An item of two rows in the items table would count twice in its groups: refused."""
+    if inputs.items is None or inputs.item_group is None:
+        return
+    item = exp.column(inputs.item)
+    repeated = (
+        exp.select(item, exp.func("COUNT", exp.Star()))
+        .from_(inputs.items.copy())
+        .group_by(item)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = engine.first_row(repeated)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
+            f"{inputs.item_group.name})"
+        )
