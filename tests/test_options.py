@@ -56,6 +56,7 @@ BEFORE = {
         "baseline": None,
         "exposure_k": None,
         "exposure_patience": 0.85,
+        "sampled": None,
     },
     "compare": {
         "baseline": inspect.Parameter.empty,
