@@ -62,6 +62,7 @@ from sqlglot.errors import ErrorLevel, UnsupportedError
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.gc_paused import gc_paused
 from sqlmetrics.render import users_sql
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules import (
     aliases,
     clickhouse,
@@ -122,19 +123,23 @@ def portable(query: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
     target = get_dialect(dialect)
     # A user's own query is held out of every rewrite: it runs as written, in its dialect.
     held_from = tree
-    held = users_sql.hold(tree)
+    nodes = Nodes(tree)  # one walk for the rewrites, until one changes the tree's shape
+    held = users_sql.hold(tree, nodes)
     try:
         for step in _steps(target):
-            tree = step(tree, target)
+            tree = step(tree, target, nodes)
+            if tree is not nodes.tree:  # a rewrite put another root above it
+                nodes.changed(tree)
     finally:
         tree = users_sql.put_back(tree, held, held_from)
     return tree
 
 
-Rule = Callable[[exp.Expr, Dialect], exp.Expr]
+Rule = Callable[[exp.Expr, Dialect, Nodes], exp.Expr]
 
-# The rewrites of render/rules/, in the order they run: each takes the tree and the target
-# dialect and returns the tree (most rewrite it in place).
+# The rewrites of render/rules/, in the order they run: each takes the tree, the target dialect
+# and the walk of the tree they share (render/nodes.py: a rewrite that changes the tree's shape
+# says so there) and returns the tree (most rewrite it in place).
 RULES: tuple[Rule, ...] = (
     spark_interactions.distribute_interactions,  # before the composer's names may change
     cte_names.distinct_cte_names,

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from sqlmetrics.render.nodes import Nodes
+
 _MARK = "sqlmetrics_users_sql"
 _READS = "sqlmetrics_users_sql_reads"
 _INDEX = "sqlmetrics_users_sql_index"
@@ -55,14 +57,16 @@ def users_tables(tree: exp.Expr) -> set[str]:
     return names
 
 
-def hold(tree: exp.Expr) -> list[exp.Expr]:
+def hold(tree: exp.Expr, nodes: Nodes | None = None) -> list[exp.Expr]:
     """Takes each user's query out of ``tree`` (in place), leaving a placeholder SELECT in its
     relation, which keeps its alias and its mark and records the tables the query reads; returns
     the queries, for ``put_back``. The tables of them all are recorded on ``tree`` too, which
-    ``users_tables`` reads instead of looking through the tree again."""
+    ``users_tables`` reads instead of looking through the tree again. ``nodes``: the rewrites'
+    shared walk of ``tree`` (render/nodes.py), told when a query is taken out."""
     held: list[exp.Expr] = []
     tables: set[str] = set()
-    for node in list(tree.find_all(exp.Subquery)):
+    subqueries = nodes.of(exp.Subquery) if nodes is not None else list(tree.find_all(exp.Subquery))
+    for node in subqueries:
         if is_users_relation(node):
             query = node.this
             node.meta[_READS] = tables_read(query)
@@ -71,6 +75,8 @@ def hold(tree: exp.Expr) -> list[exp.Expr]:
             node.set("this", exp.select(exp.Star()).from_(exp.to_table(_PLACEHOLDER)))
             held.append(query)
     tree.meta[_HELD_TABLES] = frozenset(tables)
+    if held and nodes is not None:
+        nodes.changed()
     return held
 
 

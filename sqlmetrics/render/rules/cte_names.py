@@ -7,9 +7,10 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.render import users_sql
+from sqlmetrics.render.nodes import Nodes
 
 
-def distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def distinct_cte_names(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """A CTE named like a table the query reads (a user's table called ``truth``) is renamed.
 
     In standard SQL an earlier CTE's ``FROM truth`` is the table, and a later one's is the
@@ -20,6 +21,9 @@ def distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
         return tree
     ctes: list[exp.CTE] = list(with_.expressions)
     defined = [cte.alias_or_name.lower() for cte in ctes]
+    nodes = nodes or Nodes(tree)
+    if not _may_collide(ctes, defined, nodes) and not users_sql.users_tables(tree) & set(defined):
+        return tree
     physical = {
         table.name.lower()
         for index, cte in enumerate(ctes)
@@ -41,7 +45,27 @@ def distinct_cte_names(tree: exp.Expr, target: Dialect) -> exp.Expr:
         later.append(tree)  # the main query: its own clauses, not the WITH (skipped below)
         for scope in later:
             _rename_references(scope, old, new, skip=with_ if scope is tree else None)
+        nodes.changed()
     return tree
+
+
+def _may_collide(ctes: list[exp.CTE], defined: list[str], nodes: Nodes) -> bool:
+    """Whether a CTE's query reads a table named like a CTE not defined before it (the one case
+    a CTE is renamed for, besides a user's table), from the shared walk's tables."""
+    place = {id(cte): index for index, cte in enumerate(ctes)}
+    first: dict[str, int] = {}
+    for index, name in enumerate(defined):
+        first.setdefault(name, index)
+    for table in nodes.of(exp.Table):
+        name = table.name.lower()
+        if name not in first or table.args.get("db"):
+            continue
+        owner: exp.Expr | None = table
+        while owner is not None and id(owner) not in place:
+            owner = owner.parent
+        if owner is not None and first[name] >= place[id(owner)]:
+            return True
+    return False
 
 
 def _rename_references(scope: exp.Expr, old: str, new: str, skip: exp.With | None) -> None:

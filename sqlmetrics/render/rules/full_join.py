@@ -7,25 +7,33 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
 from sqlmetrics.errors import SqlmetricsError
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 NO_FULL_JOIN = ("mysql", "sqlite")  # and the dialects derived from MySQL
 
 
-def full_outer_join(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def full_outer_join(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """``a FULL JOIN b ON c`` as ``a LEFT JOIN b ON c UNION ALL b LEFT JOIN a ON c WHERE
     a.key IS NULL`` where the dialect has no FULL OUTER JOIN."""
     if not is_dialect(target, *NO_FULL_JOIN):
         return tree
+    if nodes is not None and not any(_full(select) for select in nodes.of(exp.Select)):
+        return tree
 
     def rewrite(node: exp.Expr) -> exp.Expr:
-        if isinstance(node, exp.Select) and any(
-            join.side.upper() == "FULL" for join in node.args.get("joins") or []
-        ):
+        if isinstance(node, exp.Select) and _full(node):
             return _full_join_as_union(node, target)
         return node
 
-    return tree.transform(rewrite, copy=False)
+    tree = tree.transform(rewrite, copy=False)
+    if nodes is not None:
+        nodes.changed(tree)
+    return tree
+
+
+def _full(select: exp.Select) -> bool:
+    return any(join.side.upper() == "FULL" for join in select.args.get("joins") or [])
 
 
 def _full_join_as_union(select: exp.Select, target: Dialect) -> exp.Expr:

@@ -9,10 +9,11 @@ from collections.abc import Callable
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import DOUBLE, is_dialect, never_null, to_double
 
 
-def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def functions(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """The rewrites of single functions and operators (LOG, ISNAN, ``/``, POWER, AVG, LEAST and
     GREATEST), in one walk of the tree: each reads and rewrites only its node and the node's
     arguments, and every node comes after its descendants (the walk's order reversed), so each
@@ -20,7 +21,8 @@ def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
     is_nan = _is_nan_rewrite(target)
     two_argument_case = is_dialect(target, "tsql")
     natural_ratio = is_dialect(target, "postgres")  # Redshift reads as PostgreSQL
-    for node in reversed(list(tree.find_all(*_REWRITTEN))):
+    found = (nodes or Nodes(tree)).of(*_REWRITTEN)
+    for node in reversed(found):
         if isinstance(node, exp.Log):
             _log_base(node)
             if natural_ratio:
@@ -35,6 +37,8 @@ def functions(tree: exp.Expr, target: Dialect) -> exp.Expr:
             _float_average(node)
         elif isinstance(node, (exp.Least, exp.Greatest)):
             _least_greatest(node, two_argument_case)
+    if found and nodes is not None:
+        nodes.changed()
     return tree
 
 

@@ -7,10 +7,11 @@ import functools
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import never_null
 
 
-def null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def null_order(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """NULLs placed as in DuckDB in windows and results, where some dialects cannot say NULLS LAST.
 
     sqlglot drops ``NULLS LAST`` from a framed window in MySQL, SQL Server and BigQuery (with a
@@ -21,7 +22,8 @@ def null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
     """
     if _orders_nulls(type(target)):
         return tree
-    for order in list(tree.find_all(exp.Order)):
+    added = False
+    for order in (nodes or Nodes(tree)).of(exp.Order):
         keys: list[exp.Expr] = []
         for ordered in order.expressions:
             if not isinstance(ordered, exp.Ordered):
@@ -35,9 +37,12 @@ def null_order(tree: exp.Expr, target: Dialect) -> exp.Expr:
                 key = exp.case().when(missing, exp.Literal.number(1)).else_(exp.Literal.number(0))
                 first = _nulls_first_by_default(target, wanted)
                 keys.append(exp.Ordered(this=key, desc=wanted or None, nulls_first=first))
+                added = True
             ordered.set("nulls_first", native)
             keys.append(ordered)
         order.set("expressions", keys)
+    if added and nodes is not None:
+        nodes.changed()
     return tree
 
 

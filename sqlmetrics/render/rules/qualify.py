@@ -6,12 +6,13 @@ from __future__ import annotations
 from sqlglot import exp, transforms
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 KEEPS_QUALIFY = ("duckdb", "snowflake")
 
 
-def qualify_clause(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def qualify_clause(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """QUALIFY as a filtered subquery (sqlglot's rewrite) except where it is surely native."""
     if is_dialect(target, *KEEPS_QUALIFY):
         return tree
@@ -19,7 +20,7 @@ def qualify_clause(tree: exp.Expr, target: Dialect) -> exp.Expr:
     # As a transform of the whole tree would, outer selects first, and not the selects inside
     # one rewritten (its walk does not enter a node it replaced); only selects are looked at.
     rewritten: list[exp.Select] = []
-    for select in list(tree.find_all(exp.Select, bfs=False)):
+    for select in (nodes or Nodes(tree)).of(exp.Select):
         if not select.args.get("qualify") or any(_inside(select, outer) for outer in rewritten):
             continue
         rewritten.append(select)
@@ -30,6 +31,8 @@ def qualify_clause(tree: exp.Expr, target: Dialect) -> exp.Expr:
             tree = replacement
         elif parent is not None and key and replacement is not select:
             parent.set(key, replacement, index)
+    if rewritten and nodes is not None:
+        nodes.changed(tree)
     return tree
 
 

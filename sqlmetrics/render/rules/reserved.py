@@ -9,6 +9,7 @@ import re
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import DIALECTS
 
 PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,11 +61,11 @@ def _reserved_words() -> frozenset[str]:
 RESERVED_WORDS = _reserved_words()
 
 
-def quote_reserved(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def quote_reserved(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """An unquoted name that is a reserved word somewhere (``user``, ``order``, ``rank``) or not
     a plain ASCII name is quoted, folded first as the dialect folds unquoted names (``order``
     is ``"ORDER"`` in Snowflake), so it names the same column and no engine reads it as SQL."""
-    for identifier in tree.find_all(exp.Identifier):
+    for identifier in (nodes or Nodes(tree)).of(exp.Identifier):
         if identifier.quoted or not _needs_quotes(identifier.name):
             continue
         target.normalize_identifier(identifier)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 # The composer's CTE binding the interactions (compose/inputs.py), which its readers group and
@@ -13,7 +14,9 @@ from sqlmetrics.render.rules.common import is_dialect
 INTERACTIONS = "input_interactions"
 
 
-def distribute_interactions(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def distribute_interactions(
+    tree: exp.Expr, target: Dialect, nodes: Nodes | None = None
+) -> exp.Expr:
     """``input_interactions`` ends in ``DISTRIBUTE BY`` its user column. Spark otherwise hashes
     the rows by (user, item) for truth's GROUP BY, again by user for its windows, and once more
     by user for the diagnostics' counts; partitioned by user first, each of these finds the rows
@@ -35,5 +38,8 @@ def distribute_interactions(tree: exp.Expr, target: Dialect) -> exp.Expr:
         user = next((p for p in select.expressions if p.alias_or_name == "user_id"), None)
         if user is not None:
             key = user.this if isinstance(user, exp.Alias) else user
-            select.set("distribute", exp.Distribute(expressions=[key.copy()]))
+            distribute = exp.Distribute(expressions=[key.copy()])
+            select.set("distribute", distribute)
+            if nodes is not None:
+                nodes.added(distribute)
     return tree

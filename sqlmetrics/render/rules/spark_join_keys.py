@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 
-def user_join_keys(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def user_join_keys(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """In a FULL OUTER JOIN whose ON condition holds ``a.user_id = b.user_id``, each other
     equality of a column of one side with one of the other (``a.item_id = b.item_id``) becomes
     ``(a.item_id = b.item_id) IS TRUE``: the same rows match (an ON condition keeps only TRUE),
@@ -23,7 +24,8 @@ def user_join_keys(tree: exp.Expr, target: Dialect) -> exp.Expr:
     once more for the windows after it. The item comparison is made per user instead."""
     if not is_dialect(target, "spark", "databricks"):
         return tree
-    for join in list(tree.find_all(exp.Join)):
+    nodes = nodes or Nodes(tree)
+    for join in nodes.of(exp.Join):
         on = join.args.get("on")
         if (join.side or "").upper() != "FULL" or on is None:
             continue
@@ -34,6 +36,7 @@ def user_join_keys(tree: exp.Expr, target: Dialect) -> exp.Expr:
             if not _both(equality, "user_id"):
                 residual = exp.Is(this=exp.paren(equality.copy()), expression=exp.true())
                 equality.replace(residual)
+                nodes.changed()
     return tree
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 # The dialects whose default collation is not byte order (Redshift reads as PostgreSQL but
@@ -13,16 +14,18 @@ from sqlmetrics.render.rules.common import is_dialect
 _COLLATED = ("postgres", "mysql", "tsql", "oracle")
 
 
-def byte_order_text(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def byte_order_text(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """Text sort keys in byte order (trec_eval's strcmp), where the default collation is not."""
     if is_dialect(target, "redshift") or not is_dialect(target, *_COLLATED):
         return tree  # bytes or code points already: no need to look for the keys
-    for ordered in list(tree.find_all(exp.Ordered)):
+    nodes = nodes or Nodes(tree)
+    for ordered in nodes.of(exp.Ordered):
         key = ordered.this
         if not (isinstance(key, exp.Cast) and key.to.is_type("varchar", "text")):
             continue
         if is_dialect(target, "redshift"):
             continue  # case-sensitive (byte) comparison by default; it has no COLLATE "C"
+        nodes.changed()
         if is_dialect(target, "postgres"):
             key.replace(exp.Collate(this=key.copy(), expression=exp.to_identifier("C", True)))
         elif is_dialect(target, "mysql"):

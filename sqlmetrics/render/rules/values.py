@@ -5,17 +5,19 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 
-def values_tables(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def values_tables(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """A VALUES table naming its columns (curve_cutoffs' cutoffs) as a UNION ALL of one-row
     selects where VALUES cannot name them: SQLite drops the names, Oracle has no VALUES, and
     sqlglot writes MySQL's, Redshift's and ClickHouse's as such a union naming the first row's
     columns only (the others' meaning then rests on the union's naming rule)."""
     if not is_dialect(target, "sqlite", "oracle", "mysql", "redshift", "clickhouse"):
         return tree
-    for values in list(tree.find_all(exp.Values)):
+    nodes = nodes or Nodes(tree)
+    for values in nodes.of(exp.Values):
         alias = values.args.get("alias")
         if alias is None or not alias.columns:
             continue
@@ -35,4 +37,5 @@ def values_tables(tree: exp.Expr, target: Dialect) -> exp.Expr:
         for row in rows[1:]:
             union = exp.union(union, row, distinct=False)
         values.replace(exp.alias_(exp.paren(union), alias.name))
+        nodes.changed()
     return tree

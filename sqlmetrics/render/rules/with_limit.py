@@ -5,10 +5,12 @@ place, the last first, then those read in several (their query then runs once pe
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
+from sqlmetrics.render.nodes import Nodes
 from sqlmetrics.render.rules.common import is_dialect
 
 # The most CTEs one WITH clause holds in MySQL's dialect (MariaDB refuses a 65th: "Too many
@@ -17,7 +19,7 @@ from sqlmetrics.render.rules.common import is_dialect
 MOST_CTES = 64
 
 
-def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
+def inline_past_limit(tree: exp.Expr, target: Dialect, nodes: Nodes | None = None) -> exp.Expr:
     """``WITH ..., c AS (q), ... SELECT ... FROM c`` becomes ``... FROM (q) AS c`` while the
     WITH holds more than MOST_CTES."""
     with_ = tree.args.get("with_")
@@ -26,7 +28,7 @@ def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
     ctes: list[exp.CTE] = list(with_.expressions)
     if len(ctes) <= MOST_CTES or with_.args.get("recursive"):
         return tree
-    readers = _readers(tree)
+    readers = _readers((nodes or Nodes(tree)).of(exp.Table))
     for most_readers in (1, len(ctes)):
         for cte in reversed(list(ctes)):
             if len(ctes) <= MOST_CTES:
@@ -43,17 +45,19 @@ def inline_past_limit(tree: exp.Expr, target: Dialect) -> exp.Expr:
                 body = cte.this.copy()
                 alias = exp.TableAlias(this=exp.to_identifier(reader.alias_or_name))
                 reader.replace(exp.Subquery(this=body, alias=alias))
-                for name_read, tables in _readers(body).items():
+                for name_read, tables in _readers(body.find_all(exp.Table)).items():
                     readers[name_read] += tables
     with_.set("expressions", ctes)
+    if nodes is not None:
+        nodes.changed()
     return tree
 
 
-def _readers(tree: exp.Expr) -> defaultdict[str, list[exp.Table]]:
+def _readers(tables: Iterable[exp.Table]) -> defaultdict[str, list[exp.Table]]:
     """Every table read without a schema (a schema names a table of the user's, never a CTE),
     by its name in lower case (as the dialect folds it)."""
     readers: defaultdict[str, list[exp.Table]] = defaultdict(list)
-    for table in tree.find_all(exp.Table):
+    for table in tables:
         if not table.args.get("db"):
             readers[table.name.lower()].append(table)
     return readers
