@@ -26,9 +26,12 @@ SEVEN = ["ndcg@10", "map@10", "mrr@10", "precision@5", "recall@20", "hit_rate@10
 
 def every_metric() -> list[str]:
     from sqlmetrics.catalog.metrics import metrics
+    from sqlmetrics.compose.lists import reads_baseline
 
     labels: list[str] = []
     for metric in metrics().values():
+        if reads_baseline(metric):
+            continue  # the overlap metrics compare the lists with a baseline model's
         labels += [f"{metric.name}@5", f"{metric.name}@10"] if metric.takes_cutoff else []
         labels += [] if metric.requires_cutoff else [metric.name]
     return labels
