@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmetrics.attrs import Table
 from sqlmetrics.catalog.metrics import MetricRequest
 from sqlmetrics.compose.sampled import sampled_query
+from sqlmetrics.engines.checks import duplicate_example
 from sqlmetrics.errors import SqlmetricsError
 from sqlmetrics.options import EvaluateOptions, Running
 from sqlmetrics.stats.sampled import ESTIMATORS, Sampled, estimates, estimator_weights, family_of
@@ -31,6 +32,7 @@ class Fetched:
     rows: pd.DataFrame
     groups: list[str]
     requests: Sequence[MetricRequest]
+    repeats: str | None = None  # the refusal of repeated (user, item) pairs, with an example
 
 
 def sampled_steps(
@@ -67,13 +69,37 @@ def fetching(
         )
 
     def with_histogram(bound: Bound) -> Found:
+        import pandas as pd
+
         answer = run(bound)
         rows = bound.engine._frame(sampled_query(bound.inputs, bound.options))
         names = {f"group_{i + 1}": name for i, name in enumerate(bound.groups)}
-        found.append(Fetched(rows.rename(columns=names), bound.groups, bound.requests))
+        repeated = int(pd.to_numeric(rows.loc[rows["kind"] == "repeated", "rows"]).sum())
+        found.append(
+            Fetched(
+                rows.rename(columns=names),
+                bound.groups,
+                bound.requests,
+                _repeats(bound, repeated) if repeated else None,
+            )
+        )
         return answer
 
     return with_histogram
+
+
+def _repeats(bound: Bound, pairs: int) -> str:
+    """The refusal of ``pairs`` repeated (user, item) pairs (duplicates="first" keeps one of
+    each before the histogram reads them, so none is counted then)."""
+    inputs = bound.inputs
+    example = duplicate_example(bound.engine, inputs)
+    shown = f", e.g. {example[:2]} appears {example[2]} times" if example else ""
+    return (
+        f"recommendations repeat {pairs} ({inputs.user.name}, {inputs.item.name}) pair(s)"
+        f"{shown}; sampled= reads each whole list (a repeated positive would be counted twice, "
+        "a repeated negative as another sampled one): deduplicate them, or pass "
+        "duplicates='first' (CLI: --duplicates first) to keep the best-placed row"
+    )
 
 
 def warning(sampled: Sampled) -> str:
@@ -103,6 +129,8 @@ def finish(
     kinds = rows["kind"].astype(str)
     counts = pd.to_numeric(rows["rows"]).astype("int64")
     values = pd.to_numeric(rows["value"]).astype("int64")
+    if fetched.repeats is not None:
+        raise SqlmetricsError(fetched.repeats)
     _refuse(sampled, rows, kinds, values, counts, groups)
     keyed = {key: i for i, key in enumerate(_keys(diagnostics, groups))}
     m = sampled.negatives

@@ -313,6 +313,29 @@ def test_lists_that_do_not_fit_the_form_are_refused() -> None:
         evaluate(recs, truth, METRICS, sampled=(10, 3))  # type: ignore[typeddict-item]
 
 
+def test_a_list_repeating_its_positive_below_the_cutoff_is_refused() -> None:
+    # evaluate counts repeats only as deep as the metrics read (here 2); the histogram reads the
+    # whole list, where model a's user 2 repeats its positive (item 11, placed 4th): counted
+    # twice, it made 5 positives where there are 4 (naive hit_rate@2 0.4 instead of 0.5)
+    case = _fixture()
+    recs, truth = _frames(case)
+    repeated = pd.concat([recs, recs[(recs["model"] == "a") & (recs["item_id"] == 11)]])
+    with pytest.raises(SqlmetricsError, match=r"repeat.*\(2, 11\).*duplicates='first'"):
+        evaluate(repeated, truth, ["hit_rate@2"], group_by="model", sampled=_sampled(case))
+    first = evaluate(
+        repeated,
+        truth,
+        ["hit_rate@2"],
+        group_by="model",
+        sampled=_sampled(case),
+        duplicates="first",
+    )
+    assert read_diagnostics(first)["sampled_positives"].tolist() == [4, 4]
+    assert _naive(first) == pytest.approx(
+        _naive(evaluate(recs, truth, ["hit_rate@2"], group_by="model", sampled=_sampled(case)))
+    )
+
+
 def test_metrics_without_an_estimate_are_named() -> None:
     case = _fixture()
     recs, truth = _frames(case)

@@ -3,9 +3,10 @@ sampled rank r' (the histogram stats/sampled.py corrects), and the counts that c
 are what the form promises (each list's sampled negatives, lists without a positive, positives
 absent from their list). A few rows per group: nothing per user travels back.
 
-Its rows: ``kind`` ("histogram", "negatives", "without_positive", "missing"), the group columns
-(``group_1``...), ``value`` (the sampled rank; a list's number of negatives; 0) and ``rows``
-(positives at that rank; lists with that many negatives; lists; positives).
+Its rows: ``kind`` ("histogram", "negatives", "without_positive", "missing", "repeated"), the
+group columns (``group_1``...), ``value`` (the sampled rank; a list's number of negatives; 0)
+and ``rows`` (positives at that rank; lists with that many negatives; lists; positives;
+repeated (user, item) pairs).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from sqlmetrics.compose.stages import (
 )
 from sqlmetrics.errors import SqlmetricsError
 
-KINDS = ("histogram", "negatives", "without_positive", "missing")
+KINDS = ("histogram", "negatives", "without_positive", "missing", "repeated")
 
 
 def sampled_query(inputs: Inputs, options: Options) -> exp.Query:
@@ -46,12 +47,14 @@ def sampled_query(inputs: Inputs, options: Options) -> exp.Query:
         ("sampled_ranks", ranks),
         ("sampled_lists", widen_keys(stage("sampled_lists"), keys)),
         ("sampled_missing", widen_keys(stage("sampled_missing"), keys)),
+        ("sampled_repeats", widen_keys(stage("sampled_repeats"), keys)),
     ]
     branches = [
         _counted("histogram", "sampled_ranks", keys, exp.column("sampled_rank"), ("positive", 1)),
         _counted("negatives", "sampled_lists", keys, exp.column("negatives")),
         _counted("without_positive", "sampled_lists", keys, None, ("positives", 0)),
         _counted("missing", "sampled_missing", keys, None),
+        _counted("repeated", "sampled_repeats", keys, None),
     ]
     union = exp.union(*branches, distinct=False)
     # A SELECT over the union rather than the union itself: dialects.py gives ClickHouse its

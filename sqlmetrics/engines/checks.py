@@ -454,8 +454,11 @@ def duplicate_example(
     engine: Engine, inputs: Inputs, depth: int | None = None
 ) -> tuple[Any, ...] | None:
     """A repeated (user, item) and its number of rows: among the first ``depth`` positions of
-    its list (by score, equal scores by item id; or by the rank column), or anywhere."""
+    its list (by score, equal scores by item id; or by the rank column), or anywhere. A list is
+    a user's rows within one value of the recommendations' group_by columns (one model's): a
+    pair two models both recommend is no repeat."""
     user, item = exp.column(inputs.user), exp.column(inputs.item)
+    lists = [exp.column(group.column) for group in inputs.groups if not group.in_interactions]
     rows: exp.Expr = inputs.recommendations.copy()
     if depth is not None:
         placed = (
@@ -464,11 +467,13 @@ def duplicate_example(
             else exp.Ordered(this=exp.column(inputs.score or "score"), desc=True, nulls_first=False)
         )
         order = exp.Order(expressions=[placed, exp.Ordered(this=item.copy(), desc=True)])
-        position = exp.Window(this=exp.func("ROW_NUMBER"), partition_by=[user.copy()], order=order)
-        ranked = exp.select(user.copy(), item.copy(), exp.alias_(position, "sqlmetrics_pos"))
-        ranked = ranked.from_(rows)
+        keys = [*lists, user, item]
+        partition = [column.copy() for column in keys[:-1]]
+        position = exp.Window(this=exp.func("ROW_NUMBER"), partition_by=partition, order=order)
+        pos = exp.alias_(position, "sqlmetrics_pos")
+        ranked = exp.select(*(key.copy() for key in keys), pos).from_(rows)
         rows = (
-            exp.select(user.copy(), item.copy())
+            exp.select(*(key.copy() for key in keys))
             .from_(ranked.subquery("ranked"))
             .where(exp.column("sqlmetrics_pos") <= depth)
             .subquery("first_rows")
@@ -476,7 +481,7 @@ def duplicate_example(
     query = (
         exp.select(user, item, exp.func("COUNT", exp.Star()))
         .from_(rows)
-        .group_by(user, item)
+        .group_by(*lists, user, item)
         .having(exp.func("COUNT", exp.Star()) > 1)
         .limit(1)
     )
