@@ -51,6 +51,8 @@ _REFUSALS = {
     "item{position}); give one row per key",
     "overfull_contexts": "policy: the probabilities of {n} contexts{position} add up to more "
     "than 1 (with ranks: two items at one rank, or a row repeated)",
+    "overfull_items": "policy: {n} (context, item) pairs list the item at two ranks or more (in "
+    "the log's positions); a list shows an item once",
     "unpredicted_rounds": "rewards: {n} rounds lack a prediction for an item the policy may "
     "show there (the logged one included); DM and DR need one for each",
 }

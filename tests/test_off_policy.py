@@ -318,6 +318,33 @@ def test_bad_policies_and_models_are_refused() -> None:
         sqlmetrics.off_policy(log, policy, clip=0)
 
 
+def test_a_list_showing_an_item_twice_is_refused() -> None:
+    """The independent-item weight divides the policy's probability of an item being in the
+    list by the log's: a rank policy listing item 0 at ranks 1 and 3 made it 2 (the estimate
+    2.0 where each list's one click at weight 1 gives 1.0); refused, as two items at one
+    rank are."""
+    log = pd.DataFrame(
+        {
+            "context_id": [1, 1, 1, 2, 2],
+            "position": [1, 2, 3, 1, 2],
+            "item_id": [0, 1, 2, 1, 0],
+            "reward": [1, 0, 0, 0, 1],
+            "propensity": [0.5] * 5,
+            "item_propensity": [1.0] * 5,
+        }
+    )
+    ranks = pd.DataFrame({"context_id": [1, 1, 1, 2, 2], "item_id": [0, 1, 0, 1, 0]})
+    ranks["rank"] = [1, 2, 3, 1, 2]
+    with pytest.raises(
+        SqlmetricsError, match=r"1 \(context, item\) pairs list the item at two ranks"
+    ):
+        sqlmetrics.off_policy(log, ranks)
+    once = ranks.assign(item_id=[0, 1, 2, 1, 0])
+    assert _by_estimator(sqlmetrics.off_policy(log, once))["independent_item_ips"][
+        "value"
+    ] == pytest.approx(1.0)
+
+
 def test_contexts_the_policy_lacks() -> None:
     """A round of a context the policy has no row for: the policy shows nothing there (counted
     in the attrs); none of the log's contexts in the policy is refused (a key mismatch)."""

@@ -30,6 +30,7 @@ CHECKS = (
     "null_groups",
     "repeated_keys",
     "overfull_contexts",
+    "overfull_items",
     "unpredicted_rounds",
 )
 
@@ -500,6 +501,14 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
             "overfull_contexts",
         ),
     ]
+    # a rank policy listing an item at two ranks: its probability of being in the list (the
+    # independent-item weight's numerator) is 2 (probabilities per position may sum above 1)
+    twice = exp.GT(this=_own("pi_item"), expression=_num(1 + MASS_TOLERANCE))
+    columns.append(
+        _scalar(exp.select(_count_if(twice)).from_("op_item_policy"), "overfull_items")
+        if given.item_estimator and given.policy_kind == "rank"
+        else exp.alias_(_num(0), "overfull_items")
+    )
     if given.rewards is None:
         columns.append(exp.alias_(_num(0), "unpredicted_rounds"))
     return columns
