@@ -369,6 +369,16 @@ def test_the_cli_flags(tmp_path: Path) -> None:
     assert one.returncode == 2 and "both --sampled-items N" in one.stderr
 
 
+def test_the_cli_refuses_the_sampled_flags_with_the_trec_report(tmp_path: Path) -> None:
+    # --format trec prints trec_eval's measures, not evaluate's table: the flags were ignored
+    (tmp_path / "run").write_text("1 Q0 a 1 0.9 r\n1 Q0 b 2 0.8 r\n")
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    trec = ["evaluate", str(tmp_path / "run"), str(tmp_path / "qrels"), "--input-format", "trec"]
+    assert cli(*trec, "--format", "trec", "-q").returncode == 0
+    run = cli(*trec, "--format", "trec", "--sampled-items", "10", "--sampled-negatives", "1")
+    assert run.returncode == 2 and "--format trec" in run.stderr and "sampled" in run.stderr
+
+
 def test_the_names_are_exported() -> None:
     assert sqlmetrics.Sampled is Sampled and sqlmetrics.read_sampled is read_sampled
 

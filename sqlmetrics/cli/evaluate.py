@@ -40,6 +40,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
 
     recommendations, interactions = _trec_inputs(args)
     if args.format == "trec":
+        if _sampled(args) is not None:
+            raise SqlmetricsError(
+                "--format trec prints trec_eval's measures, which have no sampled estimates: "
+                "drop --sampled-items and --sampled-negatives, or use --format table, csv or json"
+            )
         inputs = [args.recommendations, args.interactions]
         if args.output is not None:
             check_output(args.output, inputs)
