@@ -415,6 +415,9 @@ def defaults(declaration: type) -> dict[str, Any]:
     return {item.name: item.option.default for item in declared(declaration)}
 
 
-def group_list(group_by: Sequence[str] | str) -> list[str]:
-    """``group_by`` as a list: one column may be given as its name."""
+def group_list(group_by: Sequence[str] | str | None) -> list[str]:
+    """``group_by`` as a list: one column may be given as its name, and None is no group (as
+    a caller forwarding an optional setting passes it)."""
+    if group_by is None:
+        return []
     return [group_by] if isinstance(group_by, str) else list(group_by)

@@ -125,6 +125,28 @@ def test_same_numbers_with_scores_ratings_and_own_populations(
     )
 
 
+@pytest.mark.parametrize("metric", ["ndcg@5", "ndcg", "auc"])
+def test_a_repeated_item_is_refused_as_when_crossing(
+    monkeypatch: pytest.MonkeyPatch, metric: str
+) -> None:
+    """The arms' parts count the repeated items as the crossing plan does: their plans were
+    chosen without the diagnostics, so repeats were counted nowhere (0) and evaluate went on
+    with the repeated rows, a silent wrong number (model a's list 1, 2, 2)."""
+    recs, truth = arms_data(4, duplicates=True)
+    refusals = []
+    for crossing in (False, True):
+        duckdb_passes._query_sql.cache_clear()
+        with monkeypatch.context() as patch:
+            if crossing:
+                patch.setattr(plan, "complements_arms", lambda *_: False)
+            with pytest.raises(sqlmetrics.SqlmetricsError) as raised:
+                sqlmetrics.evaluate(recs, truth, [metric], group_by="model")
+        refusals.append(str(raised.value))
+    duckdb_passes._query_sql.cache_clear()
+    assert "repeat a (user_id, item_id) pair" in refusals[0]
+    assert refusals[0] == refusals[1]
+
+
 def test_rank_column_and_deep_cutoff(monkeypatch: pytest.MonkeyPatch) -> None:
     recs, truth = arms_data(4)
     ranked = recs.assign(

@@ -216,3 +216,14 @@ def test_mypy_checks_every_keyword_of_a_call(
     assert 'Argument "threshold" to "evaluate" has incompatible type "str"' in errors[0]
     assert 'Unexpected keyword argument "tie" for "to_sql"' in errors[1]
     assert status == 1
+
+
+def test_group_by_none_is_no_group() -> None:
+    """A caller forwarding an optional setting passes None: no group, not a TypeError."""
+    import pandas as pd
+
+    recs = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "score": [0.9, 0.8]})
+    truth = pd.DataFrame({"user_id": [1], "item_id": [2]})
+    none = sqlmetrics.evaluate(recs, truth, ["ndcg@2"], group_by=None)  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(none, sqlmetrics.evaluate(recs, truth, ["ndcg@2"]))
+    assert sqlmetrics.to_sql(["ndcg@2"], group_by=None) == sqlmetrics.to_sql(["ndcg@2"])  # type: ignore[arg-type]

@@ -29,8 +29,18 @@ def _crossed(
     diagnostics: bool,
     score_floor: float | None = None,
 ) -> exp.Query:
-    """A part of the arms' query: the plan that crosses the group columns into the interactions."""
-    plan = choose_plan(requests, inputs, options, dialect, cross_arms=True)
+    """A part of the arms' query: the plan that crosses the group columns into the interactions.
+    Its plan knows of the diagnostics (where the repeated items are counted: without, none),
+    which stay in their own stages, for _diagnosed_ctes to combine the parts'."""
+    plan = choose_plan(
+        requests,
+        inputs,
+        options,
+        dialect,
+        cross_arms=True,
+        diagnostics=diagnostics,
+        chained=False,
+    )
     return assemble(
         plan,
         requests,
