@@ -55,6 +55,8 @@ _REFUSALS = {
     "the log's positions); a list shows an item once",
     "unpredicted_rounds": "rewards: {n} rounds lack a prediction for an item the policy may "
     "show there (the logged one included); DM and DR need one for each",
+    "repeated_predictions": "rewards: {n} predictions repeat a (context, item{position}) the "
+    "policy may show; give one row per key",
 }
 
 

@@ -359,6 +359,32 @@ def test_contexts_the_policy_lacks() -> None:
         sqlmetrics.off_policy(log, policy.assign(context_id=policy["context_id"] + 100))
 
 
+def test_a_policy_matching_no_round_has_no_interval() -> None:
+    """Every weight 0: IPS is 0 by construction, its spread 0 says nothing of the new policy,
+    so no interval rather than [0, 0]; SNIPS and replay (0 / 0) are NaN; DM still reads the
+    reward model."""
+    frames = _toy()
+    never = frames["policy"].assign(item_id=9)  # an item the log never shows
+    rewards = pd.concat([frames["rewards"], frames["rewards"].drop_duplicates("context_id")])
+    rewards.iloc[len(frames["rewards"]) :, rewards.columns.get_loc("item_id")] = 9
+    estimates = _by_estimator(sqlmetrics.off_policy(frames["log"], never, rewards, ci=0.95))
+    for name in ("ips", "clipped_ips", "item_position_ips"):
+        assert estimates[name]["value"] == 0.0 and estimates[name]["matched_share"] == 0.0
+        assert math.isnan(estimates[name]["std_error"]) and math.isnan(estimates[name]["lo"])
+    assert math.isnan(estimates["snips"]["value"]) and math.isnan(estimates["replay"]["value"])
+    assert estimates["dm"]["value"] == pytest.approx(0.4)
+
+
+def test_a_prediction_repeated_for_an_item_the_policy_shows_is_refused() -> None:
+    """A repeated (context, item) of the reward model at an item the policy picks but the log
+    did not show: DM summed it twice (0.467 for 0.4), where no round met it."""
+    frames = _toy()
+    rewards = frames["rewards"]
+    again = rewards[(rewards["context_id"] == 2) & (rewards["item_id"] == 2)]
+    with pytest.raises(SqlmetricsError, match="rewards: 1 predictions repeat a"):
+        sqlmetrics.off_policy(frames["log"], frames["policy"], pd.concat([rewards, again]))
+
+
 def test_columns_rename_the_roles() -> None:
     frames = _toy()
     renamed = {

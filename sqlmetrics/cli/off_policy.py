@@ -109,6 +109,11 @@ def off_policy_command(args: argparse.Namespace) -> int:
             f"note: clipped_ips capped the weights of {result.attrs['clipped_rounds']} rounds "
             f"at {args.clip:g}\n"
         )
+    if not args.quiet and (result["matched_share"] == 0).any():
+        sys.stderr.write(
+            "note: the new policy matches no round of the log (matched_share 0): the "
+            "importance-weighted estimates are 0 by construction, with no interval\n"
+        )
     if not args.quiet and result.attrs.get("uncovered_rounds"):
         sys.stderr.write(
             f"note: {result.attrs['uncovered_rounds']} rounds are of contexts the policy has no "

@@ -32,6 +32,7 @@ CHECKS = (
     "overfull_contexts",
     "overfull_items",
     "unpredicted_rounds",
+    "repeated_predictions",
 )
 
 
@@ -207,6 +208,27 @@ def _dm_stage(given: OffPolicyInputs) -> exp.Select:
                     "SUM", _case(prediction.is_(exp.null()), _own("pi", "policy_row"), _num(0))
                 ),
                 "unpredicted_mass",
+            ),
+            # a prediction repeated for an item of the policy adds to dm once per row: the
+            # rows a policy item meets beyond its first (a repeat at a logged item also
+            # multiplies the round: repeated_keys)
+            exp.alias_(
+                exp.Sub(
+                    this=exp.func("COUNT", prediction.copy()),
+                    expression=exp.func(
+                        "COUNT",
+                        exp.Distinct(
+                            expressions=[
+                                _case(
+                                    prediction.is_(exp.null()),
+                                    exp.null(),
+                                    _own("item_key", "policy_row"),
+                                )
+                            ]
+                        ),
+                    ),
+                ),
+                "repeated_predictions",
             ),
         )
         .from_(exp.alias_(exp.to_table("op_policy"), "policy_row", table=True))
@@ -511,6 +533,16 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
     )
     if given.rewards is None:
         columns.append(exp.alias_(_num(0), "unpredicted_rounds"))
+        columns.append(exp.alias_(_num(0), "repeated_predictions"))
+    else:
+        columns.append(
+            _scalar(
+                exp.select(
+                    exp.func("COALESCE", exp.func("SUM", _own("repeated_predictions")), _num(0))
+                ).from_("op_dm"),
+                "repeated_predictions",
+            )
+        )
     return columns
 
 

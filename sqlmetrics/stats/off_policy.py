@@ -46,6 +46,10 @@ class Estimate:
     matched_share: float
 
 
+# The estimators that are 0, with no spread, where the new policy matches no round of the log.
+UNMATCHED_ZERO = frozenset({"ips", "clipped_ips", "item_position_ips", "independent_item_ips"})
+
+
 def _mean_se(total: float, squares: float, n: int) -> tuple[float, float]:
     """The mean of n terms from their sum and the sum of their squares, and its standard error
     (the sample variance, n - 1 in the denominator); NaN below two terms."""
@@ -147,6 +151,10 @@ def finish(sums: Mapping[str, object], level: float | None) -> list[Estimate]:
         if name not in found:
             continue
         (value, se), n, ess, largest, share = found[name]
+        if share == 0 and name in UNMATCHED_ZERO:
+            # every weight 0: the estimate is 0 by construction, and its spread of 0 says
+            # nothing of the new policy's reward; no interval rather than a certain one
+            se = math.nan
         lo, hi = _interval(value, se, z)
         estimates.append(Estimate(name, value, se, lo, hi, n, ess, largest, share))
     return estimates
