@@ -136,6 +136,7 @@ def finish(
     m = sampled.negatives
     histograms = np.zeros((len(keyed), m + 1))
     without_positive = np.zeros(len(keyed), dtype="int64")
+    lists = np.zeros(len(keyed), dtype="int64")
     for key, kind, value, count in zip(_keys(rows, groups), kinds, values, counts, strict=True):
         if key not in keyed:
             continue  # a group the diagnostics do not count (not in the population)
@@ -143,6 +144,8 @@ def finish(
             histograms[keyed[key], value - 1] += count
         elif kind == "without_positive":
             without_positive[keyed[key]] += count
+        elif kind == "negatives":
+            lists[keyed[key]] += count
     diagnostics = diagnostics.copy()
     diagnostics["sampling_rate"] = sampled.rate
     diagnostics["sampled_positives"] = histograms.sum(axis=1).astype("int64")
@@ -152,6 +155,12 @@ def finish(
     )
     result.attrs["sampled"] = Table.of(table)
     notes = [warning(sampled)]
+    if (histograms.sum(axis=1) > lists - without_positive).any():
+        notes.append(
+            "some lists hold more than one positive: each is ranked among the negatives alone, "
+            "a case of its own, so read_sampled's estimates average over the positives, not "
+            "over the users as the metric columns do"
+        )
     if skipped:
         notes.append(
             f"no corrected estimate for {', '.join(skipped)}: only hit_rate, recall, ndcg, "

@@ -391,3 +391,15 @@ def test_ranks_summed_in_bins_beyond_the_exact_ones(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(module, "EXACT_RANKS", 500)  # ranks beyond 500 in 500 bins of 5
     binned = estimator_weights(Sampled(3000, 20), targets)
     assert binned[:, [0, 1, 3]] == pytest.approx(every[:, [0, 1, 3]], abs=1e-4)
+
+
+def test_several_positives_in_a_list_are_noted() -> None:
+    """Each positive is a case of its own: with two in a list the estimates average over the
+    positives, not the users, and a note says so; with one per list there is none."""
+    recs, truth = _full_catalogue(6, 4, 3)
+    several = "more than one positive"
+    result = evaluate(recs, truth, ["hit_rate@2"], sampled=Sampled(6, 5))
+    assert not any(several in note for note in result.attrs["notes"])
+    second = truth.assign(item_id=(truth["item_id"] + 1) % 6)
+    result = evaluate(recs, pd.concat([truth, second]), ["hit_rate@2"], sampled=Sampled(6, 4))
+    assert any(several in note for note in result.attrs["notes"])
