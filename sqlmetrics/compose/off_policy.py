@@ -531,19 +531,19 @@ def _check_columns(given: OffPolicyInputs) -> list[exp.Expr]:
         if given.item_estimator and given.policy_kind == "rank"
         else exp.alias_(_num(0), "overfull_items")
     )
+    return columns + _rewards_checks(given)
+
+
+def _rewards_checks(given: OffPolicyInputs) -> list[exp.Expr]:
+    """The reward model's checks: 0 without one; with one, the predictions repeated for an
+    item of the policy (its rounds lacking a prediction are counted with the rounds' terms)."""
     if given.rewards is None:
-        columns.append(exp.alias_(_num(0), "unpredicted_rounds"))
-        columns.append(exp.alias_(_num(0), "repeated_predictions"))
-    else:
-        columns.append(
-            _scalar(
-                exp.select(
-                    exp.func("COALESCE", exp.func("SUM", _own("repeated_predictions")), _num(0))
-                ).from_("op_dm"),
-                "repeated_predictions",
-            )
-        )
-    return columns
+        return [
+            exp.alias_(_num(0), "unpredicted_rounds"),
+            exp.alias_(_num(0), "repeated_predictions"),
+        ]
+    repeated = exp.func("COALESCE", exp.func("SUM", _own("repeated_predictions")), _num(0))
+    return [_scalar(exp.select(repeated).from_("op_dm"), "repeated_predictions")]
 
 
 def _final(given: OffPolicyInputs) -> exp.Select:
