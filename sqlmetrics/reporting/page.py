@@ -154,7 +154,7 @@ def _cell(frame: pd.DataFrame, row: int, label: str) -> tuple[float, str]:
 
 
 def _best_rules(the_plan: Plan, labels: Sequence[str]) -> str:
-    """Where the best is not the highest value: ' (the lowest for mae; none for arp)'."""
+    """Where the best is not the highest value: ' (the lowest for mae; none for rbo@10)'."""
     named_by: dict[str, list[str]] = {}
     for label in labels:
         better = the_plan.metrics[label].better
