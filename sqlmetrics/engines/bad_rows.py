@@ -67,3 +67,23 @@ def refuse_bad_weights(engine: Engine, inputs: Inputs, total: dict[str, int]) ->
         f"{example(engine, inputs.recommendations, columns, bad)}; a weight must be a finite "
         "number >= 0 (0 leaves the row out): fill in or drop those rows"
     )
+
+
+def refuse_repeated_items(
+    engine: Engine, items: exp.Expr, item: exp.Identifier, column: exp.Identifier
+) -> None:
+    """An item of two rows in the items table would count twice for its ``column`` (a
+    category, an item group): refused, naming one."""
+    key = exp.column(item)
+    repeated = (
+        exp.select(key, exp.func("COUNT", exp.Star()))
+        .from_(items.copy())
+        .group_by(key)
+        .having(exp.func("COUNT", exp.Star()) > 1)
+        .limit(1)
+    )
+    row = engine.first_row(repeated)
+    if row is not None:
+        raise SqlmetricsError(
+            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one {column.name})"
+        )

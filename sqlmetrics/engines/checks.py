@@ -23,7 +23,7 @@ from sqlmetrics.compose.lists import counts_popularity
 from sqlmetrics.engines.bad_rows import example as _example
 from sqlmetrics.engines.bad_rows import not_finite as _not_finite
 from sqlmetrics.engines.bad_rows import recommendation_columns as _recommendation_columns
-from sqlmetrics.engines.bad_rows import refuse_bad_weights
+from sqlmetrics.engines.bad_rows import refuse_bad_weights, refuse_repeated_items
 from sqlmetrics.engines.base import NUMERIC_TYPES, UNKNOWN, Engine, Source
 from sqlmetrics.errors import SqlmetricsError
 
@@ -496,20 +496,7 @@ def check_items(engine: Engine, inputs: Inputs, requests: Sequence[MetricRequest
         return
     if not any(r.metric.needs_items for r in requests):
         return
-    item = exp.column(inputs.item)
-    repeated = (
-        exp.select(item, exp.func("COUNT", exp.Star()))
-        .from_(inputs.items.copy())
-        .group_by(item)
-        .having(exp.func("COUNT", exp.Star()) > 1)
-        .limit(1)
-    )
-    row = engine.first_row(repeated)
-    if row is not None:
-        raise SqlmetricsError(
-            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
-            f"{inputs.category.name})"
-        )
+    refuse_repeated_items(engine, inputs.items, inputs.item, inputs.category)
     row = _item_without_category(
         engine, inputs, inputs.recommendations, inputs.items, inputs.category
     )

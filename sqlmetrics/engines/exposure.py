@@ -10,6 +10,7 @@ from sqlglot import exp
 from sqlmetrics.attrs import Table
 from sqlmetrics.compose.exposure import check_exposure, compose_exposure
 from sqlmetrics.compose.inputs import Inputs, Options, column_names
+from sqlmetrics.engines.bad_rows import refuse_repeated_items
 from sqlmetrics.engines.base import Engine, Source
 from sqlmetrics.errors import SqlmetricsError
 
@@ -52,7 +53,8 @@ def exposure_table(
     """One row per group and item group: its items, exposure and relevant items, each with its
     share within the group (``read_exposure``)."""
     check_exposure(inputs, options, k, patience)
-    _refuse_repeated_items(engine, inputs)
+    if inputs.items is not None and inputs.item_group is not None:
+        refuse_repeated_items(engine, inputs.items, inputs.item, inputs.item_group)
     frame = engine._frame(compose_exposure(inputs, options, k, patience, engine.dialect))
     # the same dtypes from every engine (SQLite's 0 of a group never shown is an integer)
     counts = {"items": "int64", "relevant": "int64"}
@@ -82,23 +84,3 @@ def item_group_column(
             "--item-group-column)."
         )
     return None
-
-
-def _refuse_repeated_items(engine: Engine, inputs: Inputs) -> None:
-    """An item of two rows in the items table would count twice in its groups: refused."""
-    if inputs.items is None or inputs.item_group is None:
-        return
-    item = exp.column(inputs.item)
-    repeated = (
-        exp.select(item, exp.func("COUNT", exp.Star()))
-        .from_(inputs.items.copy())
-        .group_by(item)
-        .having(exp.func("COUNT", exp.Star()) > 1)
-        .limit(1)
-    )
-    row = engine.first_row(repeated)
-    if row is not None:
-        raise SqlmetricsError(
-            f"items: item {row[0]!r} has {row[1]} rows; give each item one row (one "
-            f"{inputs.item_group.name})"
-        )
